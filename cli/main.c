@@ -1,0 +1,66 @@
+/* main.c - numaplace: see where memory goes on NUMA machines. */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: numaplace COMMAND [OPTIONS]\n"
+               "\n"
+               "commands:\n"
+               "  topo [--json]              nodes, CPUs, memory, distances, what may be used\n"
+               "  map --policy STR ...       print the page->node map of a policy (no memory touched)\n"
+               "  demo [--policy STR] [--mib N]  place an array under policies; show where pages are\n"
+               "  --version                  print the version\n"
+               "  help                       this text; COMMAND --help for each command\n"
+               "\n"
+               "policy strings: NAME[:PARAMS][@NODES], e.g. cyclic, cyclic_block:16, bind_all:0,2,\n"
+               "  bind_block:threads=8,pin=scatter, skew_mapp, prime_mapp:7, random:seed=42,\n"
+               "  weighted:0=3,1=1, cyclic@0-3\n");
+}
+
+int cli_fail(const char *what)
+{
+    fprintf(stderr, "numaplace: %s: %s (%s)\n", what, npl_last_error(), strerror(errno));
+    return EXIT_FAILED;
+}
+
+int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use)
+{
+    *out = NULL;
+    if (synthetic) {
+        if (npl_topo_load_synthetic(out, synthetic) < 0)
+            return -1;
+        *use = *out;
+        return 0;
+    }
+    *use = npl_topo_self();
+    return *use ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("numaplace %s\n", npl_version());
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "topo"))
+        return cmd_topo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "map"))
+        return cmd_map(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo"))
+        return cmd_demo(argc - 1, argv + 1);
+    fprintf(stderr, "numaplace: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

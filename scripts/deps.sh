@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install the Debian 12 packages numaplace needs to build, test and run its guest (root or sudo).
+# Quiet when everything is already there.
+set -eu
+PKGS="gcc make cmake pkg-config libhwloc-dev hwloc libnuma-dev numactl libomp-dev
+      qemu-system-x86 busybox-static python3 python3-matplotlib time"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null 2>&1 || {
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends $missing
+}

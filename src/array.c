@@ -1,0 +1,371 @@
+/* array.c - library arrays: mmap'ed, placed, registered by base address so that functions
+ * taking an array can tell a library array from any other pointer. A registry lock guards the
+ * table; each array has its own lock so that two re-placements of one array serialise. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct segment { /* a part placed under its own policy (composed policies) */
+    size_t first_page, npages;
+    size_t first_unit, nunits;
+    npl_policy *pol;
+    unsigned flags;
+};
+
+struct array {
+    void *base;
+    size_t bytes, mapped;
+    npl_shape shape;
+    pthread_mutex_t lock;
+    int refs;
+    int dead;
+    struct segment *seg;
+    int nseg;
+    struct npl_place_stats last;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct array **reg;
+static int nreg, capreg;
+
+static struct array *acquire(const void *p)
+{
+    struct array *a = NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (int i = 0; i < nreg; i++)
+        if (reg[i]->base == p && !reg[i]->dead) {
+            a = reg[i];
+            a->refs++;
+            break;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    if (!a)
+        npl__fail(ENOENT, "%p is not an array allocated by numaplace", p);
+    return a;
+}
+
+static void destroy(struct array *a)
+{
+    munmap(a->base, a->mapped);
+    for (int i = 0; i < a->nseg; i++)
+        npl_policy_free(a->seg[i].pol);
+    free(a->seg);
+    pthread_mutex_destroy(&a->lock);
+    free(a);
+}
+
+static void release(struct array *a)
+{
+    pthread_mutex_lock(&reg_lock);
+    int last = --a->refs == 0 && a->dead;
+    pthread_mutex_unlock(&reg_lock);
+    if (last)
+        destroy(a);
+}
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* Append a segment: where segments overlap, the later one holds the intended placement. */
+static int set_segment(struct array *a, struct segment s)
+{
+    struct segment *v = realloc(a->seg, (size_t)(a->nseg + 1) * sizeof *v);
+    if (!v)
+        return npl__fail(ENOMEM, "out of memory");
+    v[a->nseg++] = s;
+    a->seg = v;
+    return 0;
+}
+
+void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags)
+{
+    size_t bytes;
+    if (npl_shape_bytes(shape, &bytes) < 0)
+        return NULL;
+    size_t psz = page_size();
+    size_t align = (flags & NPL_F_THP) ? ((size_t)2 << 20) : psz;
+    if (bytes > SIZE_MAX - 2 * align) {
+        npl__fail(EOVERFLOW, "size %zu too large", bytes);
+        return NULL;
+    }
+    size_t mapped = (bytes + align - 1) / align * align;
+    size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
+    char *raw = mmap(NULL, mapped + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (raw == MAP_FAILED) {
+        npl__fail(errno, "mmap of %zu bytes failed", mapped);
+        return NULL;
+    }
+    char *base = raw;
+    if (extra) {
+        base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+        if (base > raw)
+            munmap(raw, (size_t)(base - raw));
+        size_t tail = (size_t)(raw + mapped + extra - (base + mapped));
+        if (tail)
+            munmap(base + mapped, tail);
+    }
+    struct array *a = calloc(1, sizeof *a);
+    npl_policy *own = NULL;
+    if (!a || (pol ? !(own = npl_policy_dup(pol)) : npl__env_policy(&own) < 0)) {
+        int e = a ? errno : ENOMEM;
+        free(a);
+        munmap(base, mapped);
+        npl__fail(e, "%s", e == ENOMEM ? "out of memory" : npl_last_error());
+        return NULL;
+    }
+    a->base = base;
+    a->bytes = bytes;
+    a->mapped = mapped;
+    a->shape = *shape;
+    pthread_mutex_init(&a->lock, NULL);
+    a->refs = 0;
+    size_t npages = mapped / psz;
+    struct segment s = {0, npages, 0, shape->dims[shape->order == NPL_ROW_MAJOR ? 0 : shape->ndims - 1],
+                        own, flags};
+    if (npl__place(base, bytes, own, shape, flags, 1, &a->last) < 0 || set_segment(a, s) < 0) {
+        int e = errno;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", npl_last_error());
+        npl_policy_free(own);
+        munmap(base, mapped);
+        pthread_mutex_destroy(&a->lock);
+        free(a->seg);
+        free(a);
+        npl__fail(e, "%s", msg);
+        return NULL;
+    }
+    pthread_mutex_lock(&reg_lock);
+    if (nreg == capreg) {
+        int nc = capreg ? capreg * 2 : 64;
+        struct array **nr = realloc(reg, (size_t)nc * sizeof *nr);
+        if (!nr) {
+            pthread_mutex_unlock(&reg_lock);
+            destroy(a);
+            npl__fail(ENOMEM, "out of memory");
+            return NULL;
+        }
+        reg = nr;
+        capreg = nc;
+    }
+    reg[nreg++] = a;
+    npl__stats_arrays(1, (long)bytes);
+    pthread_mutex_unlock(&reg_lock);
+    return base;
+}
+
+void *npl_alloc(size_t bytes, const npl_policy *pol)
+{
+    npl_shape s = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
+    return npl_alloc_array(&s, pol, 0);
+}
+
+int npl_free(void *p)
+{
+    if (!p)
+        return 0;
+    struct array *a = NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (int i = 0; i < nreg; i++)
+        if (reg[i]->base == p && !reg[i]->dead) {
+            a = reg[i];
+            reg[i] = reg[--nreg];
+            a->dead = 1;
+            break;
+        }
+    int last = a && a->refs == 0;
+    if (a)
+        npl__stats_arrays(-1, -(long)a->bytes);
+    pthread_mutex_unlock(&reg_lock);
+    if (!a)
+        return npl__fail(ENOENT, "%p is not an array allocated by numaplace", p);
+    if (last)
+        destroy(a);
+    return 0;
+}
+
+static size_t outer_extent(const npl_shape *s)
+{
+    return s->dims[s->order == NPL_ROW_MAJOR ? 0 : s->ndims - 1];
+}
+
+int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *pol,
+                   unsigned flags)
+{
+    if (!pol)
+        return npl__fail(EINVAL, "NULL policy");
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    int rc = 0;
+    size_t total = outer_extent(&a->shape);
+    if (nunits == 0 || first_unit >= total || nunits > total - first_unit) {
+        release(a);
+        return npl__fail(EINVAL, "units %zu..%zu outside the array's %zu units", first_unit,
+                         first_unit + nunits, total);
+    }
+    size_t psz = page_size(), unit_bytes = a->bytes / total;
+    /* a page belongs to the part holding its first byte */
+    size_t lo = (first_unit * unit_bytes + psz - 1) / psz;
+    size_t end_byte = (first_unit + nunits) * unit_bytes;
+    size_t hi = first_unit + nunits == total ? a->mapped / psz : (end_byte + psz - 1) / psz;
+    if (hi <= lo) {
+        release(a);
+        return npl__fail(EINVAL, "units %zu..%zu hold no whole page start", first_unit,
+                         first_unit + nunits);
+    }
+    npl_policy *own = npl_policy_dup(pol);
+    if (!own) {
+        release(a);
+        return -1;
+    }
+    size_t part_bytes = (hi - lo) * psz;
+    if (lo * psz + part_bytes > a->bytes && first_unit + nunits == total)
+        part_bytes = a->bytes - lo * psz;
+    pthread_mutex_lock(&a->lock);
+    struct npl_place_stats st;
+    rc = npl__place((char *)a->base + lo * psz, part_bytes, own, NULL, flags, 0, &st);
+    if (rc == 0) {
+        struct segment s = {lo, hi - lo, first_unit, nunits, own, flags};
+        if (first_unit == 0 && nunits == total) { /* whole array: drop older segments */
+            for (int i = 0; i < a->nseg; i++)
+                npl_policy_free(a->seg[i].pol);
+            a->nseg = 0;
+        }
+        rc = set_segment(a, s);
+        a->last = st;
+    }
+    if (rc < 0)
+        npl_policy_free(own);
+    pthread_mutex_unlock(&a->lock);
+    release(a);
+    return rc;
+}
+
+int npl_apply(void *p, const npl_policy *pol, unsigned flags)
+{
+    if (!pol)
+        return npl__fail(EINVAL, "NULL policy");
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    /* the whole array keeps its shape, so row/thread blocks stay meaningful */
+    size_t total = outer_extent(&a->shape);
+    npl_shape shape = a->shape;
+    npl_policy *own = npl_policy_dup(pol);
+    if (!own) {
+        release(a);
+        return -1;
+    }
+    pthread_mutex_lock(&a->lock);
+    struct npl_place_stats st;
+    int rc = npl__place(a->base, a->bytes, own, &shape, flags, 0, &st);
+    if (rc == 0) {
+        for (int i = 0; i < a->nseg; i++)
+            npl_policy_free(a->seg[i].pol);
+        a->nseg = 0;
+        struct segment s = {0, a->mapped / page_size(), 0, total, own, flags};
+        rc = set_segment(a, s);
+        a->last = st;
+    }
+    if (rc < 0)
+        npl_policy_free(own);
+    pthread_mutex_unlock(&a->lock);
+    release(a);
+    return rc;
+}
+
+int npl_array_info(const void *p, struct npl_array_info *o)
+{
+    if (!o)
+        return npl__fail(EINVAL, "NULL output");
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    memset(o, 0, sizeof *o);
+    o->base = a->base;
+    o->bytes = a->bytes;
+    o->page_size = page_size();
+    o->shape = a->shape;
+    o->last = a->last;
+    if (a->nseg)
+        npl_policy_format(a->seg[0].pol, o->policy, sizeof o->policy);
+    pthread_mutex_unlock(&a->lock);
+    release(a);
+    return 0;
+}
+
+/* Intended node of every page (later segments win), for npl_check. */
+static int intended_map(struct array *a, int *want, size_t npages)
+{
+    size_t psz = page_size();
+    for (size_t i = 0; i < npages; i++)
+        want[i] = NPL_NODE_ANY;
+    for (int s = 0; s < a->nseg; s++) {
+        struct segment *g = &a->seg[s];
+        int thp = (g->flags & NPL_F_THP) != 0;
+        size_t mpsz = thp ? ((size_t)2 << 20) : psz;
+        int shift = thp ? __builtin_ctzl(((size_t)2 << 20) / psz) : 0;
+        size_t seg_bytes = g->npages * psz;
+        const npl_shape *shape = NULL;
+        if (g->first_page == 0 && g->nunits == outer_extent(&a->shape)) {
+            shape = &a->shape;
+            seg_bytes = a->bytes;
+        } else if (g->first_page * psz + seg_bytes > a->bytes) {
+            seg_bytes = a->bytes - g->first_page * psz;
+        }
+        struct npl_map m;
+        if (npl__map_prepare(&m, g->pol, NULL, shape, seg_bytes, mpsz) < 0)
+            return -1;
+        for (size_t i = 0; i < g->npages && g->first_page + i < npages; i++)
+            want[g->first_page + i] = npl__map_node(&m, i >> shift);
+        npl__map_release(&m);
+    }
+    return 0;
+}
+
+int npl_check(const void *p, struct npl_check *out)
+{
+    if (!out)
+        return npl__fail(EINVAL, "NULL output");
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    size_t psz = page_size(), npages = (a->bytes + psz - 1) / psz;
+    int *want = malloc(npages * sizeof *want), *have = malloc(npages * sizeof *have);
+    int rc = -1;
+    if (!want || !have) {
+        npl__fail(ENOMEM, "out of memory");
+        goto out;
+    }
+    pthread_mutex_lock(&a->lock);
+    rc = intended_map(a, want, npages);
+    pthread_mutex_unlock(&a->lock);
+    if (rc < 0 || npl_query_pages(a->base, a->bytes, have, npages) < 0) {
+        rc = -1;
+        goto out;
+    }
+    memset(out, 0, sizeof *out);
+    out->pages = npages;
+    for (size_t i = 0; i < npages; i++) {
+        if (have[i] < 0)
+            out->absent++;
+        else if (want[i] == NPL_NODE_ANY || want[i] == have[i])
+            out->placed++;
+        else
+            out->misplaced++;
+    }
+    rc = 0;
+out:
+    free(want);
+    free(have);
+    release(a);
+    return rc;
+}

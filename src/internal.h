@@ -1,0 +1,121 @@
+/* internal.h - shared declarations of the library's layers (not installed).
+ *
+ * Layers, data flowing one way:
+ *   util.c      lists, errors, counters           (pure)
+ *   topology.c  hwloc -> struct npl_topo          (reads the machine once)
+ *   policy.c    policy + shape + topo -> page map (pure)
+ *   threads.c   topo + strategy -> CPU order      (pure) ; pinning (syscalls)
+ *   sys.c       the only file that makes NUMA system calls, counted
+ *   place.c     page map -> few system calls      (the placement engine)
+ *   array.c     registry of library arrays
+ *   query.c     where pages are; intended vs actual
+ */
+#ifndef NPL_INTERNAL_H
+#define NPL_INTERNAL_H
+
+#include "numaplace.h"
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#define NPL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (util.c) ---- */
+/* Set errno and the thread's message; always returns -1. */
+int npl__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void npl__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- lists (util.c) ---- */
+/* Parse "0-3,8,10-11" into a malloc'ed array of ints (order kept, ranges expanded).
+ * Rejects negatives, values > max_value, duplicates, empty items. what names the list in errors. */
+int npl__parse_list(const char *s, int max_value, const char *what, int **out, int *n);
+/* Format an int list compactly ("0-3,8") into buf. */
+void npl__format_list(const int *v, int n, char *buf, size_t size);
+int npl__parse_u64(const char *s, uint64_t *out); /* full-string decimal, 0/-1 */
+int npl__is_prime(long n);
+int npl__next_prime(long n); /* smallest prime >= n */
+double npl__now(void);
+
+/* ---- topology (topology.c) ---- */
+struct npl_cpu_entry {
+    int os;       /* PU OS id */
+    int core;     /* core logical index (machine-wide) */
+    int smt;      /* rank of this PU inside its core (0 = first hyperthread) */
+    int node;     /* node index of its local node, -1 if none */
+    int allowed;
+};
+struct npl_node_entry {
+    int os;
+    int allowed;
+    uint64_t mem, free;
+    int ncpus, ncpus_allowed;
+};
+struct npl_topo {
+    int nnodes;
+    struct npl_node_entry *nodes; /* ascending OS id */
+    int *dist;                    /* nnodes*nnodes */
+    int ncpus;
+    struct npl_cpu_entry *cpus;   /* ascending OS id */
+    int synthetic;
+};
+/* Usable node OS ids (allowed, with memory), ascending; returns count. */
+int npl__topo_usable_nodes(const npl_topo *t, int *out, int max);
+int npl__topo_node_usable(const npl_topo *t, int idx);
+int npl__topo_cpu_index(const npl_topo *t, int os_cpu);
+/* CPU affinity snapshot taken when the library was loaded (before any pinning). */
+int npl__initial_affinity(int *cpus, int max);
+
+/* ---- policy (policy.c) ---- */
+struct npl_policy {
+    npl_policy_kind kind;
+    int *nodes;   int nnodes;   /* explicit list (bind_all args / weighted nodes), OS ids */
+    int *weights;               /* NPL_WEIGHTED, one per nodes[] */
+    int *subset;  int nsubset;  /* "@..." restriction, OS ids */
+    size_t block_pages, block_units;
+    int threads;                /* 0: default */
+    char pin[64];               /* pin strategy for bind_block ("" = compact) */
+    uint64_t seed;
+    int prime;                  /* 0: default (smallest prime > M) */
+};
+/* The nodes a policy spreads over, validated against the topology: OS ids in policy order. */
+int npl__policy_nodes(const npl_policy *p, const npl_topo *t, int **out, int *n);
+/* Default thread count: OMP_NUM_THREADS, else allowed cores of t. */
+int npl__default_threads(const npl_topo *t);
+
+/* A prepared map: everything resolved once, then any page can be mapped in O(1). */
+struct npl_map {
+    npl_policy_kind kind;
+    int m;  int *nodes;         /* resolved node list */
+    int *thread_node;  int nthreads; /* bind_block: node per thread */
+    int *wprefix;  int wtotal;  /* weighted */
+    size_t page_size, npages, unit_bytes, nunits, block_pages, block_units;
+    uint64_t seed;
+    int prime;
+};
+int npl__map_prepare(struct npl_map *m, const npl_policy *p, const npl_topo *t,
+                     const npl_shape *shape, size_t bytes, size_t page_size);
+int npl__map_node(const struct npl_map *m, size_t page);
+void npl__map_release(struct npl_map *m);
+
+/* ---- system calls (sys.c): raw, counted; return -1+errno ---- */
+struct npl_counter { size_t syscalls; };
+long npl__mbind(struct npl_counter *c, void *addr, size_t len, int mode, const int *nodes, int n,
+                unsigned flags);
+long npl__set_mempolicy(struct npl_counter *c, int mode, const int *nodes, int n);
+long npl__get_mempolicy_node(struct npl_counter *c, const void *addr, int *node);
+long npl__move_pages(struct npl_counter *c, unsigned long count, void **pages, const int *nodes,
+                     int *status, int flags);
+int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
+int npl__mems_allowed(int *nodes, int max); /* get_mempolicy(MPOL_F_MEMS_ALLOWED) */
+extern _Atomic uint64_t npl__total_syscalls;
+
+/* ---- placement (place.c) ---- */
+int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+               unsigned flags, int fresh, struct npl_place_stats *st);
+void npl__stats_add(const struct npl_place_stats *st);
+void npl__stats_arrays(long arrays, long bytes);
+
+/* ---- policy from the environment (policy.c) ---- */
+/* NUMAPLACE_POLICY parsed (or first_touch); caller frees. */
+int npl__env_policy(npl_policy **out);
+
+#endif

@@ -1,0 +1,298 @@
+/* place.c - the placement engine: a page->node map becomes a few system calls.
+ *
+ * For a range, with M nodes in the policy and W worker threads (W <= allowed CPUs):
+ *   1. madvise(MADV_NOHUGEPAGE) so a first touch takes 4 KiB, not a 2 MiB THP (unless asked);
+ *   2. for a range that may already have a policy: mbind(MPOL_DEFAULT) so task policies rule;
+ *   3. each worker, for each node k: set_mempolicy(MPOL_PREFERRED, k), then touches the pages
+ *      of its slice that the map puts on k (a fault cannot fail under PREFERRED: a full node
+ *      spills instead of waking the OOM killer);
+ *   4. one mbind over the range with the policy's nodes (MPOL_PREFERRED_MANY, else MPOL_BIND)
+ *      and no MPOL_MF_MOVE: the vma gets a policy, so automatic NUMA balancing no longer scans
+ *      it and pages stay where they were put; no mapping is split inside the range;
+ *   5. each worker queries its slice with one move_pages(NULL) and moves whatever is not on
+ *      its node with one move_pages: pages that were already there, or that spilled.
+ * System calls: O(W * M); mappings added: none inside the range. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <linux/mempolicy.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define HUGE_2M ((size_t)2 << 20)
+#define MAX_WORKERS 16
+#define PAGES_PER_WORKER_MIN 4096 /* 16 MiB of 4 KiB pages before a second worker helps */
+
+struct worker {
+    pthread_t th;
+    char *base;
+    size_t first, last; /* base pages [first, last) */
+    size_t psz;
+    int shift;          /* map index = page >> shift (THP: one map entry per 2 MiB) */
+    const struct npl_map *map;
+    int fresh;
+    /* results */
+    struct npl_counter cnt;
+    size_t moved, misplaced, absent;
+    int err;
+};
+
+static void touch_pages(struct worker *w, const int *slice_map, int node)
+{
+    for (size_t pg = w->first; pg < w->last; pg++) {
+        if (slice_map[pg - w->first] != node)
+            continue;
+        char *p = w->base + pg * w->psz;
+        if (w->fresh)
+            *(volatile char *)p = 0; /* fresh anonymous memory is zero already */
+        else
+            __atomic_fetch_or(p, (char)0, __ATOMIC_RELAXED); /* keeps concurrent writes */
+    }
+}
+
+static void *touch_worker(void *arg)
+{
+    struct worker *w = arg;
+    size_t n = w->last - w->first;
+    int *slice_map = malloc(n * sizeof *slice_map);
+    if (!slice_map) {
+        w->err = ENOMEM;
+        return NULL;
+    }
+    for (size_t pg = w->first; pg < w->last; pg++)
+        slice_map[pg - w->first] = npl__map_node(w->map, pg >> w->shift);
+    for (int k = 0; k < w->map->m; k++) {
+        int node = w->map->nodes[k];
+        if (npl__set_mempolicy(&w->cnt, MPOL_PREFERRED, &node, 1) < 0) {
+            w->err = errno;
+            break;
+        }
+        touch_pages(w, slice_map, node);
+    }
+    npl__set_mempolicy(&w->cnt, MPOL_DEFAULT, NULL, 0);
+    free(slice_map);
+    return NULL;
+}
+
+/* Query the slice once; move what is not on its node once; count what stays wrong. */
+static void *verify_worker(void *arg)
+{
+    struct worker *w = arg;
+    size_t n = w->last - w->first;
+    void **pages = malloc(n * sizeof *pages);
+    int *status = malloc(n * sizeof *status), *target = malloc(n * sizeof *target);
+    if (!pages || !status || !target) {
+        w->err = ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        pages[i] = w->base + (w->first + i) * w->psz;
+    if (npl__move_pages(&w->cnt, n, pages, NULL, status, 0) < 0) {
+        w->err = errno;
+        goto out;
+    }
+    size_t nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        int want = npl__map_node(w->map, (w->first + i) >> w->shift);
+        if (status[i] == want)
+            continue;
+        if (status[i] == -ENOENT) { /* not present: nothing to move */
+            w->absent++;
+            continue;
+        }
+        if (status[i] < 0) {
+            w->misplaced++;
+            continue;
+        }
+        pages[nm] = pages[i];
+        target[nm] = want;
+        nm++;
+    }
+    for (int attempt = 0; nm > 0 && attempt < 2; attempt++) {
+        if (npl__move_pages(&w->cnt, nm, pages, target, status, MPOL_MF_MOVE) < 0 &&
+            errno != ENOENT && errno != EBUSY && errno != ENOMEM) {
+            w->err = errno;
+            goto out;
+        }
+        size_t again = 0;
+        for (size_t j = 0; j < nm; j++) {
+            if (status[j] == target[j]) {
+                w->moved++;
+            } else if (status[j] == -EBUSY && attempt == 0) { /* transient: try once more */
+                pages[again] = pages[j];
+                target[again] = target[j];
+                again++;
+            } else if (status[j] == -ENOENT) {
+                w->absent++;
+            } else {
+                w->misplaced++;
+            }
+        }
+        nm = again;
+    }
+    w->misplaced += nm;
+out:
+    free(pages);
+    free(status);
+    free(target);
+    return NULL;
+}
+
+static int run_workers(struct worker *w, int nw, void *(*fn)(void *))
+{
+    int started = 0, err = 0;
+    for (int i = 0; i < nw; i++) {
+        int rc = pthread_create(&w[i].th, NULL, fn, &w[i]);
+        if (rc) {
+            err = rc;
+            break;
+        }
+        started++;
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(w[i].th, NULL);
+    if (err)
+        return npl__fail(err, "cannot start placement threads");
+    for (int i = 0; i < nw; i++)
+        if (w[i].err)
+            return npl__fail(w[i].err, "placement system call failed: %s", strerror(w[i].err));
+    return 0;
+}
+
+static int worker_count(size_t pages)
+{
+    int cpus[MAX_WORKERS];
+    int n = npl__initial_affinity(cpus, MAX_WORKERS);
+    if (n < 1)
+        n = 1;
+    if (n > MAX_WORKERS)
+        n = MAX_WORKERS;
+    size_t by_size = pages / PAGES_PER_WORKER_MIN;
+    if (by_size < (size_t)n)
+        n = by_size ? (int)by_size : 1;
+    return n;
+}
+
+/* Without NUMA system calls only a one-node machine can honour a policy (trivially). */
+static int check_support(const npl_topo *t, const struct npl_map *m)
+{
+    const struct npl_support *s = npl_get_support();
+    if (s->set_mempolicy && s->mbind && s->move_pages)
+        return 1;
+    if (npl_topo_node_count(t, 0) <= 1 && m->m <= 1)
+        return 0; /* nothing to place: everything is on the one node */
+    return npl__fail(ENOSYS, "NUMA system calls are not available here (kernel without NUMA, or "
+                             "a container/seccomp filter returns ENOSYS/EPERM)");
+}
+
+int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+               unsigned flags, int fresh, struct npl_place_stats *st)
+{
+    double t0 = npl__now();
+    struct npl_place_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (!addr || len == 0)
+        return npl__fail(EINVAL, "empty range");
+    if ((uintptr_t)addr % psz)
+        return npl__fail(EINVAL, "range start %p is not page-aligned (%zu bytes)", addr, psz);
+    if ((uintptr_t)addr + len < (uintptr_t)addr)
+        return npl__fail(EOVERFLOW, "range wraps around the address space");
+    const npl_topo *t = npl_topo_self();
+    if (!t)
+        return -1;
+    npl_policy *envpol = NULL;
+    if (!pol) {
+        if (npl__env_policy(&envpol) < 0)
+            return -1;
+        pol = envpol;
+    }
+    int thp = (flags & NPL_F_THP) != 0;
+    size_t map_psz = thp ? HUGE_2M : psz;
+    int shift = thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
+    struct npl_map map;
+    int rc = npl__map_prepare(&map, pol, t, shape, len, map_psz);
+    npl_policy_free(envpol);
+    if (rc < 0)
+        return -1;
+    size_t npages = len / psz + (len % psz != 0);
+    st->pages = npages;
+    struct npl_counter cnt = {0};
+    int sup = map.kind == NPL_FIRST_TOUCH ? 0 : check_support(t, &map);
+    if (sup < 0) {
+        npl__map_release(&map);
+        return -1;
+    }
+    if (map.kind == NPL_FIRST_TOUCH || sup == 0) {
+        /* the kernel decides (or there is one node): drop any policy we had set before */
+        if (!fresh && npl_get_support()->mbind)
+            npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0);
+        if (sup == 0 && map.kind != NPL_FIRST_TOUCH) {
+            for (size_t pg = 0; pg < npages; pg++) /* populate: all pages are local anyway */
+                __atomic_fetch_or((char *)addr + pg * psz, (char)0, __ATOMIC_RELAXED);
+            st->placed = npages;
+        }
+        goto done;
+    }
+    if (!thp && npl__madvise(&cnt, addr, npages * psz, MADV_NOHUGEPAGE) < 0)
+        npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
+    if (!fresh && npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0) < 0) {
+        rc = npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", addr, len,
+                       strerror(errno));
+        goto done;
+    }
+    int nw = worker_count(npages);
+    struct worker w[MAX_WORKERS];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < nw; i++) {
+        w[i].base = addr;
+        w[i].first = npages * (size_t)i / (size_t)nw;
+        w[i].last = npages * (size_t)(i + 1) / (size_t)nw;
+        w[i].psz = psz;
+        w[i].shift = shift;
+        w[i].map = &map;
+        w[i].fresh = fresh;
+    }
+    if ((rc = run_workers(w, nw, touch_worker)) < 0)
+        goto collect;
+    if (!(flags & NPL_F_NO_PROTECT)) {
+        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
+        if (npl__mbind(&cnt, addr, npages * psz, mode, map.nodes, map.m, 0) < 0) {
+            rc = npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", addr, len,
+                           strerror(errno));
+            goto collect;
+        }
+    }
+    rc = run_workers(w, nw, verify_worker);
+collect:
+    for (int i = 0; i < nw; i++) {
+        cnt.syscalls += w[i].cnt.syscalls;
+        st->moved += w[i].moved;
+        st->misplaced += w[i].misplaced + w[i].absent;
+    }
+    st->placed = npages - st->misplaced;
+    if (rc == 0 && (flags & NPL_F_STRICT) && st->misplaced)
+        rc = npl__fail(ENOMEM, "%zu of %zu pages could not be put on their nodes (node full?)",
+                       st->misplaced, npages);
+done:
+    npl__map_release(&map);
+    st->syscalls = cnt.syscalls;
+    st->seconds = npl__now() - t0;
+    npl__stats_add(st);
+    npl__debug("placed %zu pages: %zu on their node, %zu moved, %zu elsewhere, %zu syscalls, "
+               "%.3f s", st->pages, st->placed, st->moved, st->misplaced, st->syscalls,
+               st->seconds);
+    return rc < 0 ? -1 : 0;
+}
+
+int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+                    unsigned flags)
+{
+    return npl__place(addr, len, pol, shape, flags, 0, NULL);
+}

@@ -1,0 +1,762 @@
+/* policy.c - MAi's memory policies as values, their one string syntax, and the pure
+ * page -> node map. No system call in this file: every function here is unit tested on
+ * synthetic topologies. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_NODE_ID (1 << 20)
+
+static const char *const kind_names[NPL_POLICY_KIND_COUNT] = {
+    "first_touch", "bind_all", "bind_block", "cyclic",  "cyclic_block",
+    "skew_mapp",   "prime_mapp", "random",   "random_block", "weighted",
+};
+
+const char *npl_policy_kind_name(npl_policy_kind k)
+{
+    return (unsigned)k < NPL_POLICY_KIND_COUNT ? kind_names[k] : "invalid";
+}
+
+npl_policy_kind npl_policy_get_kind(const npl_policy *p) { return p ? p->kind : NPL_FIRST_TOUCH; }
+
+int npl_policy_wants_pinning(const npl_policy *p)
+{
+    return p && (p->kind == NPL_BIND_ALL || p->kind == NPL_BIND_BLOCK);
+}
+
+void npl_policy_free(npl_policy *p)
+{
+    if (!p)
+        return;
+    free(p->nodes);
+    free(p->weights);
+    free(p->subset);
+    free(p);
+}
+
+static int *dup_ints(const int *v, int n)
+{
+    if (!v || n <= 0)
+        return NULL;
+    int *d = malloc((size_t)n * sizeof *d);
+    if (d)
+        memcpy(d, v, (size_t)n * sizeof *d);
+    return d;
+}
+
+npl_policy *npl_policy_dup(const npl_policy *p)
+{
+    if (!p) {
+        npl__fail(EINVAL, "NULL policy");
+        return NULL;
+    }
+    npl_policy *d = malloc(sizeof *d);
+    if (!d) {
+        npl__fail(ENOMEM, "out of memory");
+        return NULL;
+    }
+    *d = *p;
+    d->nodes = dup_ints(p->nodes, p->nnodes);
+    d->weights = dup_ints(p->weights, p->nnodes);
+    d->subset = dup_ints(p->subset, p->nsubset);
+    if ((p->nnodes && !d->nodes) || (p->weights && !d->weights) || (p->nsubset && !d->subset)) {
+        npl_policy_free(d);
+        npl__fail(ENOMEM, "out of memory");
+        return NULL;
+    }
+    return d;
+}
+
+static int check_nodes(const int *nodes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (nodes[i] < 0 || nodes[i] > MAX_NODE_ID)
+            return npl__fail(EINVAL, "invalid node id %d", nodes[i]);
+        for (int j = 0; j < i; j++)
+            if (nodes[j] == nodes[i])
+                return npl__fail(EINVAL, "duplicate node id %d", nodes[i]);
+    }
+    return 0;
+}
+
+int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, int nnodes)
+{
+    if (!out)
+        return npl__fail(EINVAL, "NULL out");
+    *out = NULL;
+    if ((unsigned)kind >= NPL_POLICY_KIND_COUNT)
+        return npl__fail(EINVAL, "invalid policy kind %d", (int)kind);
+    if (nnodes < 0 || (nnodes > 0 && !nodes))
+        return npl__fail(EINVAL, "invalid node list");
+    if (check_nodes(nodes, nnodes) < 0)
+        return -1;
+    npl_policy *p = calloc(1, sizeof *p);
+    if (!p)
+        return npl__fail(ENOMEM, "out of memory");
+    p->kind = kind;
+    p->seed = 1;
+    if (nnodes > 0) {
+        /* bind_all: the nodes to fill in order; others: the subset to spread over */
+        int **dst = kind == NPL_BIND_ALL ? &p->nodes : &p->subset;
+        *dst = dup_ints(nodes, nnodes);
+        if (!*dst) {
+            free(p);
+            return npl__fail(ENOMEM, "out of memory");
+        }
+        if (kind == NPL_BIND_ALL)
+            p->nnodes = nnodes;
+        else
+            p->nsubset = nnodes;
+    }
+    *out = p;
+    return 0;
+}
+
+static int is_block_kind(npl_policy_kind k)
+{
+    return k == NPL_BIND_BLOCK || k == NPL_CYCLIC_BLOCK || k == NPL_RANDOM_BLOCK;
+}
+
+int npl_policy_set_block_pages(npl_policy *p, size_t pages)
+{
+    if (!p || !is_block_kind(p->kind) || pages == 0)
+        return npl__fail(EINVAL, "block size needs a block policy and a size > 0");
+    p->block_pages = pages;
+    p->block_units = 0;
+    return 0;
+}
+
+int npl_policy_set_block_units(npl_policy *p, size_t units)
+{
+    if (!p || !is_block_kind(p->kind) || units == 0)
+        return npl__fail(EINVAL, "block size needs a block policy and a size > 0");
+    p->block_units = units;
+    p->block_pages = 0;
+    return 0;
+}
+
+static int valid_strategy_word(const char *s)
+{
+    return !s || !*s || !strcmp(s, "compact") || !strcmp(s, "scatter");
+}
+
+int npl_policy_set_threads(npl_policy *p, int nthreads, const char *pin)
+{
+    if (!p || !is_block_kind(p->kind))
+        return npl__fail(EINVAL, "threads apply to block policies only");
+    if (nthreads < 0 || nthreads > 1 << 20)
+        return npl__fail(EINVAL, "invalid thread count %d", nthreads);
+    if (!valid_strategy_word(pin))
+        return npl__fail(EINVAL, "pin strategy \"%s\": expected compact or scatter", pin);
+    p->threads = nthreads;
+    snprintf(p->pin, sizeof p->pin, "%s", pin ? pin : "");
+    return 0;
+}
+
+int npl_policy_set_seed(npl_policy *p, uint64_t seed)
+{
+    if (!p || (p->kind != NPL_RANDOM && p->kind != NPL_RANDOM_BLOCK))
+        return npl__fail(EINVAL, "a seed applies to random and random_block only");
+    p->seed = seed;
+    return 0;
+}
+
+int npl_policy_set_prime(npl_policy *p, int prime)
+{
+    if (!p || p->kind != NPL_PRIME_MAPP)
+        return npl__fail(EINVAL, "a prime applies to prime_mapp only");
+    if (!npl__is_prime(prime))
+        return npl__fail(EINVAL, "prime_mapp: %d is not prime", prime);
+    p->prime = prime;
+    return 0;
+}
+
+int npl_policy_set_weights(npl_policy *p, const int *nodes, const int *weights, int n)
+{
+    if (!p || p->kind != NPL_WEIGHTED)
+        return npl__fail(EINVAL, "weights apply to weighted only");
+    if (n <= 0 || !nodes || !weights)
+        return npl__fail(EINVAL, "weighted: empty weight list");
+    if (check_nodes(nodes, n) < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (weights[i] <= 0 || weights[i] > 1 << 16)
+            return npl__fail(EINVAL, "weighted: weight %d of node %d must be 1..65536",
+                             weights[i], nodes[i]);
+    int *nn = dup_ints(nodes, n), *ww = dup_ints(weights, n);
+    if (!nn || !ww) {
+        free(nn);
+        free(ww);
+        return npl__fail(ENOMEM, "out of memory");
+    }
+    free(p->nodes);
+    free(p->weights);
+    p->nodes = nn;
+    p->weights = ww;
+    p->nnodes = n;
+    return 0;
+}
+
+/* ---- the string syntax ---- */
+
+static int parse_size_value(const char *item, const char *val, size_t *out)
+{
+    uint64_t v;
+    if (npl__parse_u64(val, &v) < 0 || v == 0 || v > (uint64_t)1 << 40)
+        return npl__fail(EINVAL, "\"%s\": expected a positive integer", item);
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_params(npl_policy *p, char *params, const char *whole)
+{
+    if (p->kind == NPL_BIND_ALL) { /* bind_all:0,2 - the nodes, in fill order */
+        free(p->nodes);
+        p->nodes = NULL;
+        return npl__parse_list(params, MAX_NODE_ID, "node", &p->nodes, &p->nnodes);
+    }
+    if (p->kind == NPL_WEIGHTED) { /* weighted:0=3,1=1 */
+        int cap = 0, n = 0, *nodes = NULL, *weights = NULL;
+        for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
+             it = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(it, '=');
+            uint64_t node, w;
+            if (!eq)
+                goto badw;
+            *eq = 0;
+            if (npl__parse_u64(it, &node) < 0 || npl__parse_u64(eq + 1, &w) < 0 ||
+                node > MAX_NODE_ID || w > 1 << 16) {
+                *eq = '=';
+                goto badw;
+            }
+            if (n == cap) {
+                cap = cap ? cap * 2 : 8;
+                int *a = realloc(nodes, (size_t)cap * sizeof *a);
+                int *b = a ? realloc(weights, (size_t)cap * sizeof *b) : NULL;
+                if (a)
+                    nodes = a;
+                if (b)
+                    weights = b;
+                if (!a || !b) {
+                    free(nodes);
+                    free(weights);
+                    return npl__fail(ENOMEM, "out of memory");
+                }
+            }
+            nodes[n] = (int)node;
+            weights[n] = (int)w;
+            n++;
+            continue;
+        badw:
+            npl__fail(EINVAL, "policy \"%s\": weight \"%s\" is not NODE=WEIGHT", whole, it);
+            free(nodes);
+            free(weights);
+            return -1;
+        }
+        int rc = npl_policy_set_weights(p, nodes, weights, n);
+        free(nodes);
+        free(weights);
+        if (rc < 0)
+            return npl__fail(errno, "policy \"%s\": %s", whole, npl_last_error());
+        return 0;
+    }
+    for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
+         it = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(it, '=');
+        const char *key = it, *val = eq ? eq + 1 : NULL;
+        if (eq)
+            *eq = 0;
+        int ok = 0;
+        if (!val) { /* positional */
+            if (is_block_kind(p->kind) && p->kind != NPL_BIND_BLOCK) {
+                key = "pages";
+                val = it;
+            } else if (p->kind == NPL_PRIME_MAPP) {
+                key = "p";
+                val = it;
+            } else {
+                return npl__fail(EINVAL, "policy \"%s\": unexpected parameter \"%s\"", whole, it);
+            }
+        }
+        if (is_block_kind(p->kind) && !strcmp(key, "pages")) {
+            ok = parse_size_value(val, val, &p->block_pages) == 0;
+            p->block_units = 0;
+        } else if (is_block_kind(p->kind) &&
+                   (!strcmp(key, "units") || !strcmp(key, "rows") || !strcmp(key, "cols") ||
+                    !strcmp(key, "planes"))) {
+            ok = parse_size_value(val, val, &p->block_units) == 0;
+            p->block_pages = 0;
+        } else if (is_block_kind(p->kind) && !strcmp(key, "threads")) {
+            uint64_t t;
+            ok = npl__parse_u64(val, &t) == 0 && t >= 1 && t <= 1 << 20;
+            if (ok)
+                p->threads = (int)t;
+        } else if (is_block_kind(p->kind) && !strcmp(key, "pin")) {
+            ok = valid_strategy_word(val) && *val;
+            if (ok)
+                snprintf(p->pin, sizeof p->pin, "%s", val);
+        } else if ((p->kind == NPL_RANDOM || p->kind == NPL_RANDOM_BLOCK) && !strcmp(key, "seed")) {
+            ok = npl__parse_u64(val, &p->seed) == 0;
+        } else if (p->kind == NPL_PRIME_MAPP && !strcmp(key, "p")) {
+            uint64_t v;
+            if (npl__parse_u64(val, &v) < 0 || v > 1 << 20)
+                return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number", whole, val);
+            if (!npl__is_prime((long)v))
+                return npl__fail(EINVAL, "policy \"%s\": prime_mapp P=%s is not prime", whole, val);
+            p->prime = (int)v;
+            ok = 1;
+        } else {
+            return npl__fail(EINVAL, "policy \"%s\": unknown parameter \"%s\" for %s", whole, key,
+                             kind_names[p->kind]);
+        }
+        if (!ok)
+            return npl__fail(EINVAL, "policy \"%s\": bad value \"%s\" for %s", whole,
+                             val ? val : "", key);
+    }
+    return 0;
+}
+
+int npl_policy_parse(npl_policy **out, const char *str)
+{
+    if (!out)
+        return npl__fail(EINVAL, "NULL out");
+    *out = NULL;
+    if (!str)
+        return npl__fail(EINVAL, "NULL policy string");
+    size_t len = strlen(str);
+    if (len == 0)
+        return npl__fail(EINVAL, "empty policy string");
+    if (len > 4096)
+        return npl__fail(EINVAL, "policy string longer than 4096 characters");
+    char *s = strdup(str);
+    if (!s)
+        return npl__fail(ENOMEM, "out of memory");
+    char *at = strchr(s, '@');
+    char *colon = strchr(s, ':');
+    if (at)
+        *at = 0;
+    if (colon && (!at || colon < at))
+        *colon = 0;
+    else
+        colon = NULL;
+    int kind = -1;
+    for (int k = 0; k < NPL_POLICY_KIND_COUNT; k++)
+        if (!strcmp(s, kind_names[k]))
+            kind = k;
+    if (!strcmp(s, "interleave")) /* numactl's word */
+        kind = NPL_CYCLIC;
+    npl_policy *p = NULL;
+    int rc;
+    if (kind < 0) {
+        rc = npl__fail(EINVAL, "unknown policy \"%s\" (known: first_touch bind_all bind_block cyclic "
+                               "cyclic_block skew_mapp prime_mapp random random_block weighted)",
+                       s);
+        goto done;
+    }
+    if ((rc = npl_policy_create(&p, (npl_policy_kind)kind, NULL, 0)) < 0)
+        goto done;
+    if (colon) {
+        if (!colon[1]) {
+            rc = npl__fail(EINVAL, "policy \"%s\": empty parameter list after ':'", str);
+            goto done;
+        }
+        if ((rc = parse_params(p, colon + 1, str)) < 0) {
+            if (p->kind == NPL_BIND_ALL)
+                npl__fail(errno, "policy \"%s\": %s", str, npl_last_error());
+            goto done;
+        }
+    }
+    if (kind == NPL_WEIGHTED && p->nnodes == 0) {
+        rc = npl__fail(EINVAL, "policy \"%s\": weighted needs NODE=WEIGHT pairs", str);
+        goto done;
+    }
+    if (at && (rc = npl__parse_list(at + 1, MAX_NODE_ID, "node", &p->subset, &p->nsubset)) < 0) {
+        npl__fail(errno, "policy \"%s\": node subset: %s", str, npl_last_error());
+        goto done;
+    }
+    if (at && p->nnodes) /* explicit nodes must lie in the subset */
+        for (int i = 0; i < p->nnodes; i++) {
+            int in = 0;
+            for (int j = 0; j < p->nsubset; j++)
+                in |= p->subset[j] == p->nodes[i];
+            if (!in) {
+                rc = npl__fail(EINVAL, "policy \"%s\": node %d is outside the subset @%s", str,
+                               p->nodes[i], at + 1);
+                goto done;
+            }
+        }
+done:
+    free(s);
+    if (rc < 0) {
+        npl_policy_free(p);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+int npl_policy_format(const npl_policy *p, char *buf, size_t size)
+{
+    if (!p || (!buf && size))
+        return npl__fail(EINVAL, "NULL argument");
+    char tmp[8192], list[4096];
+    size_t off = 0;
+#define PUT(...) off += (size_t)snprintf(tmp + off, off < sizeof tmp ? sizeof tmp - off : 0, __VA_ARGS__)
+    PUT("%s", kind_names[p->kind]);
+    char sep = ':';
+    if (p->kind == NPL_BIND_ALL && p->nnodes) {
+        npl__format_list(p->nodes, p->nnodes, list, sizeof list);
+        PUT(":%s", list);
+    }
+    if (p->kind == NPL_WEIGHTED)
+        for (int i = 0; i < p->nnodes; i++, sep = ',')
+            PUT("%c%d=%d", sep, p->nodes[i], p->weights[i]);
+    if (p->block_pages) {
+        PUT("%cpages=%zu", sep, p->block_pages);
+        sep = ',';
+    }
+    if (p->block_units) {
+        PUT("%cunits=%zu", sep, p->block_units);
+        sep = ',';
+    }
+    if (p->threads) {
+        PUT("%cthreads=%d", sep, p->threads);
+        sep = ',';
+    }
+    if (p->pin[0]) {
+        PUT("%cpin=%s", sep, p->pin);
+        sep = ',';
+    }
+    if (p->kind == NPL_RANDOM || p->kind == NPL_RANDOM_BLOCK) {
+        PUT("%cseed=%llu", sep, (unsigned long long)p->seed);
+        sep = ',';
+    }
+    if (p->kind == NPL_PRIME_MAPP && p->prime)
+        PUT("%c%d", sep, p->prime);
+    if (p->nsubset) {
+        npl__format_list(p->subset, p->nsubset, list, sizeof list);
+        PUT("@%s", list);
+    }
+#undef PUT
+    if (size)
+        snprintf(buf, size, "%s", tmp);
+    return (int)off;
+}
+
+int npl__env_policy(npl_policy **out)
+{
+    const char *e = getenv("NUMAPLACE_POLICY");
+    if (e && *e) {
+        if (npl_policy_parse(out, e) < 0)
+            return npl__fail(errno, "NUMAPLACE_POLICY: %s", npl_last_error());
+        return 0;
+    }
+    return npl_policy_create(out, NPL_FIRST_TOUCH, NULL, 0);
+}
+
+/* ---- resolving against a topology ---- */
+
+static int validate_node(const npl_topo *t, int os, const char *role)
+{
+    int idx = npl_topo_node_index(t, os);
+    if (idx < 0)
+        return npl__fail(EINVAL, "%s node %d does not exist on this machine", role, os);
+    if (!t->nodes[idx].allowed)
+        return npl__fail(EXDEV, "%s node %d is outside this process's allowed memory nodes "
+                                "(cpuset Mems_allowed)", role, os);
+    if (t->nodes[idx].mem == 0)
+        return npl__fail(EXDEV, "%s node %d has no memory", role, os);
+    return 0;
+}
+
+int npl__policy_nodes(const npl_policy *p, const npl_topo *t, int **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    const int *src;
+    int cnt;
+    int *all = NULL;
+    if (p->nnodes) { /* bind_all's list, weighted's nodes */
+        src = p->nodes;
+        cnt = p->nnodes;
+    } else if (p->nsubset) {
+        src = p->subset;
+        cnt = p->nsubset;
+    } else {
+        all = malloc((size_t)(t->nnodes ? t->nnodes : 1) * sizeof *all);
+        if (!all)
+            return npl__fail(ENOMEM, "out of memory");
+        cnt = npl__topo_usable_nodes(t, all, t->nnodes);
+        src = all;
+        if (cnt == 0) {
+            free(all);
+            return npl__fail(EXDEV, "no allowed node with memory");
+        }
+    }
+    for (int i = 0; i < cnt; i++)
+        if (validate_node(t, src[i], p->nnodes ? "policy" : "subset") < 0) {
+            free(all);
+            return -1;
+        }
+    if (p->nnodes && p->nsubset) /* parse checked it; API users may combine too */
+        for (int i = 0; i < p->nnodes; i++) {
+            int in = 0;
+            for (int j = 0; j < p->nsubset; j++)
+                in |= p->subset[j] == p->nodes[i];
+            if (!in) {
+                free(all);
+                return npl__fail(EINVAL, "node %d is outside the policy's subset", p->nodes[i]);
+            }
+        }
+    int *r = all ? all : dup_ints(src, cnt);
+    if (!r)
+        return npl__fail(ENOMEM, "out of memory");
+    *out = r;
+    *n = cnt;
+    return 0;
+}
+
+int npl__default_threads(const npl_topo *t)
+{
+    const char *e = getenv("OMP_NUM_THREADS");
+    uint64_t v;
+    if (e && *e) {
+        char first[32];
+        size_t k = strcspn(e, ",");
+        if (k < sizeof first) {
+            memcpy(first, e, k);
+            first[k] = 0;
+            if (npl__parse_u64(first, &v) == 0 && v >= 1 && v <= 1 << 20)
+                return (int)v;
+        }
+    }
+    int c = npl_topo_core_count(t);
+    return c > 0 ? c : 1;
+}
+
+int npl_shape_bytes(const npl_shape *s, size_t *bytes)
+{
+    if (!s || !bytes)
+        return npl__fail(EINVAL, "NULL shape");
+    if (s->ndims < 1 || s->ndims > 3)
+        return npl__fail(EINVAL, "shape: %d dimensions (1 to 3 supported)", s->ndims);
+    if (s->order != NPL_ROW_MAJOR && s->order != NPL_COL_MAJOR)
+        return npl__fail(EINVAL, "shape: invalid storage order");
+    if (s->elem_size == 0)
+        return npl__fail(EINVAL, "shape: element size 0");
+    size_t b = s->elem_size;
+    for (int d = 0; d < s->ndims; d++) {
+        if (s->dims[d] == 0)
+            return npl__fail(EINVAL, "shape: dimension %d is 0", d);
+        if (__builtin_mul_overflow(b, s->dims[d], &b))
+            return npl__fail(EOVERFLOW, "shape: size overflows (elements x %zu bytes)",
+                             s->elem_size);
+    }
+    *bytes = b;
+    return 0;
+}
+
+/* ---- the map ---- */
+
+static uint64_t mix64(uint64_t z)
+{ /* splitmix64's finaliser */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int uniform_index(uint64_t seed, uint64_t i, int m)
+{
+    uint64_t h = mix64(seed + (i + 1) * 0x9e3779b97f4a7c15ULL);
+    return (int)(((unsigned __int128)h * (unsigned)m) >> 64);
+}
+
+void npl__map_release(struct npl_map *m)
+{
+    free(m->nodes);
+    free(m->thread_node);
+    free(m->wprefix);
+    memset(m, 0, sizeof *m);
+}
+
+/* bind_block: the node of each thread's CPU; a node outside the policy's list is replaced by
+ * the nearest listed node (SLIT distance; ties: first listed). */
+static int thread_nodes(struct npl_map *m, const npl_policy *p, const npl_topo *t)
+{
+    int T = p->threads ? p->threads : npl__default_threads(t);
+    int *order = malloc((size_t)(t->ncpus ? t->ncpus : 1) * sizeof *order);
+    m->thread_node = malloc((size_t)T * sizeof *m->thread_node);
+    if (!order || !m->thread_node) {
+        free(order);
+        return npl__fail(ENOMEM, "out of memory");
+    }
+    int P = npl_pin_order(t, p->pin[0] ? p->pin : "compact", order, t->ncpus);
+    if (P <= 0) {
+        free(order);
+        return P < 0 ? -1 : npl__fail(EXDEV, "bind_block: no allowed CPU to run threads on");
+    }
+    for (int th = 0; th < T; th++) {
+        int cpu = order[th % P];
+        int ci = npl__topo_cpu_index(t, cpu);
+        int home = ci >= 0 ? t->cpus[ci].node : -1;
+        int best = m->nodes[0], bestd = -1;
+        for (int j = 0; j < m->m; j++) {
+            int nj = npl_topo_node_index(t, m->nodes[j]);
+            int d = home < 0 ? 0 : t->dist[home * t->nnodes + nj];
+            if (bestd < 0 || d < bestd) {
+                best = m->nodes[j];
+                bestd = d;
+            }
+        }
+        m->thread_node[th] = best;
+    }
+    m->nthreads = T;
+    free(order);
+    return 0;
+}
+
+int npl__map_prepare(struct npl_map *m, const npl_policy *p, const npl_topo *t,
+                     const npl_shape *shape, size_t bytes, size_t page_size)
+{
+    memset(m, 0, sizeof *m);
+    if (!p)
+        return npl__fail(EINVAL, "NULL policy");
+    if (!t && !(t = npl_topo_self()))
+        return -1;
+    if (bytes == 0)
+        return npl__fail(EINVAL, "size 0");
+    if (page_size == 0 || (page_size & (page_size - 1)))
+        return npl__fail(EINVAL, "page size %zu is not a power of two", page_size);
+    m->kind = p->kind;
+    m->page_size = page_size;
+    m->npages = bytes / page_size + (bytes % page_size != 0);
+    if (shape) {
+        size_t sb;
+        if (npl_shape_bytes(shape, &sb) < 0)
+            return -1;
+        if (sb != bytes)
+            return npl__fail(EINVAL, "shape holds %zu bytes, range has %zu", sb, bytes);
+        int outer = shape->order == NPL_ROW_MAJOR ? 0 : shape->ndims - 1;
+        m->nunits = shape->dims[outer];
+        m->unit_bytes = bytes / m->nunits;
+    } else {
+        m->nunits = bytes;
+        m->unit_bytes = 1;
+    }
+    m->block_pages = p->block_pages;
+    m->block_units = p->block_units;
+    m->seed = p->seed;
+    if (p->kind == NPL_FIRST_TOUCH)
+        return 0;
+    if (npl__policy_nodes(p, t, &m->nodes, &m->m) < 0)
+        return -1;
+    if (p->kind == NPL_PRIME_MAPP) {
+        m->prime = p->prime ? p->prime : npl__next_prime(m->m + 1);
+        if (m->prime < m->m) {
+            int P = m->prime, M = m->m;
+            npl__map_release(m);
+            return npl__fail(EINVAL, "prime_mapp: P=%d is smaller than the %d nodes", P, M);
+        }
+    }
+    if (p->kind == NPL_WEIGHTED) {
+        m->wprefix = malloc((size_t)(m->m + 1) * sizeof *m->wprefix);
+        if (!m->wprefix) {
+            npl__map_release(m);
+            return npl__fail(ENOMEM, "out of memory");
+        }
+        m->wprefix[0] = 0;
+        for (int i = 0; i < m->m; i++)
+            m->wprefix[i + 1] = m->wprefix[i] + p->weights[i];
+        m->wtotal = m->wprefix[m->m];
+    }
+    if (p->kind == NPL_BIND_BLOCK || (is_block_kind(p->kind) && !p->block_pages && !p->block_units)) {
+        if (p->kind == NPL_BIND_BLOCK) {
+            if (thread_nodes(m, p, t) < 0) {
+                npl__map_release(m);
+                return -1;
+            }
+        } else {
+            m->nthreads = p->threads ? p->threads : npl__default_threads(t);
+        }
+    }
+    return 0;
+}
+
+/* Block of a page: by explicit pages, by explicit units, or the thread owning the page's first
+ * unit under OpenMP's static schedule (first nunits % T threads get one unit more). */
+static size_t block_of(const struct npl_map *m, size_t page)
+{
+    if (m->block_pages)
+        return page / m->block_pages;
+    size_t u = page * m->page_size / m->unit_bytes;
+    if (u >= m->nunits)
+        u = m->nunits - 1;
+    if (m->block_units)
+        return u / m->block_units;
+    size_t T = (size_t)m->nthreads, q = m->nunits / T, r = m->nunits % T;
+    if (u < r * (q + 1))
+        return u / (q + 1);
+    return r + (u - r * (q + 1)) / q;
+}
+
+int npl__map_node(const struct npl_map *m, size_t i)
+{
+    size_t M = (size_t)m->m;
+    switch (m->kind) {
+    case NPL_FIRST_TOUCH:
+        return NPL_NODE_ANY;
+    case NPL_BIND_ALL:
+        return m->nodes[0];
+    case NPL_CYCLIC:
+        return m->nodes[i % M];
+    case NPL_SKEW_MAPP:
+        return m->nodes[(i + i / M + 1) % M];
+    case NPL_PRIME_MAPP: {
+        size_t P = (size_t)m->prime, v = i % P;
+        if (v < M)
+            return m->nodes[v];
+        size_t o = (i / P) * (P - M) + (v - M);
+        return m->nodes[o % M];
+    }
+    case NPL_RANDOM:
+        return m->nodes[uniform_index(m->seed, i, m->m)];
+    case NPL_WEIGHTED: {
+        int r = (int)(i % (size_t)m->wtotal), k = 0;
+        while (r >= m->wprefix[k + 1])
+            k++;
+        return m->nodes[k];
+    }
+    case NPL_CYCLIC_BLOCK:
+        return m->nodes[block_of(m, i) % M];
+    case NPL_RANDOM_BLOCK:
+        return m->nodes[uniform_index(m->seed, block_of(m, i), m->m)];
+    case NPL_BIND_BLOCK:
+        return m->thread_node[block_of(m, i) % (size_t)m->nthreads];
+    default:
+        return NPL_NODE_ANY;
+    }
+}
+
+int npl_policy_map(const npl_policy *p, const npl_topo *t, const npl_shape *shape, size_t bytes,
+                   size_t page_size, size_t first, size_t count, int *nodes)
+{
+    if (!nodes && count)
+        return npl__fail(EINVAL, "NULL output");
+    struct npl_map m;
+    if (npl__map_prepare(&m, p, t, shape, bytes, page_size) < 0)
+        return -1;
+    if (first > m.npages || count > m.npages - first) {
+        size_t np = m.npages;
+        npl__map_release(&m);
+        return npl__fail(EINVAL, "pages %zu..%zu outside the array's %zu pages", first,
+                         first + count, np);
+    }
+    for (size_t k = 0; k < count; k++)
+        nodes[k] = npl__map_node(&m, first + k);
+    npl__map_release(&m);
+    return 0;
+}

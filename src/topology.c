@@ -1,0 +1,470 @@
+/* topology.c - discovery of nodes, CPUs, memory and distances (hwloc), and what this process
+ * may use (its CPU affinity at load time, its cpuset's Mems_allowed). The result is a plain
+ * struct npl_topo that the pure layers read; a synthetic topology is the same struct. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CPUS 8192
+
+/* ---- CPU affinity snapshot, taken when the library is loaded (before anyone pins) ---- */
+static int initial_cpus[MAX_CPUS];
+static int initial_ncpus = -1;
+
+__attribute__((constructor)) static void snapshot_affinity(void)
+{
+    cpu_set_t *set = CPU_ALLOC(MAX_CPUS);
+    size_t sz = CPU_ALLOC_SIZE(MAX_CPUS);
+    if (!set)
+        return;
+    CPU_ZERO_S(sz, set);
+    if (sched_getaffinity(0, sz, set) == 0) {
+        int n = 0;
+        for (int c = 0; c < MAX_CPUS; c++)
+            if (CPU_ISSET_S(c, sz, set))
+                initial_cpus[n++] = c;
+        initial_ncpus = n;
+    }
+    CPU_FREE(set);
+}
+
+int npl__initial_affinity(int *cpus, int max)
+{
+    if (initial_ncpus < 0)
+        snapshot_affinity();
+    int n = initial_ncpus < max ? initial_ncpus : max;
+    if (n > 0)
+        memcpy(cpus, initial_cpus, (size_t)n * sizeof *cpus);
+    return initial_ncpus;
+}
+
+/* ---- building the struct from hwloc ---- */
+static int cmp_node(const void *a, const void *b)
+{
+    return ((const struct npl_node_entry *)a)->os - ((const struct npl_node_entry *)b)->os;
+}
+
+/* Local node of a PU: among NUMA nodes whose cpuset contains it, the one with the smallest
+ * cpuset (ties: the lowest OS id). Nodes that are nobody's local node are CPU-less. */
+static int local_node_of_pu(hwloc_topology_t h, hwloc_obj_t pu, const struct npl_topo *t)
+{
+    hwloc_obj_t best = NULL;
+    int bestw = 0;
+    for (hwloc_obj_t n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, NULL); n;
+         n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, n)) {
+        if (!n->cpuset || !hwloc_bitmap_isset(n->cpuset, pu->os_index))
+            continue;
+        int w = hwloc_bitmap_weight(n->cpuset);
+        if (!best || w < bestw || (w == bestw && n->os_index < best->os_index)) {
+            best = n;
+            bestw = w;
+        }
+    }
+    if (!best)
+        return -1;
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].os == (int)best->os_index)
+            return i;
+    return -1;
+}
+
+static int from_hwloc(hwloc_topology_t h, struct npl_topo *t)
+{
+    int nn = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+    int np = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+    if (nn <= 0) /* hwloc always shows at least one node; be safe */
+        return npl__fail(EINVAL, "topology has no NUMA node");
+    t->nnodes = nn;
+    t->nodes = calloc((size_t)nn, sizeof *t->nodes);
+    t->dist = calloc((size_t)nn * nn, sizeof *t->dist);
+    t->ncpus = np;
+    t->cpus = calloc(np > 0 ? (size_t)np : 1, sizeof *t->cpus);
+    if (!t->nodes || !t->dist || !t->cpus)
+        return npl__fail(ENOMEM, "out of memory");
+    int i = 0;
+    for (hwloc_obj_t n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, NULL); n;
+         n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, n), i++) {
+        t->nodes[i].os = (int)n->os_index;
+        t->nodes[i].mem = n->attr ? n->attr->numanode.local_memory : 0;
+        t->nodes[i].allowed = 1;
+    }
+    qsort(t->nodes, (size_t)nn, sizeof *t->nodes, cmp_node);
+
+    /* distances: hwloc's latency matrix if any (from SLIT), else 10 local / 20 remote */
+    for (int a = 0; a < nn; a++)
+        for (int b = 0; b < nn; b++)
+            t->dist[a * nn + b] = a == b ? 10 : 20;
+    unsigned nr = 1;
+    struct hwloc_distances_s *d = NULL;
+    if (hwloc_distances_get_by_type(h, HWLOC_OBJ_NUMANODE, &nr, &d,
+                                    HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 && nr == 1 && d) {
+        for (unsigned a = 0; a < d->nbobjs; a++)
+            for (unsigned b = 0; b < d->nbobjs; b++) {
+                int ia = npl_topo_node_index(t, (int)d->objs[a]->os_index);
+                int ib = npl_topo_node_index(t, (int)d->objs[b]->os_index);
+                if (ia >= 0 && ib >= 0)
+                    t->dist[ia * nn + ib] = (int)d->values[a * d->nbobjs + b];
+            }
+        hwloc_distances_release(h, d);
+    }
+
+    /* CPUs: core index, SMT rank, local node */
+    int k = 0;
+    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, NULL); pu;
+         pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, pu), k++) {
+        struct npl_cpu_entry *c = &t->cpus[k];
+        c->os = (int)pu->os_index;
+        hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_CORE, pu);
+        c->core = core ? (int)core->logical_index : (int)pu->logical_index;
+        c->smt = 0;
+        if (core) /* rank among the core's PUs */
+            for (hwloc_obj_t s = hwloc_get_next_obj_inside_cpuset_by_type(h, core->cpuset,
+                                                                       HWLOC_OBJ_PU, NULL);
+                 s && s != pu; s = hwloc_get_next_obj_inside_cpuset_by_type(h, core->cpuset,
+                                                                            HWLOC_OBJ_PU, s))
+                c->smt++;
+        c->node = local_node_of_pu(h, pu, t);
+        c->allowed = 1;
+    }
+    return 0;
+}
+
+static void count_cpus(struct npl_topo *t)
+{
+    for (int i = 0; i < t->nnodes; i++)
+        t->nodes[i].ncpus = t->nodes[i].ncpus_allowed = 0;
+    for (int k = 0; k < t->ncpus; k++) {
+        int n = t->cpus[k].node;
+        if (n < 0)
+            continue;
+        t->nodes[n].ncpus++;
+        if (t->cpus[k].allowed)
+            t->nodes[n].ncpus_allowed++;
+    }
+}
+
+static int cmp_cpu(const void *a, const void *b)
+{
+    return ((const struct npl_cpu_entry *)a)->os - ((const struct npl_cpu_entry *)b)->os;
+}
+
+static int load(npl_topo **out, const char *synthetic)
+{
+    *out = NULL;
+    struct npl_topo *t = calloc(1, sizeof *t);
+    if (!t)
+        return npl__fail(ENOMEM, "out of memory");
+    hwloc_topology_t h;
+    if (hwloc_topology_init(&h) < 0) {
+        free(t);
+        return npl__fail(errno ? errno : ENOMEM, "hwloc_topology_init failed");
+    }
+    int rc = 0;
+    if (synthetic) {
+        if (hwloc_topology_set_synthetic(h, synthetic) < 0)
+            rc = npl__fail(EINVAL, "bad synthetic topology \"%s\"", synthetic);
+        t->synthetic = 1;
+    } else {
+        /* keep disallowed resources: we mark them ourselves from affinity and Mems_allowed */
+        hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    }
+    if (rc == 0 && hwloc_topology_load(h) < 0)
+        rc = npl__fail(errno ? errno : EINVAL, "hwloc_topology_load failed");
+    if (rc == 0)
+        rc = from_hwloc(h, t);
+    if (rc == 0)
+        qsort(t->cpus, (size_t)t->ncpus, sizeof *t->cpus, cmp_cpu);
+    if (rc == 0 && !synthetic) {
+        /* allowed CPUs: the affinity at load time; allowed nodes: Mems_allowed */
+        static int cpus[MAX_CPUS];
+        int nc = npl__initial_affinity(cpus, MAX_CPUS);
+        if (nc > 0) {
+            for (int k = 0; k < t->ncpus; k++)
+                t->cpus[k].allowed = 0;
+            for (int j = 0; j < nc && j < MAX_CPUS; j++) {
+                int k = npl__topo_cpu_index(t, cpus[j]);
+                if (k >= 0)
+                    t->cpus[k].allowed = 1;
+            }
+        }
+        hwloc_const_bitmap_t hc = hwloc_topology_get_allowed_cpuset(h);
+        for (int k = 0; k < t->ncpus; k++)
+            if (hc && !hwloc_bitmap_isset(hc, (unsigned)t->cpus[k].os))
+                t->cpus[k].allowed = 0;
+        int mems[1024];
+        int nm = npl__mems_allowed(mems, 1024);
+        if (nm >= 0) {
+            for (int i = 0; i < t->nnodes; i++) {
+                t->nodes[i].allowed = 0;
+                for (int j = 0; j < nm; j++)
+                    if (mems[j] == t->nodes[i].os)
+                        t->nodes[i].allowed = 1;
+            }
+        } else { /* no get_mempolicy: hwloc's view of the cgroup */
+            hwloc_const_bitmap_t hn = hwloc_topology_get_allowed_nodeset(h);
+            for (int i = 0; i < t->nnodes; i++)
+                t->nodes[i].allowed = !hn || hwloc_bitmap_isset(hn, (unsigned)t->nodes[i].os);
+        }
+    }
+    hwloc_topology_destroy(h);
+    if (rc < 0) {
+        npl_topo_destroy(t);
+        return rc;
+    }
+    count_cpus(t);
+    *out = t;
+    return 0;
+}
+
+int npl_topo_load(npl_topo **out)
+{
+    if (!out)
+        return npl__fail(EINVAL, "npl_topo_load: NULL out");
+    int rc = load(out, NULL);
+    if (rc == 0) { /* free memory per node, for reports */
+        for (int i = 0; i < (*out)->nnodes; i++) {
+            char path[128], line[256];
+            snprintf(path, sizeof path, "/sys/devices/system/node/node%d/meminfo",
+                     (*out)->nodes[i].os);
+            FILE *f = fopen(path, "r");
+            while (f && fgets(line, sizeof line, f)) {
+                unsigned long long kb;
+                char *p = strstr(line, "MemFree:");
+                if (p && sscanf(p, "MemFree: %llu", &kb) == 1)
+                    (*out)->nodes[i].free = (uint64_t)kb * 1024;
+            }
+            if (f)
+                fclose(f);
+        }
+    }
+    return rc;
+}
+
+int npl_topo_load_synthetic(npl_topo **out, const char *description)
+{
+    if (!out || !description)
+        return npl__fail(EINVAL, "npl_topo_load_synthetic: NULL argument");
+    return load(out, description);
+}
+
+void npl_topo_destroy(npl_topo *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t->dist);
+    free(t->cpus);
+    free(t);
+}
+
+int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
+{
+    if (!t)
+        return npl__fail(EINVAL, "npl_topo_restrict: NULL topology");
+    int *v, n;
+    if (cpu_list) {
+        if (npl__parse_list(cpu_list, MAX_CPUS - 1, "CPU", &v, &n) < 0)
+            return -1;
+        for (int j = 0; j < n; j++)
+            if (npl__topo_cpu_index(t, v[j]) < 0) {
+                free(v);
+                return npl__fail(EINVAL, "CPU %d does not exist", v[j]);
+            }
+        for (int k = 0; k < t->ncpus; k++) {
+            int keep = 0;
+            for (int j = 0; j < n; j++)
+                keep |= v[j] == t->cpus[k].os;
+            t->cpus[k].allowed &= keep;
+        }
+        free(v);
+    }
+    if (node_list) {
+        if (npl__parse_list(node_list, 1 << 20, "node", &v, &n) < 0)
+            return -1;
+        for (int j = 0; j < n; j++)
+            if (npl_topo_node_index(t, v[j]) < 0) {
+                free(v);
+                return npl__fail(EINVAL, "node %d does not exist", v[j]);
+            }
+        for (int i = 0; i < t->nnodes; i++) {
+            int keep = 0;
+            for (int j = 0; j < n; j++)
+                keep |= v[j] == t->nodes[i].os;
+            t->nodes[i].allowed &= keep;
+        }
+        free(v);
+    }
+    count_cpus(t);
+    return 0;
+}
+
+int npl_topo_set_distances(npl_topo *t, const int *m, int n)
+{
+    if (!t || !m || n != t->nnodes)
+        return npl__fail(EINVAL, "distance matrix must be %d x %d", t ? t->nnodes : 0,
+                         t ? t->nnodes : 0);
+    for (int i = 0; i < n * n; i++)
+        if (m[i] <= 0)
+            return npl__fail(EINVAL, "distances must be positive");
+    memcpy(t->dist, m, (size_t)n * n * sizeof *m);
+    return 0;
+}
+
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static npl_topo *self_topo;
+static int self_errno;
+static char self_msg[256];
+
+static void load_self(void)
+{
+    if (npl_topo_load(&self_topo) < 0) {
+        self_errno = errno;
+        snprintf(self_msg, sizeof self_msg, "%s", npl_last_error());
+    }
+}
+
+const npl_topo *npl_topo_self(void)
+{
+    pthread_once(&self_once, load_self);
+    if (!self_topo)
+        npl__fail(self_errno ? self_errno : ENODEV, "cannot load this machine's topology: %s",
+                  self_msg);
+    return self_topo;
+}
+
+int npl_topo_node_count(const npl_topo *t, int all)
+{
+    if (!t)
+        return npl__fail(EINVAL, "NULL topology");
+    if (all)
+        return t->nnodes;
+    int n = 0;
+    for (int i = 0; i < t->nnodes; i++)
+        n += npl__topo_node_usable(t, i);
+    return n;
+}
+
+int npl__topo_node_usable(const npl_topo *t, int i)
+{
+    return t->nodes[i].allowed && t->nodes[i].mem > 0;
+}
+
+int npl__topo_usable_nodes(const npl_topo *t, int *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < t->nnodes; i++)
+        if (npl__topo_node_usable(t, i)) {
+            if (n < max)
+                out[n] = t->nodes[i].os;
+            n++;
+        }
+    return n;
+}
+
+int npl_topo_node_id(const npl_topo *t, int idx)
+{
+    if (!t || idx < 0 || idx >= t->nnodes)
+        return npl__fail(EINVAL, "node index %d out of range", idx);
+    return t->nodes[idx].os;
+}
+
+int npl_topo_node_index(const npl_topo *t, int os_id)
+{
+    if (t)
+        for (int i = 0; i < t->nnodes; i++)
+            if (t->nodes[i].os == os_id)
+                return i;
+    return npl__fail(EINVAL, "node %d does not exist", os_id);
+}
+
+int npl_topo_node_info(const npl_topo *t, int idx, struct npl_node_info *o)
+{
+    if (!t || !o || idx < 0 || idx >= t->nnodes)
+        return npl__fail(EINVAL, "node index %d out of range", idx);
+    const struct npl_node_entry *n = &t->nodes[idx];
+    o->os_id = n->os;
+    o->allowed = n->allowed;
+    o->ncpus = n->ncpus;
+    o->ncpus_allowed = n->ncpus_allowed;
+    o->memory_bytes = n->mem;
+    o->free_bytes = n->free;
+    return 0;
+}
+
+int npl_topo_distance(const npl_topo *t, int a, int b)
+{
+    if (!t || a < 0 || b < 0 || a >= t->nnodes || b >= t->nnodes)
+        return npl__fail(EINVAL, "node index out of range");
+    return t->dist[a * t->nnodes + b];
+}
+
+int npl__topo_cpu_index(const npl_topo *t, int os_cpu)
+{
+    int lo = 0, hi = t->ncpus - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (t->cpus[mid].os == os_cpu)
+            return mid;
+        if (t->cpus[mid].os < os_cpu)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+int npl_topo_cpu_count(const npl_topo *t)
+{
+    if (!t)
+        return npl__fail(EINVAL, "NULL topology");
+    int n = 0;
+    for (int k = 0; k < t->ncpus; k++)
+        n += t->cpus[k].allowed;
+    return n;
+}
+
+int npl_topo_core_count(const npl_topo *t)
+{
+    if (!t)
+        return npl__fail(EINVAL, "NULL topology");
+    int n = 0;
+    for (int k = 0; k < t->ncpus; k++) {
+        if (!t->cpus[k].allowed)
+            continue;
+        int first = 1; /* count a core once: at its first allowed PU */
+        for (int j = 0; j < k; j++)
+            if (t->cpus[j].allowed && t->cpus[j].core == t->cpus[k].core)
+                first = 0;
+        n += first;
+    }
+    return n;
+}
+
+int npl_topo_cpu_node(const npl_topo *t, int cpu)
+{
+    int k = t ? npl__topo_cpu_index(t, cpu) : -1;
+    if (k < 0)
+        return npl__fail(EINVAL, "CPU %d does not exist", cpu);
+    int n = t->cpus[k].node;
+    return n < 0 ? npl__fail(EINVAL, "CPU %d has no node", cpu) : t->nodes[n].os;
+}
+
+int npl_topo_node_cpus(const npl_topo *t, int idx, int *cpus, int max)
+{
+    if (!t || idx < 0 || idx >= t->nnodes || (max > 0 && !cpus))
+        return npl__fail(EINVAL, "bad arguments");
+    int n = 0;
+    for (int k = 0; k < t->ncpus; k++)
+        if (t->cpus[k].node == idx && t->cpus[k].allowed) {
+            if (n < max)
+                cpus[n] = t->cpus[k].os;
+            n++;
+        }
+    return n;
+}

@@ -1,0 +1,183 @@
+/* util.c - errors, list parsing, small maths. Pure: no NUMA system call here. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static _Thread_local char last_error[512];
+
+const char *npl_last_error(void) { return last_error; }
+const char *npl_version(void) { return NPL_VERSION; }
+
+static int debug_enabled(void)
+{
+    const char *d = getenv("NUMAPLACE_DEBUG");
+    return d && *d && strcmp(d, "0") != 0;
+}
+
+void npl__debug(const char *fmt, ...)
+{
+    if (!debug_enabled())
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("numaplace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int npl__fail(int err, const char *fmt, ...)
+{
+    char msg[sizeof last_error]; /* the arguments may point into last_error */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
+    if (debug_enabled())
+        fprintf(stderr, "numaplace: error: %s (%s)\n", last_error, strerror(err));
+    errno = err;
+    return -1;
+}
+
+int npl__parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_int_prefix(const char **p, long *v)
+{
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || x > INT_MAX)
+        return -1;
+    *v = x;
+    *p = end;
+    return 0;
+}
+
+int npl__parse_list(const char *s, int max_value, const char *what, int **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s || !*s)
+        return npl__fail(EINVAL, "empty %s list", what);
+    int cap = 16, cnt = 0;
+    int *v = malloc(cap * sizeof *v);
+    if (!v)
+        return npl__fail(ENOMEM, "out of memory");
+    const char *p = s;
+    while (*p) {
+        long a, b;
+        const char *item = p;
+        if (parse_int_prefix(&p, &a) < 0)
+            goto bad;
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (parse_int_prefix(&p, &b) < 0 || b < a)
+                goto bad;
+        }
+        if (*p == ',') {
+            p++;
+            if (!*p)
+                goto bad;
+        } else if (*p) {
+            goto bad;
+        }
+        if (b > max_value) {
+            free(v);
+            return npl__fail(EINVAL, "%s %ld out of range (max %d) in \"%s\"", what, b, max_value,
+                             s);
+        }
+        for (long x = a; x <= b; x++) {
+            for (int i = 0; i < cnt; i++)
+                if (v[i] == x) {
+                    free(v);
+                    return npl__fail(EINVAL, "duplicate %s %ld in \"%s\"", what, x, s);
+                }
+            if (cnt == cap) {
+                int *nv = realloc(v, (size_t)cap * 2 * sizeof *v);
+                if (!nv) {
+                    free(v);
+                    return npl__fail(ENOMEM, "out of memory");
+                }
+                v = nv;
+                cap *= 2;
+            }
+            v[cnt++] = (int)x;
+        }
+        (void)item;
+        continue;
+    bad:
+        free(v);
+        return npl__fail(EINVAL, "malformed %s list \"%s\" at \"%s\"", what, s, item);
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+void npl__format_list(const int *v, int n, char *buf, size_t size)
+{
+    size_t off = 0;
+    if (size)
+        buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1)
+            j++;
+        if (j < i + 2)
+            j = i; /* runs of one or two are listed one by one */
+        int w = (j > i) ? snprintf(buf + off, size - off, "%s%d-%d", i ? "," : "", v[i], v[j])
+                        : snprintf(buf + off, size - off, "%s%d", i ? "," : "", v[i]);
+        if (w < 0 || (size_t)w >= size - off)
+            return; /* truncated */
+        off += (size_t)w;
+        i = j;
+    }
+}
+
+int npl__is_prime(long n)
+{
+    if (n < 2)
+        return 0;
+    for (long d = 2; d * d <= n; d++)
+        if (n % d == 0)
+            return 0;
+    return 1;
+}
+
+int npl__next_prime(long n)
+{
+    if (n < 2)
+        n = 2;
+    while (!npl__is_prime(n))
+        n++;
+    return (int)n;
+}
+
+double npl__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# CLI tests: `numaplace map` known answers (pure), topo, version, and error exits.
+set -u
+N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
+pass=0 fail=0
+check() { # name, expected, actual
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
+}
+words() { tr -s ' \n' ' ' | sed 's/ $//'; }
+check "prime_mapp P=5 M=4" "0 1 2 3 0 0 1 2 3 1 0 1 2 3 2 0 1 2 3 3 0 1 2 3 0" \
+    "$($N map --policy prime_mapp:5 --nodes 4 --pages 25 | words)"
+check "skew_mapp M=4" "1 2 3 0 2 3 0 1" "$($N map --policy skew_mapp --nodes 4 --pages 8 | words)"
+check "cyclic_block:2 M=3" "0 0 1 1 2 2 0" "$($N map --policy cyclic_block:2 --nodes 3 --pages 7 | words)"
+check "weighted 3:1" "0 0 0 1 0 0 0 1" "$($N map --policy weighted:0=3,1=1 --nodes 2 --pages 8 | words)"
+check "bind_block 4 threads, 2 nodes x 2 cores" "0 0 1 1" \
+    "$($N map --policy bind_block:threads=4 --nodes 2 --cores-per-node 2 --pages 4 | words)"
+check "subset" "1 3 1 3" "$($N map --policy cyclic@1,3 --nodes 4 --pages 4 | words)"
+check "page count" "100" "$($N map --policy random:seed=9 --nodes 3 --pages 100 | words | wc -w | tr -d ' ')"
+$N map --policy cyclik --nodes 2 --pages 2 >/dev/null 2>/tmp/npl_cli_err.$$; rc=$?
+check "unknown policy exit code" 2 $rc
+check "unknown policy message" 1 "$(grep -c cyclik /tmp/npl_cli_err.$$)"
+$N map --policy bind_all:5 --nodes 2 --pages 2 >/dev/null 2>/tmp/npl_cli_err.$$; rc=$?
+check "missing node exit code" 2 $rc
+check "missing node message" 1 "$(grep -c 'node 5 does not exist' /tmp/npl_cli_err.$$)"
+rm -f /tmp/npl_cli_err.$$
+$N frobnicate >/dev/null 2>&1; check "unknown command exit code" 2 $?
+check "version" "numaplace 0.1.0" "$($N --version)"
+$N topo >/dev/null; check "topo runs" 0 $?
+$N topo --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["nodes"] and d["cpus_allowed"]>0' ; check "topo --json parses" 0 $?
+check "synthetic topo" "4" "$($N topo --json --synthetic 'numa:4 core:1 pu:1' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["nodes"]))')"
+echo "test_cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,36 @@
+/* check.h - minimal test helpers: every CHECK counts; the summary line is "N passed, M failed". */
+#ifndef NPL_CHECK_H
+#define NPL_CHECK_H
+#include <stdio.h>
+#include <string.h>
+
+static int t_pass, t_fail;
+#define CHECK(cond, ...)                                                                         \
+    do {                                                                                         \
+        if (cond) {                                                                              \
+            t_pass++;                                                                            \
+        } else {                                                                                 \
+            t_fail++;                                                                            \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                          \
+            printf(__VA_ARGS__);                                                                 \
+            printf("\n");                                                                        \
+            fflush(stdout);                                                                      \
+        }                                                                                        \
+    } while (0)
+
+/* Compare an int vector with a space-separated expected string. */
+static inline int vec_equals(const int *v, size_t n, const char *expected, char *got, size_t gsz)
+{
+    size_t off = 0;
+    got[0] = 0;
+    for (size_t i = 0; i < n && off + 16 < gsz; i++)
+        off += (size_t)snprintf(got + off, gsz - off, "%s%d", i ? " " : "", v[i]);
+    return strcmp(got, expected) == 0;
+}
+
+static inline int check_summary(const char *name)
+{
+    printf("%s: %d passed, %d failed\n", name, t_pass, t_fail);
+    return t_fail ? 1 : 0;
+}
+#endif

@@ -1,0 +1,76 @@
+/* Topology on synthetic machines of several shapes: node ids, CPU-less nodes, restriction
+ * (cpuset masks), distances, shapes that overflow. */
+#include "check.h"
+#include <errno.h>
+#include <numaplace.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+int main(void)
+{
+    npl_topo *t;
+    CHECK(npl_topo_load_synthetic(&t, "pack:2 numa:2 core:2 pu:2") == 0, "load 2x2x2x2");
+    CHECK(npl_topo_node_count(t, 1) == 4 && npl_topo_node_count(t, 0) == 4, "4 nodes");
+    CHECK(npl_topo_cpu_count(t) == 16 && npl_topo_core_count(t) == 8, "16 PUs, 8 cores (%d, %d)",
+          npl_topo_cpu_count(t), npl_topo_core_count(t));
+    int cpus[16];
+    CHECK(npl_topo_node_cpus(t, 1, cpus, 16) == 4 && cpus[0] == 4 && cpus[3] == 7,
+          "node 1 has CPUs 4-7");
+    CHECK(npl_topo_cpu_node(t, 9) == 2, "CPU 9 on node 2");
+    CHECK(npl_topo_distance(t, 0, 0) == 10 && npl_topo_distance(t, 0, 3) == 20,
+          "default distances 10/20");
+    int d[16];
+    for (int i = 0; i < 16; i++)
+        d[i] = i / 4 == i % 4 ? 10 : 10 + 5 * abs(i / 4 - i % 4);
+    CHECK(npl_topo_set_distances(t, d, 4) == 0 && npl_topo_distance(t, 1, 3) == 20 &&
+              npl_topo_distance(t, 0, 1) == 15,
+          "distances set");
+    CHECK(npl_topo_set_distances(t, d, 3) == -1 && errno == EINVAL, "wrong matrix size");
+    CHECK(npl_topo_distance(t, 0, 4) == -1 && errno == EINVAL, "distance out of range");
+    /* restrict as a cpuset would */
+    CHECK(npl_topo_restrict(t, "0-5", "0,1") == 0, "restrict");
+    CHECK(npl_topo_cpu_count(t) == 6 && npl_topo_node_count(t, 0) == 2, "6 CPUs, 2 nodes usable");
+    struct npl_node_info ni;
+    npl_topo_node_info(t, 1, &ni);
+    CHECK(ni.ncpus == 4 && ni.ncpus_allowed == 2 && ni.allowed, "node 1: 4 CPUs, 2 allowed");
+    npl_topo_node_info(t, 3, &ni);
+    CHECK(!ni.allowed && ni.ncpus_allowed == 0, "node 3 masked");
+    CHECK(npl_topo_restrict(t, "99", NULL) == -1 && errno == EINVAL, "unknown CPU rejected");
+    CHECK(npl_topo_restrict(t, NULL, "7") == -1 && errno == EINVAL, "unknown node rejected");
+    npl_topo_destroy(t);
+
+    /* non-contiguous node ids */
+    CHECK(npl_topo_load_synthetic(&t, "numa:4(indexes=0,2,4,6) core:1 pu:1") == 0, "sparse ids");
+    CHECK(npl_topo_node_id(t, 2) == 4 && npl_topo_node_index(t, 6) == 3 &&
+              npl_topo_node_index(t, 1) == -1 && errno == EINVAL,
+          "ids 0,2,4,6");
+    npl_topo_destroy(t);
+
+    /* two memory nodes sharing one package: the second is CPU-less (a CXL-like tier) */
+    CHECK(npl_topo_load_synthetic(&t, "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:2 pu:1") == 0,
+          "CPU-less nodes");
+    CHECK(npl_topo_node_count(t, 1) == 4, "4 nodes");
+    npl_topo_node_info(t, 0, &ni);
+    int c0 = ni.ncpus;
+    npl_topo_node_info(t, 1, &ni);
+    CHECK(c0 == 2 && ni.ncpus == 0 && ni.memory_bytes > 0, "node 0 has 2 CPUs, node 1 none (%d, %d)",
+          c0, ni.ncpus);
+    npl_topo_destroy(t);
+
+    CHECK(npl_topo_load_synthetic(&t, "this is not a topology") == -1 && errno == EINVAL,
+          "bad synthetic string");
+
+    /* shapes */
+    size_t b;
+    npl_shape s = {8, 2, {1000, 1000, 0}, NPL_ROW_MAJOR};
+    CHECK(npl_shape_bytes(&s, &b) == 0 && b == 8000000, "8e6 bytes");
+    s = (npl_shape){8, 3, {SIZE_MAX / 4, 2, 2}, NPL_ROW_MAJOR};
+    CHECK(npl_shape_bytes(&s, &b) == -1 && errno == EOVERFLOW, "rows*cols*elem overflow");
+    s = (npl_shape){0, 1, {10, 0, 0}, NPL_ROW_MAJOR};
+    CHECK(npl_shape_bytes(&s, &b) == -1 && errno == EINVAL, "element size 0");
+    s = (npl_shape){4, 2, {10, 0, 0}, NPL_ROW_MAJOR};
+    CHECK(npl_shape_bytes(&s, &b) == -1 && errno == EINVAL, "dimension 0");
+    s = (npl_shape){4, 4, {1, 1, 1}, NPL_ROW_MAJOR};
+    CHECK(npl_shape_bytes(&s, &b) == -1 && errno == EINVAL, "4 dimensions");
+    return check_summary("test_topology");
+}
