@@ -27,6 +27,21 @@
 #define MAX_WORKERS 16
 #define PAGES_PER_WORKER_MIN 4096 /* 16 MiB of 4 KiB pages before a second worker helps */
 
+/* Worker scratch memory comes from mmap, not malloc: malloc in a new thread would create a
+ * per-thread arena (a 64 MiB reservation that stays in the user's process). */
+static void *scratch_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void scratch_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes ? bytes : 1);
+}
+
 struct worker {
     pthread_t th;
     char *base;
@@ -58,7 +73,7 @@ static void *touch_worker(void *arg)
 {
     struct worker *w = arg;
     size_t n = w->last - w->first;
-    int *slice_map = malloc(n * sizeof *slice_map);
+    int *slice_map = scratch_alloc(n * sizeof *slice_map);
     if (!slice_map) {
         w->err = ENOMEM;
         return NULL;
@@ -74,8 +89,68 @@ static void *touch_worker(void *arg)
         touch_pages(w, slice_map, node);
     }
     npl__set_mempolicy(&w->cnt, MPOL_DEFAULT, NULL, 0);
-    free(slice_map);
+    scratch_free(slice_map, n * sizeof *slice_map);
     return NULL;
+}
+
+#define NOT_DONE (-1000000) /* a status move_pages did not write */
+#define MOVE_ROUNDS 4
+
+/* Move pages[i] to target[i] and return how many end up elsewhere. move_pages(2) has two
+ * failure modes: a positive return (some pages of a batch could not move; then the kernel
+ * writes no status for that batch) and -1 (e.g. ENOMEM: a target node is full; the kernel stops
+ * there and attempts nothing after it). So each round moves the pages still off their node,
+ * then queries where they really are; a node where the kernel gave up is dropped from later
+ * rounds. At most 2 * MOVE_ROUNDS system calls. `where` is scratch space of n ints. */
+static size_t move_listed(struct worker *w, void **pages, int *target, int *status, int *where,
+                          size_t n)
+{
+    int dropped[MOVE_ROUNDS];
+    int ndropped = 0;
+    size_t failed = 0;
+    for (int round = 0; n > 0; round++) {
+        for (size_t j = 0; j < n; j++)
+            status[j] = NOT_DONE;
+        int err = npl__move_pages(&w->cnt, n, pages, target, status, MPOL_MF_MOVE) < 0 ? errno : 0;
+        if (err && err != ENOMEM && err != EBUSY && err != ENOENT && err != EACCES &&
+            err != EFAULT) {
+            w->err = err;
+            return failed + n;
+        }
+        for (size_t j = 0; err && j < n; j++)
+            if (status[j] == NOT_DONE) { /* the kernel gave up at this page's node */
+                if (ndropped < MOVE_ROUNDS)
+                    dropped[ndropped++] = target[j];
+                break;
+            }
+        if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0) {
+            w->err = errno;
+            return failed + n;
+        }
+        size_t again = 0;
+        for (size_t j = 0; j < n; j++) {
+            int skip = 0;
+            for (int d = 0; d < ndropped; d++)
+                skip |= target[j] == dropped[d];
+            if (where[j] == target[j]) {
+                w->moved++;
+            } else if (where[j] == -ENOENT) {
+                w->absent++;
+            } else if (where[j] < 0 || skip || round + 1 == MOVE_ROUNDS) {
+                failed++;
+            } else {
+                pages[again] = pages[j];
+                target[again] = target[j];
+                again++;
+            }
+        }
+        npl__debug("move round %d: %zu pages, err %d, %zu moved so far, %zu failed, %zu again",
+                   round, n, err, w->moved, failed, again);
+        if (again == n) /* no progress: what is left stays where it is */
+            return failed + n;
+        n = again;
+    }
+    return failed;
 }
 
 /* Query the slice once; move what is not on its node once; count what stays wrong. */
@@ -83,9 +158,10 @@ static void *verify_worker(void *arg)
 {
     struct worker *w = arg;
     size_t n = w->last - w->first;
-    void **pages = malloc(n * sizeof *pages);
-    int *status = malloc(n * sizeof *status), *target = malloc(n * sizeof *target);
-    if (!pages || !status || !target) {
+    void **pages = scratch_alloc(n * sizeof *pages);
+    int *status = scratch_alloc(n * sizeof *status), *target = scratch_alloc(n * sizeof *target);
+    int *where = scratch_alloc(n * sizeof *where);
+    if (!pages || !status || !target || !where) {
         w->err = ENOMEM;
         goto out;
     }
@@ -112,33 +188,14 @@ static void *verify_worker(void *arg)
         target[nm] = want;
         nm++;
     }
-    for (int attempt = 0; nm > 0 && attempt < 2; attempt++) {
-        if (npl__move_pages(&w->cnt, nm, pages, target, status, MPOL_MF_MOVE) < 0 &&
-            errno != ENOENT && errno != EBUSY && errno != ENOMEM) {
-            w->err = errno;
-            goto out;
-        }
-        size_t again = 0;
-        for (size_t j = 0; j < nm; j++) {
-            if (status[j] == target[j]) {
-                w->moved++;
-            } else if (status[j] == -EBUSY && attempt == 0) { /* transient: try once more */
-                pages[again] = pages[j];
-                target[again] = target[j];
-                again++;
-            } else if (status[j] == -ENOENT) {
-                w->absent++;
-            } else {
-                w->misplaced++;
-            }
-        }
-        nm = again;
-    }
-    w->misplaced += nm;
+    npl__debug("verify slice %zu-%zu: %zu to move, %zu absent, %zu unreadable", w->first, w->last,
+               nm, w->absent, w->misplaced);
+    w->misplaced += move_listed(w, pages, target, status, where, nm);
 out:
-    free(pages);
-    free(status);
-    free(target);
+    scratch_free(pages, n * sizeof *pages);
+    scratch_free(status, n * sizeof *status);
+    scratch_free(target, n * sizeof *target);
+    scratch_free(where, n * sizeof *where);
     return NULL;
 }
 

@@ -182,8 +182,8 @@ static int load(npl_topo **out, const char *synthetic)
         qsort(t->cpus, (size_t)t->ncpus, sizeof *t->cpus, cmp_cpu);
     if (rc == 0 && !synthetic) {
         /* allowed CPUs: the affinity at load time; allowed nodes: Mems_allowed */
-        static int cpus[MAX_CPUS];
-        int nc = npl__initial_affinity(cpus, MAX_CPUS);
+        int *cpus = malloc(MAX_CPUS * sizeof *cpus);
+        int nc = cpus ? npl__initial_affinity(cpus, MAX_CPUS) : -1;
         if (nc > 0) {
             for (int k = 0; k < t->ncpus; k++)
                 t->cpus[k].allowed = 0;
@@ -193,6 +193,7 @@ static int load(npl_topo **out, const char *synthetic)
                     t->cpus[k].allowed = 1;
             }
         }
+        free(cpus);
         hwloc_const_bitmap_t hc = hwloc_topology_get_allowed_cpuset(h);
         for (int k = 0; k < t->ncpus; k++)
             if (hc && !hwloc_bitmap_isset(hc, (unsigned)t->cpus[k].os))

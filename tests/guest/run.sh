@@ -1,0 +1,44 @@
+#!/bin/bash
+# Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
+# (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
+# automatic NUMA balancing on. Exit status: number of failed boots/programs (0 = all passed).
+# Under CI=true a guest that cannot boot is a failure, never a skip.
+# env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+SHAPES=${NPL_GUEST_SHAPES:-"2:2:384 3:2:256 4:2:640 8:1:256"}
+progs=("$BUILD"/guest/*)
+[ -x "${progs[0]}" ] || { echo "run.sh: no guest programs in $BUILD/guest (build first)"; exit 1; }
+adds=()
+names=""
+for p in "${progs[@]}"; do adds+=(--add "$p"); names="$names $(basename "$p")"; done
+adds+=(--add tests/guest/in_guest.sh)
+
+if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && [ "${CI:-}" != true ]; then
+    sh scripts/deps.sh >/dev/null 2>&1 || true
+fi
+if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
+    if [ "${CI:-}" = true ]; then echo "FAIL: qemu-system-x86_64 is missing; guest tests cannot run"; exit 1; fi
+    echo "SKIP: guest tests: qemu-system-x86_64 is not installed (run scripts/deps.sh)"; exit 0
+fi
+
+pass=0 fail=0
+for shape in $SHAPES; do
+    IFS=: read -r n k mem <<<"$shape"
+    big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
+    echo "=== guest: $n nodes x $k CPUs x $mem MiB"
+    start=$(date +%s)
+    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" "${adds[@]}" \
+        -- in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
+    rc=$?
+    echo "=== guest $n nodes: rc=$rc ($(( $(date +%s) - start )) s)"
+    if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+echo "=== guest: 4 nodes, automatic NUMA balancing ON"
+tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing "${adds[@]}" \
+    -- guest_tests --nodes 4 --cpus-per-node 1 --balancing
+rc=$?
+if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+echo "guest boots: $pass passed, $fail failed"
+exit $fail
