@@ -103,18 +103,19 @@ int main(int argc, char **argv)
         ln[r] = libnuma_interleaved(bytes);
     }
     double base = median(ft, reps), lnm = median(ln, reps);
-    printf("%-24s %9s %9s %10s %9s %6s\n", "method", "seconds", "vs_ft", "vs_libnuma", "syscalls",
-           "maps+");
-    printf("%-24s %9.4f %9.2f %10s %9s %6s\n", "first-touch memset", base, 1.0, "-", "0", "0");
+    printf("%-24s %9s %9s %10s %9s %6s %10s\n", "method", "seconds", "vs_ft", "vs_libnuma",
+           "syscalls", "maps+", "misplaced");
+    printf("%-24s %9.4f %9.2f %10s %9s %6s %10s\n", "first-touch memset", base, 1.0, "-", "0", "0",
+           "-");
     if (lnm > 0)
-        printf("%-24s %9.4f %9.2f %10.2f %9s %6s\n", "numa_alloc_interleaved", lnm, lnm / base,
-               1.0, "1", "0");
+        printf("%-24s %9.4f %9.2f %10.2f %9s %6s %10s\n", "numa_alloc_interleaved", lnm, lnm / base,
+               1.0, "1", "0", "-");
     for (int i = 0; policies[i]; i++) {
         const char *name = policies[i];
         npl_policy *p;
         npl_policy_parse(&p, strncmp(name, "first_touch", 11) ? name : "first_touch");
         double v[50];
-        size_t sys = 0;
+        size_t sys = 0, misplaced = 0;
         int maps = 0;
         for (int r = 0; r < reps; r++) {
             int m0 = count_maps();
@@ -131,11 +132,12 @@ int main(int argc, char **argv)
             struct npl_array_info info;
             npl_array_info(a, &info);
             sys = info.last.syscalls;
+            misplaced = info.last.misplaced; /* > 0: a node was full (spilled pages) */
             npl_free(a);
         }
         double m = median(v, reps);
-        printf("%-24s %9.4f %9.2f %10.2f %9zu %6d\n", name, m, m / base, lnm > 0 ? m / lnm : 0.0,
-               sys, maps);
+        printf("%-24s %9.4f %9.2f %10.2f %9zu %6d %10zu\n", name, m, m / base,
+               lnm > 0 ? m / lnm : 0.0, sys, maps, misplaced);
         npl_policy_free(p);
     }
     return 0;

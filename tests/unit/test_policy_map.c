@@ -119,6 +119,26 @@ int main(void)
         npl_policy_free(p);
     }
 
+    /* 3D, row-major: the unit is a plane of dims[1]*dims[2] elements; 3D column-major: the
+     * last index is the slowest, so the unit is a plane of dims[0]*dims[1] elements */
+    {
+        npl_policy *p;
+        npl_policy_parse(&p, "bind_block:threads=2");
+        npl_shape s3 = {8, 3, {4, 64, 32}, NPL_ROW_MAJOR}; /* 4 planes of 16 KiB = 4 pages each */
+        int v[16];
+        char got[256];
+        int rc = npl_policy_map(p, t2, &s3, 65536, 4096, 0, 16, v);
+        CHECK(rc == 0 && vec_equals(v, 16, "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", got, sizeof got),
+              "3D bind_block, 2 threads on node 0 (compact): [%s]", got);
+        npl_policy_free(p);
+        npl_policy_parse(&p, "cyclic_block:planes=1");
+        npl_shape c3 = {8, 3, {32, 64, 4}, NPL_COL_MAJOR};
+        rc = npl_policy_map(p, t2, &c3, 65536, 4096, 0, 16, v);
+        CHECK(rc == 0 && vec_equals(v, 16, "0 0 0 0 1 1 1 1 0 0 0 0 1 1 1 1", got, sizeof got),
+              "3D column-major planes cycle: [%s]", got);
+        npl_policy_free(p);
+    }
+
     /* prime_mapp is correct (0 <= node < M, never negative) for every P >= M, M = 1..16 */
     {
         int bad = 0, checked = 0;
