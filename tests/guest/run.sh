@@ -24,6 +24,8 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 fi
 
 pass=0 fail=0
+echo "=== the harness itself (tests/guest/harness_test.sh)"
+if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 for shape in $SHAPES; do
     IFS=: read -r n k mem <<<"$shape"
     big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
