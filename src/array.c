@@ -195,6 +195,47 @@ static size_t outer_extent(const npl_shape *s)
     return s->dims[s->order == NPL_ROW_MAJOR ? 0 : s->ndims - 1];
 }
 
+/* Place pages [seg.first_page, +seg.npages) of a (bytes of them, laid out as shape or as bytes)
+ * under pol and record the segment; a whole-array segment replaces all older ones. */
+static int place_segment(struct array *a, struct segment seg, size_t bytes, const npl_shape *shape,
+                         const npl_policy *pol)
+{
+    int whole = seg.first_page == 0 && seg.nunits == outer_extent(&a->shape);
+    if (!(seg.pol = npl_policy_dup(pol)))
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    struct npl_place_stats st;
+    int rc = npl__place((char *)a->base + seg.first_page * page_size(), bytes, seg.pol, shape,
+                        seg.flags, 0, &st);
+    if (rc == 0) {
+        if (whole) {
+            for (int i = 0; i < a->nseg; i++)
+                npl_policy_free(a->seg[i].pol);
+            a->nseg = 0;
+        }
+        rc = set_segment(a, seg);
+        a->last = st;
+    }
+    if (rc < 0)
+        npl_policy_free(seg.pol);
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+int npl_apply(void *p, const npl_policy *pol, unsigned flags)
+{
+    if (!pol)
+        return npl__fail(EINVAL, "NULL policy");
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    /* the whole array keeps its shape, so row and thread blocks stay meaningful */
+    struct segment seg = {0, a->mapped / page_size(), 0, outer_extent(&a->shape), NULL, flags};
+    int rc = place_segment(a, seg, a->bytes, &a->shape, pol);
+    release(a);
+    return rc;
+}
+
 int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *pol,
                    unsigned flags)
 {
@@ -203,12 +244,15 @@ int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *
     struct array *a = acquire(p);
     if (!a)
         return -1;
-    int rc = 0;
     size_t total = outer_extent(&a->shape);
     if (nunits == 0 || first_unit >= total || nunits > total - first_unit) {
         release(a);
         return npl__fail(EINVAL, "units %zu..%zu outside the array's %zu units", first_unit,
                          first_unit + nunits, total);
+    }
+    if (first_unit == 0 && nunits == total) {
+        release(a);
+        return npl_apply(p, pol, flags);
     }
     size_t psz = page_size(), unit_bytes = a->bytes / total;
     /* a page belongs to the part holding its first byte */
@@ -220,63 +264,11 @@ int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *
         return npl__fail(EINVAL, "units %zu..%zu hold no whole page start", first_unit,
                          first_unit + nunits);
     }
-    npl_policy *own = npl_policy_dup(pol);
-    if (!own) {
-        release(a);
-        return -1;
-    }
     size_t part_bytes = (hi - lo) * psz;
-    if (lo * psz + part_bytes > a->bytes && first_unit + nunits == total)
+    if (lo * psz + part_bytes > a->bytes)
         part_bytes = a->bytes - lo * psz;
-    pthread_mutex_lock(&a->lock);
-    struct npl_place_stats st;
-    rc = npl__place((char *)a->base + lo * psz, part_bytes, own, NULL, flags, 0, &st);
-    if (rc == 0) {
-        struct segment s = {lo, hi - lo, first_unit, nunits, own, flags};
-        if (first_unit == 0 && nunits == total) { /* whole array: drop older segments */
-            for (int i = 0; i < a->nseg; i++)
-                npl_policy_free(a->seg[i].pol);
-            a->nseg = 0;
-        }
-        rc = set_segment(a, s);
-        a->last = st;
-    }
-    if (rc < 0)
-        npl_policy_free(own);
-    pthread_mutex_unlock(&a->lock);
-    release(a);
-    return rc;
-}
-
-int npl_apply(void *p, const npl_policy *pol, unsigned flags)
-{
-    if (!pol)
-        return npl__fail(EINVAL, "NULL policy");
-    struct array *a = acquire(p);
-    if (!a)
-        return -1;
-    /* the whole array keeps its shape, so row/thread blocks stay meaningful */
-    size_t total = outer_extent(&a->shape);
-    npl_shape shape = a->shape;
-    npl_policy *own = npl_policy_dup(pol);
-    if (!own) {
-        release(a);
-        return -1;
-    }
-    pthread_mutex_lock(&a->lock);
-    struct npl_place_stats st;
-    int rc = npl__place(a->base, a->bytes, own, &shape, flags, 0, &st);
-    if (rc == 0) {
-        for (int i = 0; i < a->nseg; i++)
-            npl_policy_free(a->seg[i].pol);
-        a->nseg = 0;
-        struct segment s = {0, a->mapped / page_size(), 0, total, own, flags};
-        rc = set_segment(a, s);
-        a->last = st;
-    }
-    if (rc < 0)
-        npl_policy_free(own);
-    pthread_mutex_unlock(&a->lock);
+    struct segment seg = {lo, hi - lo, first_unit, nunits, NULL, flags};
+    int rc = place_segment(a, seg, part_bytes, NULL, pol);
     release(a);
     return rc;
 }

@@ -36,17 +36,6 @@ static npl_policy *pol(const char *s)
     return p;
 }
 
-static int count_maps(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    int n = 0, c;
-    while (f && (c = fgetc(f)) != EOF)
-        n += c == '\n';
-    if (f)
-        fclose(f);
-    return n;
-}
-
 /* Mappings of /proc/self/maps that overlap [a, a+len). */
 static int maps_in(const void *a, size_t len)
 {

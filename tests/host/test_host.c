@@ -16,17 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int count_maps(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    int n = 0, c;
-    while (f && (c = fgetc(f)) != EOF)
-        n += c == '\n';
-    if (f)
-        fclose(f);
-    return n;
-}
-
 static npl_policy *pol(const char *s)
 {
     npl_policy *p;

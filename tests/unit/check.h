@@ -28,6 +28,18 @@ static inline int vec_equals(const int *v, size_t n, const char *expected, char 
     return strcmp(got, expected) == 0;
 }
 
+/* Lines of /proc/self/maps: the process's mappings. */
+static inline int count_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    int n = 0, c;
+    while (f && (c = fgetc(f)) != EOF)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
 static inline int check_summary(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, t_pass, t_fail);
