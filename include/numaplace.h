@@ -251,7 +251,8 @@ int npl_array_info(const void *array, struct npl_array_info *out);
 /** @name Queries */
 
 /** Node OS id of each page overlapping [addr, addr+len), or a negative errno for pages that
- *  are not present (-ENOENT) or not mapped (-EFAULT). Batched move_pages(2). */
+ *  are not present (-ENOENT; kernels before 6.x may say -EFAULT for a page never touched) or
+ *  not mapped (-EFAULT). Batched move_pages(2). Returns the number of pages. */
 int npl_query_pages(const void *addr, size_t len, int *nodes, size_t max_pages);
 /** Per-node page counts of a range: counts[i] for node index i of npl_topo_self(), plus
  *  *absent pages not present. counts has npl_topo_node_count(npl_topo_self(), 1) entries. */

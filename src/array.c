@@ -3,6 +3,7 @@
  * table; each array has its own lock so that two re-placements of one array serialise. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "numaplace/migrate.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -195,6 +196,27 @@ static size_t outer_extent(const npl_shape *s)
     return s->dims[s->order == NPL_ROW_MAJOR ? 0 : s->ndims - 1];
 }
 
+/* Pages [*lo, *hi) of units [first_unit, first_unit+nunits): a page belongs to the part holding
+ * its first byte. *bytes is the part's length in the array. */
+static int part_pages(const struct array *a, size_t first_unit, size_t nunits, size_t *lo,
+                      size_t *hi, size_t *bytes)
+{
+    size_t total = outer_extent(&a->shape), psz = page_size(), unit_bytes = a->bytes / total;
+    if (nunits == 0 || first_unit >= total || nunits > total - first_unit)
+        return npl__fail(EINVAL, "units %zu..%zu outside the array's %zu units", first_unit,
+                         first_unit + nunits, total);
+    *lo = (first_unit * unit_bytes + psz - 1) / psz;
+    *hi = first_unit + nunits == total ? a->mapped / psz
+                                       : ((first_unit + nunits) * unit_bytes + psz - 1) / psz;
+    if (*hi <= *lo)
+        return npl__fail(EINVAL, "units %zu..%zu hold no whole page start", first_unit,
+                         first_unit + nunits);
+    *bytes = (*hi - *lo) * psz;
+    if (*lo * psz + *bytes > a->bytes)
+        *bytes = a->bytes - *lo * psz;
+    return 0;
+}
+
 /* Place pages [seg.first_page, +seg.npages) of a (bytes of them, laid out as shape or as bytes)
  * under pol and record the segment; a whole-array segment replaces all older ones. */
 static int place_segment(struct array *a, struct segment seg, size_t bytes, const npl_shape *shape,
@@ -244,33 +266,63 @@ int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *
     struct array *a = acquire(p);
     if (!a)
         return -1;
-    size_t total = outer_extent(&a->shape);
-    if (nunits == 0 || first_unit >= total || nunits > total - first_unit) {
-        release(a);
-        return npl__fail(EINVAL, "units %zu..%zu outside the array's %zu units", first_unit,
-                         first_unit + nunits, total);
-    }
-    if (first_unit == 0 && nunits == total) {
+    if (first_unit == 0 && nunits == outer_extent(&a->shape)) {
         release(a);
         return npl_apply(p, pol, flags);
     }
-    size_t psz = page_size(), unit_bytes = a->bytes / total;
-    /* a page belongs to the part holding its first byte */
-    size_t lo = (first_unit * unit_bytes + psz - 1) / psz;
-    size_t end_byte = (first_unit + nunits) * unit_bytes;
-    size_t hi = first_unit + nunits == total ? a->mapped / psz : (end_byte + psz - 1) / psz;
-    if (hi <= lo) {
+    size_t lo, hi, part_bytes;
+    if (part_pages(a, first_unit, nunits, &lo, &hi, &part_bytes) < 0) {
         release(a);
-        return npl__fail(EINVAL, "units %zu..%zu hold no whole page start", first_unit,
-                         first_unit + nunits);
+        return -1;
     }
-    size_t part_bytes = (hi - lo) * psz;
-    if (lo * psz + part_bytes > a->bytes)
-        part_bytes = a->bytes - lo * psz;
     struct segment seg = {lo, hi - lo, first_unit, nunits, NULL, flags};
     int rc = place_segment(a, seg, part_bytes, NULL, pol);
     release(a);
     return rc;
+}
+
+int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
+                      struct npl_migrate_result *result)
+{
+    struct npl_migrate_result local;
+    npl_policy *pol;
+    if (!result)
+        result = &local;
+    memset(result, 0, sizeof *result);
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    size_t lo, hi, bytes;
+    if (part_pages(a, first_unit, nunits, &lo, &hi, &bytes) < 0 || npl__node_policy(node, &pol) < 0) {
+        release(a);
+        return -1;
+    }
+    pthread_mutex_lock(&a->lock);
+    int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, pol, NULL, result);
+    if (rc == 0) { /* from now on this part is meant to be on `node` */
+        struct segment seg = {lo, hi - lo, first_unit, nunits, pol, 0};
+        if (lo == 0 && hi * page_size() >= a->bytes) {
+            for (int i = 0; i < a->nseg; i++)
+                npl_policy_free(a->seg[i].pol);
+            a->nseg = 0;
+        }
+        rc = set_segment(a, seg);
+    }
+    if (rc < 0)
+        npl_policy_free(pol);
+    pthread_mutex_unlock(&a->lock);
+    release(a);
+    return rc;
+}
+
+int npl_migrate_array(void *p, int node, struct npl_migrate_result *result)
+{
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    size_t total = outer_extent(&a->shape);
+    release(a);
+    return npl_migrate_units(p, 0, total, node, result);
 }
 
 int npl_array_info(const void *p, struct npl_array_info *o)

@@ -112,6 +112,12 @@ extern _Atomic uint64_t npl__total_syscalls;
 int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st);
 void npl__stats_add(const struct npl_place_stats *st);
+/* Move present pages of a range to the nodes of pol's map (no fault-in, no policy change). */
+struct npl_migrate_result;
+int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+                 struct npl_migrate_result *res);
+int npl__node_policy(int node, npl_policy **out); /* bind_all:<node> */
+void npl__migrate_stats_add(const struct npl_migrate_result *res, size_t page_size);
 void npl__stats_arrays(long arrays, long bytes);
 
 /* ---- policy from the environment (policy.c) ---- */

@@ -14,6 +14,7 @@
  * System calls: O(W * M); mappings added: none inside the range. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "numaplace/migrate.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -52,9 +53,21 @@ struct worker {
     int fresh;
     /* results */
     struct npl_counter cnt;
-    size_t moved, misplaced, absent;
+    size_t moved, misplaced, absent, already;
+    int nfail;                         /* first failures, for migration reports */
+    void *fail_addr[NPL_MIGRATE_FAIL_ADDRS];
+    int fail_errno[NPL_MIGRATE_FAIL_ADDRS];
     int err;
 };
+
+static void note_failure(struct worker *w, void *addr, int err)
+{
+    if (w->nfail < NPL_MIGRATE_FAIL_ADDRS) {
+        w->fail_addr[w->nfail] = addr;
+        w->fail_errno[w->nfail] = err;
+        w->nfail++;
+    }
+}
 
 static void touch_pages(struct worker *w, const int *slice_map, int node)
 {
@@ -134,10 +147,13 @@ static size_t move_listed(struct worker *w, void **pages, int *target, int *stat
                 skip |= target[j] == dropped[d];
             if (where[j] == target[j]) {
                 w->moved++;
-            } else if (where[j] == -ENOENT) {
+            } else if (where[j] == -ENOENT || where[j] == -EFAULT) {
                 w->absent++;
             } else if (where[j] < 0 || skip || round + 1 == MOVE_ROUNDS) {
                 failed++;
+                note_failure(w, pages[j], where[j] < 0 ? -where[j]
+                                          : status[j] < 0 && status[j] != NOT_DONE ? -status[j]
+                                                                                   : ENOMEM);
             } else {
                 pages[again] = pages[j];
                 target[again] = target[j];
@@ -174,14 +190,17 @@ static void *verify_worker(void *arg)
     size_t nm = 0;
     for (size_t i = 0; i < n; i++) {
         int want = npl__map_node(w->map, (w->first + i) >> w->shift);
-        if (status[i] == want)
+        if (status[i] == want) {
+            w->already++;
             continue;
-        if (status[i] == -ENOENT) { /* not present: nothing to move */
+        }
+        if (status[i] == -ENOENT || status[i] == -EFAULT) { /* not present (6.1 says EFAULT) */
             w->absent++;
             continue;
         }
         if (status[i] < 0) {
             w->misplaced++;
+            note_failure(w, pages[i], -status[i]);
             continue;
         }
         pages[nm] = pages[i];
@@ -220,7 +239,14 @@ static int run_workers(struct worker *w, int nw, void *(*fn)(void *))
     return 0;
 }
 
-static int worker_count(size_t pages)
+static int worker_count_per(size_t pages, size_t per_worker);
+static int worker_count(size_t pages) { return worker_count_per(pages, PAGES_PER_WORKER_MIN); }
+
+/* Migration is bound by the kernel's per-mm work (page-table locks, TLB shootdowns to every CPU
+ * running the process), not by faults: a second thread helps only for large ranges. */
+#define MIGRATE_PAGES_PER_WORKER (256 * 1024)
+
+static int worker_count_per(size_t pages, size_t per_worker)
 {
     int cpus[MAX_WORKERS];
     int n = npl__initial_affinity(cpus, MAX_WORKERS);
@@ -228,7 +254,7 @@ static int worker_count(size_t pages)
         n = 1;
     if (n > MAX_WORKERS)
         n = MAX_WORKERS;
-    size_t by_size = pages / PAGES_PER_WORKER_MIN;
+    size_t by_size = pages / per_worker;
     if (by_size < (size_t)n)
         n = by_size ? (int)by_size : 1;
     return n;
@@ -326,7 +352,17 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
             goto collect;
         }
     }
-    rc = run_workers(w, nw, verify_worker);
+    int nverify = nw;
+    if (!fresh) { /* pages already present move here: fewer threads (see MIGRATE_PAGES_PER_WORKER) */
+        nverify = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
+        if (nverify > nw)
+            nverify = nw;
+        for (int i = 0; i < nverify; i++) {
+            w[i].first = npages * (size_t)i / (size_t)nverify;
+            w[i].last = npages * (size_t)(i + 1) / (size_t)nverify;
+        }
+    }
+    rc = run_workers(w, nverify, verify_worker);
 collect:
     for (int i = 0; i < nw; i++) {
         cnt.syscalls += w[i].cnt.syscalls;
@@ -346,6 +382,58 @@ done:
                "%.3f s", st->pages, st->placed, st->moved, st->misplaced, st->syscalls,
                st->seconds);
     return rc < 0 ? -1 : 0;
+}
+
+int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+                 struct npl_migrate_result *res)
+{
+    double t0 = npl__now();
+    memset(res, 0, sizeof *res);
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (!addr || len == 0 || (uintptr_t)addr % psz)
+        return npl__fail(EINVAL, "range %p+%zu: empty or not page-aligned", addr, len);
+    if ((uintptr_t)addr + len < (uintptr_t)addr)
+        return npl__fail(EOVERFLOW, "range wraps around the address space");
+    if (!npl_get_support()->move_pages)
+        return npl__fail(ENOSYS, "move_pages(2) is not available (ENOSYS/EPERM)");
+    const npl_topo *t = npl_topo_self();
+    struct npl_map map;
+    if (!t || npl__map_prepare(&map, pol, t, shape, len, psz) < 0)
+        return -1;
+    if (map.kind == NPL_FIRST_TOUCH) {
+        npl__map_release(&map);
+        return npl__fail(EINVAL, "first_touch names no node to migrate to");
+    }
+    size_t npages = len / psz + (len % psz != 0);
+    int nw = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
+    struct worker w[MAX_WORKERS];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < nw; i++) {
+        w[i].base = addr;
+        w[i].first = npages * (size_t)i / (size_t)nw;
+        w[i].last = npages * (size_t)(i + 1) / (size_t)nw;
+        w[i].psz = psz;
+        w[i].map = &map;
+    }
+    int rc = run_workers(w, nw, verify_worker);
+    res->pages = npages;
+    for (int i = 0; i < nw; i++) {
+        res->moved += w[i].moved;
+        res->already += w[i].already;
+        res->absent += w[i].absent;
+        res->failed += w[i].misplaced;
+        res->syscalls += w[i].cnt.syscalls;
+        for (int k = 0; k < w[i].nfail && res->nfail < NPL_MIGRATE_FAIL_ADDRS; k++) {
+            res->fail_addr[res->nfail] = w[i].fail_addr[k];
+            res->fail_errno[res->nfail++] = w[i].fail_errno[k];
+        }
+    }
+    npl__map_release(&map);
+    res->seconds = npl__now() - t0;
+    npl__migrate_stats_add(res, psz);
+    npl__debug("migrated %zu pages: %zu moved, %zu already there, %zu absent, %zu failed, %.3f s",
+               res->pages, res->moved, res->already, res->absent, res->failed, res->seconds);
+    return rc;
 }
 
 int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,

@@ -7,6 +7,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <numaplace.h>
+#include <numaplace/migrate.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -157,6 +158,14 @@ int main(void)
     size_t counts[64], absent = 0;
     CHECK(npl_histogram(raw, 16 * 4096, counts, &absent) == 0 && counts[0] == 2 && absent == 14,
           "histogram 2 present, 14 absent");
+    struct npl_migrate_result mr;
+    CHECK(npl_migrate_range(raw, 16 * 4096, node0, &mr) == 0 && mr.already == 2 && mr.absent == 14 &&
+              mr.moved == 0 && mr.failed == 0,
+          "migrate: 2 already on node %d, 14 absent (%zu %zu)", node0, mr.already, mr.absent);
+    CHECK(npl_migrate_range(raw + 1, 4096, node0, &mr) == -1 && errno == EINVAL, "migrate unaligned");
+    CHECK(npl_migrate_range(raw, 4096, 4096, &mr) == -1 && errno == EINVAL, "migrate to no node");
+    int xx;
+    CHECK(npl_migrate_units(&xx, 0, 1, node0, &mr) == -1 && errno == ENOENT, "migrate unknown array");
     npl_policy *cyc = pol("cyclic");
     CHECK(npl_place_range(raw, 16 * 4096, cyc, NULL, 0) == 0 && raw[0] == 1 && raw[5 * 4096] == 1,
           "place_range keeps data: %s", npl_last_error());
