@@ -48,6 +48,46 @@ int npl_migrate_units(void *array, size_t first_unit, size_t nunits, int node,
 /** Move a whole library array to `node`. */
 int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
 
+/* ---- migrate-on-next-touch, in user space (Linux has none: MPOL_MF_LAZY is rejected) ----
+ * Arming a range protects it (one mprotect(PROT_NONE)) and gives it the MPOL_LOCAL policy; the
+ * first thread that touches a chunk afterwards takes a SIGSEGV that numaplace handles: it
+ * unprotects the chunk, moves its present pages to the thread's node (move_pages) and faults
+ * the absent ones in there (MADV_POPULATE_WRITE). Other threads touching the same chunk meanwhile
+ * wait for it. Faults outside armed chunks go to the SIGSEGV handler that was in place when a
+ * range was last armed (or the default action: a real segfault still kills); a program that
+ * installs its own handler after arming must arm again. See docs/NEXT_TOUCH.md.
+ *
+ * System calls that write into an armed range (read(2), recv(2), MPI receives) get EFAULT
+ * instead of a signal: call npl_next_touch_prepare() on the buffer first. */
+
+#define NPL_NEXT_TOUCH_DEFAULT_CHUNK (64 * 1024)
+#define NPL_NEXT_TOUCH_MAX_RANGES 256
+
+/** Arm [addr, addr+len) (page-aligned start; len rounded up to pages) with chunks of
+ *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; raised so that a range has
+ *  at most 65536/4 chunks, which bounds the mappings a half-touched range can need). Arming an
+ *  armed range again re-arms it (cheap: two system calls). ENOSPC: too many armed ranges. */
+int npl_next_touch_arm(void *addr, size_t len, size_t chunk_bytes);
+/** Arm a library array (whole). */
+int npl_next_touch_arm_array(void *array, size_t chunk_bytes);
+/** Disarm the range that starts at addr: everything becomes accessible where it is. */
+int npl_next_touch_disarm(void *addr);
+/** Resolve (as if the calling thread touched them) the armed chunks overlapping a buffer, before
+ *  a system call writes into it. Memory that is not armed is ignored. */
+int npl_next_touch_prepare(void *addr, size_t len);
+/** Re-arm every armed range (the transparent OpenMP mode calls it at new parallel regions). */
+int npl_next_touch_rearm_all(void);
+
+struct npl_next_touch_stats {
+    uint64_t faults;         /**< next-touch faults handled */
+    uint64_t chunks;         /**< chunks resolved */
+    uint64_t pages_moved;    /**< present pages moved to the toucher's node */
+    uint64_t pages_failed;   /**< present pages that could not move */
+    uint64_t waits;          /**< faults that waited for another thread's chunk */
+};
+/** Process-wide next-touch statistics. */
+int npl_next_touch_get_stats(struct npl_next_touch_stats *out);
+
 /** Process-wide migration statistics. */
 struct npl_migrate_stats {
     uint64_t calls;
