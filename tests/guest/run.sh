@@ -14,6 +14,10 @@ adds=()
 names=""
 for p in "${progs[@]}"; do adds+=(--add "$p"); names="$names $(basename "$p")"; done
 adds+=(--add tests/guest/in_guest.sh)
+# the transparent next-touch tool and LLVM's OpenMP runtime, for guest_omp_sweep's si-ompt mode
+[ -f "$BUILD/libnumaplace_ompt.so" ] && adds+=(--add "$BUILD/libnumaplace_ompt.so")
+libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
+[ -n "$libomp" ] && adds+=(--add "$libomp")
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && [ "${CI:-}" != true ]; then
     sh scripts/deps.sh >/dev/null 2>&1 || true

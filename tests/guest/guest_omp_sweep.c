@@ -1,0 +1,195 @@
+/* guest_omp_sweep - the papers' locality experiment, exact and hardware-independent:
+ * for a sweep where each OpenMP thread reads/writes its static block every iteration, the
+ * fraction of each thread's block pages that are remote to it, under
+ *   si       serial init (first touch by the master)                  expected (M-1)/M
+ *   pi       parallel init (first touch by the owner)                 expected 0
+ *   si-nt    serial init + explicit next-touch (npl_next_touch_arm)   expected <= 2%
+ *   si-ompt  serial init + transparent next-touch (OMPT tool, libomp) expected <= 2%
+ *   gomp     the transparent mode under GCC's libgomp                 must fail loudly (97)
+ * Run as `guest_omp_sweep --nodes N --cpus-per-node K`: it runs itself once per mode (with the
+ * environment each needs) and checks the numbers. The sweep itself uses no numaplace call
+ * except in si-nt. Needs /usr/local/bin/libnumaplace_ompt.so and libomp.so.5 for si-ompt
+ * (tests/guest/run.sh adds them), else that mode is skipped with a message. */
+#define _GNU_SOURCE
+#include "check.h"
+#include <errno.h>
+#include <numaplace.h>
+#include <numaplace/migrate.h>
+#include <omp.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BLOCK (1 << 20)
+
+static double remote_fraction(double *a, size_t per, long *pages_out)
+{
+    long remote = 0, pages = 0;
+#pragma omp parallel reduction(+ : remote, pages)
+    {
+        int t = omp_get_thread_num();
+        unsigned cpu, node;
+        syscall(SYS_getcpu, &cpu, &node, NULL);
+        char *b = (char *)(a + (size_t)t * per);
+        int n = BLOCK / 4096, st[BLOCK / 4096];
+        /* read the block first: this region is new to the OMPT tool, which re-arms next-touch at
+         * new regions; reading (as the sweep's owner of this block) resolves it like the sweep */
+        for (int i = 0; i < n; i++)
+            (void)((volatile char *)b)[(size_t)i * 4096];
+        void *pg[BLOCK / 4096];
+        for (int i = 0; i < n; i++)
+            pg[i] = b + (size_t)i * 4096;
+        syscall(SYS_move_pages, 0, n, pg, NULL, st, 0);
+        for (int i = 0; i < n; i++)
+            remote += st[i] != (int)node;
+        pages += n;
+    }
+    *pages_out = pages;
+    return (double)remote / (double)pages;
+}
+
+static int sweep(const char *mode)
+{
+    int T = omp_get_max_threads();
+    size_t per = BLOCK / sizeof(double), n = per * (size_t)T;
+    double *a = aligned_alloc(4096, n * sizeof *a);
+    if (!strcmp(mode, "pi")) {
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            a[i] = (double)i;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            a[i] = (double)i;
+    }
+    if (!strcmp(mode, "si-nt") && npl_next_touch_arm(a, n * sizeof *a, 0) < 0) {
+        printf("arm: %s\n", npl_last_error());
+        return 2;
+    }
+    double first = -1;
+    long pages = 0;
+    for (int it = 0; it < 3; it++) {
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            a[i] = a[i] * 0.5 + 1.0;
+        if (it == 0)
+            first = remote_fraction(a, per, &pages);
+    }
+    double last = remote_fraction(a, per, &pages);
+    printf("RESULT %s threads=%d pages=%ld remote_after_iter1=%.4f remote_final=%.4f\n", mode, T,
+           pages, first, last);
+    return 0;
+}
+
+/* run this program in `mode` with extra environment; capture its RESULT line */
+static int run_mode(const char *self, const char *mode, const char *preload, int threads,
+                    double *first, double *last, int *status)
+{
+    int fd[2];
+    if (pipe(fd) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        char th[16];
+        snprintf(th, sizeof th, "%d", threads);
+        setenv("OMP_NUM_THREADS", th, 1);
+        setenv("OMP_PROC_BIND", "spread", 1);
+        setenv("OMP_PLACES", "cores", 1);
+        setenv("NPL_SWEEP_MODE", mode, 1);
+        if (preload) {
+            setenv("LD_PRELOAD", preload, 1);
+            setenv("NUMAPLACE_NEXT_TOUCH", "1", 1);
+        }
+        execl(self, self, (char *)0);
+        _exit(99);
+    }
+    close(fd[1]);
+    char buf[4096];
+    ssize_t got = 0, r;
+    while ((r = read(fd[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0)
+        got += r;
+    buf[got] = 0;
+    close(fd[0]);
+    waitpid(pid, status, 0);
+    char *res = strstr(buf, "RESULT");
+    *first = *last = -1;
+    if (res)
+        sscanf(strstr(res, "remote_after_iter1="), "remote_after_iter1=%lf remote_final=%lf", first,
+               last);
+    printf("  %-8s %s", mode, res ? res : "(no result)\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *mode = getenv("NPL_SWEEP_MODE");
+    if (mode)
+        return sweep(mode);
+    int N = 0, K = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+            N = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpus-per-node") && i + 1 < argc)
+            K = atoi(argv[++i]);
+    }
+    if (N < 1) {
+        printf("usage: guest_omp_sweep --nodes N --cpus-per-node K\n");
+        return 120;
+    }
+    int T = N * K > 16 ? 16 : N * K;
+    /* THP: servers run it in `madvise` mode (facts.md); the guest kernel's `always` would put
+     * 2 MiB of a 1 MiB-per-thread array on one node at first touch. Match the servers. */
+    char thp[64] = "";
+    FILE *f0 = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r+");
+    if (f0) {
+        if (fgets(thp, sizeof thp, f0) && strstr(thp, "[always]")) {
+            rewind(f0);
+            fputs("madvise", f0);
+        } else {
+            thp[0] = 0;
+        }
+        fclose(f0);
+    }
+    const char *self = "/proc/self/exe";
+    char exe[4096];
+    ssize_t l = readlink(self, exe, sizeof exe - 1);
+    exe[l > 0 ? l : 0] = 0;
+    double f, g, want = (double)(N - 1) / N;
+    int st;
+    run_mode(exe, "si", NULL, T, &f, &g, &st);
+    CHECK(f >= want - 0.01 && f <= want + 0.01, "serial init: remote fraction %.4f = (M-1)/M %.4f", f,
+          want);
+    run_mode(exe, "pi", NULL, T, &f, &g, &st);
+    CHECK(f == 0 && g == 0, "parallel init: remote fraction %.4f (0 by construction)", f);
+    run_mode(exe, "si-nt", NULL, T, &f, &g, &st);
+    CHECK(f >= 0 && f <= 0.02 && g <= 0.02, "serial init + explicit next-touch: %.4f after the "
+                                            "first iteration (<= 2%%)", f);
+    const char *tool = getenv("NPL_OMPT_TOOL") ? getenv("NPL_OMPT_TOOL")
+                                               : "/usr/local/bin/libnumaplace_ompt.so";
+    const char *omp = getenv("NPL_LIBOMP") ? getenv("NPL_LIBOMP") : "/usr/local/bin/libomp.so.5";
+    if (access(tool, R_OK) || access(omp, R_OK)) {
+        printf("SKIP: transparent mode: %s or %s missing\n", tool, omp);
+    } else {
+        char pre[8192];
+        snprintf(pre, sizeof pre, "%s %s", tool, omp);
+        run_mode(exe, "si-ompt", pre, T, &f, &g, &st);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02,
+              "serial init + transparent next-touch (OMPT, libomp): %.4f (<= 2%%)", f);
+        run_mode(exe, "gomp", tool, T, &f, &g, &st);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 97,
+              "transparent mode under libgomp fails loudly (exit %d)",
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+    if (thp[0]) { /* restore */
+        FILE *f1 = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "w");
+        if (f1) {
+            fputs("always", f1);
+            fclose(f1);
+        }
+    }
+    return check_summary("guest_omp_sweep") ? 1 : 0;
+}
