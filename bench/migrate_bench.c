@@ -56,7 +56,15 @@ int main(int argc, char **argv)
     int *to = malloc(n * sizeof *to), *st = malloc(n * sizeof *st);
     for (size_t i = 0; i < n; i++)
         pages[i] = a + i * psz;
-    double tn[20], tl[20], tc[20];
+    double tn[20], tl[20], tc[20], tt[20];
+    int cpu_b = -1, cpu_a = -1;
+    { /* a CPU of each node, to run the next-touch toucher there */
+        int cpus[256];
+        if (npl_topo_node_cpus(t, npl_topo_node_index(t, b_node), cpus, 256) > 0)
+            cpu_b = cpus[0];
+        if (npl_topo_node_cpus(t, npl_topo_node_index(t, a_node), cpus, 256) > 0)
+            cpu_a = cpus[0];
+    }
     npl_migrate_range(a, bytes, a_node, NULL);
     for (int r = 0; r < reps; r++) {
         double t0 = now();
@@ -70,16 +78,33 @@ int main(int argc, char **argv)
         t0 = now();
         memcpy(c, a, bytes);
         tc[r] = now() - t0;
+        /* next-touch: a thread on node b touches one byte per chunk; pages follow it */
+        char list[32];
+        snprintf(list, sizeof list, "%d", cpu_b >= 0 ? cpu_b : 0);
+        npl_pin_self(list, 0);
+        t0 = now();
+        npl_next_touch_arm(a, bytes, 0);
+        for (size_t i = 0; i < bytes; i += NPL_NEXT_TOUCH_DEFAULT_CHUNK)
+            ((volatile char *)a)[i]++;
+        tt[r] = now() - t0;
+        npl_next_touch_disarm(a);
+        snprintf(list, sizeof list, "%d", cpu_a >= 0 ? cpu_a : 0);
+        npl_pin_self(list, 0);
+        npl_migrate_range(a, bytes, a_node, NULL); /* back for the next repetition */
     }
     qsort(tn, (size_t)reps, sizeof *tn, cmp);
     qsort(tl, (size_t)reps, sizeof *tl, cmp);
     qsort(tc, (size_t)reps, sizeof *tc, cmp);
-    double mn = tn[reps / 2], ml = tl[reps / 2], mc = tc[reps / 2];
+    qsort(tt, (size_t)reps, sizeof *tt, cmp);
+    double mn = tn[reps / 2], ml = tl[reps / 2], mc = tc[reps / 2], mt = tt[reps / 2];
     printf("migrate_bench: %zu MiB, node %d <-> %d, %d threads max, median of %d\n", mib, a_node,
            b_node, npl_topo_cpu_count(t), reps);
     printf("%-28s %9s %10s %12s\n", "method", "seconds", "GiB/s", "vs_numaplace");
     printf("%-28s %9.4f %10.2f %12.2f\n", "npl_migrate_range", mn, mib / 1024.0 / mn, 1.0);
     printf("%-28s %9.4f %10.2f %12.2f\n", "numa_move_pages (1 call)", ml, mib / 1024.0 / ml, ml / mn);
     printf("%-28s %9.4f %10.2f %12.2f\n", "memcpy same bytes", mc, mib / 1024.0 / mc, mc / mn);
+    printf("%-28s %9.4f %10.2f %12.2f\n", "next-touch (1 toucher)", mt, mib / 1024.0 / mt, mt / mn);
+    printf("next-touch cost per MiB: %.3f ms; explicit migration: %.3f ms\n", mt * 1e3 / mib,
+           mn * 1e3 / mib);
     return 0;
 }

@@ -64,12 +64,13 @@ static void resolve(struct slot *s, size_t c)
     syscall(SYS_mprotect, start, len, PROT_READ | PROT_WRITE);
     void *pages[BATCH];
     int nodes[BATCH], status[BATCH];
-    size_t n = len / ps;
+    size_t n = len / ps, absent = 0;
     for (size_t off = 0; off < n; off += BATCH) {
         size_t k = n - off < BATCH ? n - off : BATCH;
         for (size_t i = 0; i < k; i++) {
             pages[i] = start + (off + i) * ps;
             nodes[i] = (int)node;
+            status[i] = -EAGAIN; /* unwritten if the kernel stops early: counted as failed */
         }
         if (syscall(SYS_move_pages, 0, k, pages, nodes, status, MPOL_MF_MOVE) < 0 && errno != ENOENT &&
             errno != ENOMEM && errno != EBUSY)
@@ -77,12 +78,15 @@ static void resolve(struct slot *s, size_t c)
         for (size_t i = 0; i < k; i++) {
             if (status[i] == (int)node)
                 atomic_fetch_add_explicit(&st_moved, 1, memory_order_relaxed);
-            else if (status[i] != -ENOENT && status[i] != -EFAULT)
+            else if (status[i] == -ENOENT || status[i] == -EFAULT)
+                absent++;
+            else
                 atomic_fetch_add_explicit(&st_failed, 1, memory_order_relaxed);
         }
     }
     /* absent pages: fault them in here, under the range's MPOL_LOCAL policy */
-    syscall(SYS_madvise, start, len, MADV_POPULATE_WRITE);
+    if (absent)
+        syscall(SYS_madvise, start, len, MADV_POPULATE_WRITE);
     atomic_fetch_add_explicit(&st_chunks, 1, memory_order_relaxed);
 }
 
