@@ -204,6 +204,9 @@ int npl_policy_map(const npl_policy *pol, const npl_topo *topo, const npl_shape 
 #define NPL_F_STRICT      0x1u /**< fail (ENOMEM) instead of leaving pages on other nodes */
 #define NPL_F_NO_PROTECT  0x2u /**< let automatic NUMA balancing move the pages later */
 #define NPL_F_THP         0x4u /**< allow transparent huge pages (blocks become 2 MiB units) */
+#define NPL_F_HUGETLB     0x8u /**< explicit 2 MiB hugetlb pages from each node's pool (npl_alloc_array:
+                                    falls back to base pages when no pool can serve the array, unless
+                                    NPL_F_STRICT; npl_array_info says what was obtained) */
 
 /** Allocate `bytes` bytes placed under `pol` (NULL: NUMAPLACE_POLICY from the environment,
  *  else first_touch). The memory is zero-filled, page-aligned and registered as a library
@@ -244,6 +247,8 @@ struct npl_array_info {
     npl_shape shape;
     char policy[128];               /**< canonical string of the last whole-array policy */
     struct npl_place_stats last;    /**< the last placement */
+    int hugetlb;                    /**< 1: backed by 2 MiB hugetlb pages, 0: base (or THP) pages */
+    int hugetlb_fallback;           /**< 1: NPL_F_HUGETLB was asked but no pool could serve it */
 };
 int npl_array_info(const void *array, struct npl_array_info *out);
 

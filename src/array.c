@@ -30,6 +30,7 @@ struct array {
     struct segment *seg;
     int nseg;
     struct npl_place_stats last;
+    int hugetlb, hugetlb_fallback;
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,27 +91,50 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
     if (npl_shape_bytes(shape, &bytes) < 0)
         return NULL;
     size_t psz = page_size();
-    size_t align = (flags & NPL_F_THP) ? ((size_t)2 << 20) : psz;
+    size_t align = (flags & (NPL_F_THP | NPL_F_HUGETLB)) ? ((size_t)2 << 20) : psz;
     if (bytes > SIZE_MAX - 2 * align) {
         npl__fail(EOVERFLOW, "size %zu too large", bytes);
         return NULL;
     }
     size_t mapped = (bytes + align - 1) / align * align;
-    size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
-    char *raw = mmap(NULL, mapped + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-    if (raw == MAP_FAILED) {
-        npl__fail(errno, "mmap of %zu bytes failed", mapped);
-        return NULL;
+    char *base = NULL;
+    int fallback = 0;
+    if (flags & NPL_F_HUGETLB) {
+        /* the kernel aligns hugetlb mappings itself; the reservation is checked against the
+         * global pool only: per-node pools are checked by populating page by page (place.c) */
+        base = mmap(NULL, mapped, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (21 << MAP_HUGE_SHIFT), -1, 0);
+        if (base == MAP_FAILED) {
+            base = NULL;
+            if (flags & NPL_F_STRICT) {
+                npl__fail(errno == EINVAL ? ENOSYS : ENOMEM,
+                          "no 2 MiB hugetlb pages for %zu bytes (pool empty or too small)", bytes);
+                return NULL;
+            }
+            fallback = 1;
+            npl__debug("hugetlb pool cannot hold %zu bytes: base pages instead", bytes);
+            flags &= ~NPL_F_HUGETLB;
+        }
     }
-    char *base = raw;
-    if (extra) {
-        base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
-        if (base > raw)
-            munmap(raw, (size_t)(base - raw));
-        size_t tail = (size_t)(raw + mapped + extra - (base + mapped));
-        if (tail)
-            munmap(base + mapped, tail);
+    if (!base) {
+        size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
+        char *raw = mmap(NULL, mapped + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+        if (raw == MAP_FAILED) {
+            npl__fail(errno, "mmap of %zu bytes failed", mapped);
+            return NULL;
+        }
+        base = raw;
+        if (extra) {
+            base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+            if (base > raw)
+                munmap(raw, (size_t)(base - raw));
+            size_t tail = (size_t)(raw + mapped + extra - (base + mapped));
+            if (tail)
+                munmap(base + mapped, tail);
+        }
+        if (flags & NPL_F_THP)
+            madvise(base, mapped, MADV_HUGEPAGE);
     }
     struct array *a = calloc(1, sizeof *a);
     npl_policy *own = NULL;
@@ -124,6 +148,8 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
     a->base = base;
     a->bytes = bytes;
     a->mapped = mapped;
+    a->hugetlb = (flags & NPL_F_HUGETLB) != 0;
+    a->hugetlb_fallback = fallback;
     a->shape = *shape;
     pthread_mutex_init(&a->lock, NULL);
     a->refs = 0;
@@ -138,7 +164,19 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
         munmap(base, mapped);
         pthread_mutex_destroy(&a->lock);
         free(a->seg);
+        int was_huge = a->hugetlb;
         free(a);
+        if (was_huge && !(flags & NPL_F_STRICT) && e != EINVAL && e != EXDEV) {
+            /* no pool could serve a page after all: base pages, and say so */
+            npl__debug("hugetlb placement failed (%s): base pages instead", msg);
+            void *r = npl_alloc_array(shape, pol, flags & ~NPL_F_HUGETLB);
+            struct array *b = r ? acquire(r) : NULL;
+            if (b) {
+                b->hugetlb_fallback = 1;
+                release(b);
+            }
+            return r;
+        }
         npl__fail(e, "%s", msg);
         return NULL;
     }
@@ -339,6 +377,8 @@ int npl_array_info(const void *p, struct npl_array_info *o)
     o->page_size = page_size();
     o->shape = a->shape;
     o->last = a->last;
+    o->hugetlb = a->hugetlb;
+    o->hugetlb_fallback = a->hugetlb_fallback;
     if (a->nseg)
         npl_policy_format(a->seg[0].pol, o->policy, sizeof o->policy);
     pthread_mutex_unlock(&a->lock);
@@ -354,7 +394,7 @@ static int intended_map(struct array *a, int *want, size_t npages)
         want[i] = NPL_NODE_ANY;
     for (int s = 0; s < a->nseg; s++) {
         struct segment *g = &a->seg[s];
-        int thp = (g->flags & NPL_F_THP) != 0;
+        int thp = (g->flags & (NPL_F_THP | NPL_F_HUGETLB)) != 0;
         size_t mpsz = thp ? ((size_t)2 << 20) : psz;
         int shift = thp ? __builtin_ctzl(((size_t)2 << 20) / psz) : 0;
         size_t seg_bytes = g->npages * psz;

@@ -54,6 +54,7 @@ struct worker {
     /* results */
     struct npl_counter cnt;
     size_t moved, misplaced, absent, already;
+    int hugetlb;                       /* psz is a hugetlb page: fault it in with populate */
     int nfail;                         /* first failures, for migration reports */
     void *fail_addr[NPL_MIGRATE_FAIL_ADDRS];
     int fail_errno[NPL_MIGRATE_FAIL_ADDRS];
@@ -75,7 +76,12 @@ static void touch_pages(struct worker *w, const int *slice_map, int node)
         if (slice_map[pg - w->first] != node)
             continue;
         char *p = w->base + pg * w->psz;
-        if (w->fresh)
+        if (w->hugetlb) { /* a store would SIGBUS if no pool can give a page: ask, and hear no */
+            if (npl__madvise(&w->cnt, p, w->psz, MADV_POPULATE_WRITE) < 0) {
+                w->err = errno;
+                return;
+            }
+        } else if (w->fresh)
             *(volatile char *)p = 0; /* fresh anonymous memory is zero already */
         else
             __atomic_fetch_or(p, (char)0, __ATOMIC_RELAXED); /* keeps concurrent writes */
@@ -100,6 +106,8 @@ static void *touch_worker(void *arg)
             break;
         }
         touch_pages(w, slice_map, node);
+        if (w->err)
+            break;
     }
     npl__set_mempolicy(&w->cnt, MPOL_DEFAULT, NULL, 0);
     scratch_free(slice_map, n * sizeof *slice_map);
@@ -296,7 +304,19 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
             return -1;
         pol = envpol;
     }
-    int thp = (flags & NPL_F_THP) != 0;
+    /* hugetlb: the unit of all the work below is the 2 MiB page (scale converts the counts);
+     * THP: base pages, mapped per 2 MiB */
+    int huge = (flags & NPL_F_HUGETLB) != 0;
+    int thp = !huge && (flags & NPL_F_THP) != 0;
+    size_t scale = 1;
+    if (huge) {
+        if ((uintptr_t)addr % HUGE_2M)
+            return npl__fail(EINVAL, "hugetlb range %p is not 2 MiB-aligned", addr);
+        if (!npl_get_support()->populate_write)
+            return npl__fail(ENOSYS, "hugetlb placement needs MADV_POPULATE_WRITE (Linux 5.14)");
+        scale = HUGE_2M / psz;
+        psz = HUGE_2M;
+    }
     size_t map_psz = thp ? HUGE_2M : psz;
     int shift = thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
     struct npl_map map;
@@ -316,14 +336,16 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
         /* the kernel decides (or there is one node): drop any policy we had set before */
         if (!fresh && npl_get_support()->mbind)
             npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0);
-        if (sup == 0 && map.kind != NPL_FIRST_TOUCH) {
-            for (size_t pg = 0; pg < npages; pg++) /* populate: all pages are local anyway */
+        if (sup == 0 && map.kind != NPL_FIRST_TOUCH) { /* populate: all pages are local anyway */
+            if (huge && madvise(addr, npages * psz, MADV_POPULATE_WRITE) < 0)
+                rc = npl__fail(errno, "no huge page to populate %p+%zu", addr, len);
+            for (size_t pg = 0; !huge && pg < npages; pg++)
                 __atomic_fetch_or((char *)addr + pg * psz, (char)0, __ATOMIC_RELAXED);
-            st->placed = npages;
+            st->placed = rc < 0 ? 0 : npages;
         }
         goto done;
     }
-    if (!thp && npl__madvise(&cnt, addr, npages * psz, MADV_NOHUGEPAGE) < 0)
+    if (!thp && !huge && npl__madvise(&cnt, addr, npages * psz, MADV_NOHUGEPAGE) < 0)
         npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
     if (!fresh && npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0) < 0) {
         rc = npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", addr, len,
@@ -341,6 +363,7 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
         w[i].shift = shift;
         w[i].map = &map;
         w[i].fresh = fresh;
+        w[i].hugetlb = huge;
     }
     if ((rc = run_workers(w, nw, touch_worker)) < 0)
         goto collect;
@@ -375,6 +398,10 @@ collect:
                        st->misplaced, npages);
 done:
     npl__map_release(&map);
+    st->pages *= scale;
+    st->placed *= scale;
+    st->misplaced *= scale;
+    st->moved *= scale;
     st->syscalls = cnt.syscalls;
     st->seconds = npl__now() - t0;
     npl__stats_add(st);

@@ -8,6 +8,7 @@
 #include <linux/seccomp.h>
 #include <numaplace.h>
 #include <numaplace/migrate.h>
+#include <numaplace/replicate.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -208,6 +209,35 @@ int main(void)
         npl_free(m);
     }
     npl_policy_free(cyc);
+
+    /* replication degrades to one copy on a one-node machine, with no error */
+    {
+        static unsigned char master[1 << 20];
+        for (size_t i = 0; i < sizeof master; i++)
+            master[i] = (unsigned char)(i * 3);
+        npl_replica *r;
+        struct npl_replica_info ri;
+        CHECK(npl_replicate(&r, master, sizeof master, NULL, 0, 0) == 0 &&
+                  npl_replica_info(r, &ri) == 0 && ri.ncopies == npl_topo_node_count(t, 0) &&
+                  npl_replica_local(r) == npl_replica_on(r, node0) &&
+                  memcmp(npl_replica_local(r), master, sizeof master) == 0,
+              "replica set here: %d copy, local copy equals the master", ri.ncopies);
+        master[5] = 99;
+        CHECK(npl_replica_sync(r) == 0 && ((const unsigned char *)npl_replica_local(r))[5] == 99,
+              "sync copies the changed master");
+        npl_replica_free(r);
+        CHECK(npl_replicate(&r, NULL, 10, NULL, 0, 0) == -1 && errno == EINVAL, "NULL master");
+        /* hugetlb with no pool here: base pages, reported; STRICT: ENOMEM */
+        npl_shape hs = {1, 1, {4 << 20, 0, 0}, NPL_ROW_MAJOR};
+        npl_policy *cy = pol("cyclic");
+        char *h = npl_alloc_array(&hs, cy, NPL_F_HUGETLB);
+        struct npl_array_info hi;
+        CHECK(h && npl_array_info(h, &hi) == 0 && (hi.hugetlb || hi.hugetlb_fallback),
+              "hugetlb array: huge pages or a reported fallback (huge=%d fallback=%d)", hi.hugetlb,
+              hi.hugetlb_fallback);
+        npl_free(h);
+        npl_policy_free(cy);
+    }
 
     /* pinning */
     int cpu = npl_pin_self("compact", 0), now = -1;

@@ -1,0 +1,49 @@
+/* numaplace/replicate.h - numag's per-node replicas of read-only data.
+ *
+ * A replica set holds one copy of a buffer on every usable node (or on the nodes of a subset),
+ * each placed on its node and filled by a thread running on that node (numag's per-node master;
+ * a CPU-less node's copy is filled from the nearest node with CPUs). npl_replica_local() returns
+ * the calling thread's local copy in O(1) (getcpu through the vDSO, then a table). On a machine
+ * with one usable node the set degrades to one copy, with no error. */
+#ifndef NUMAPLACE_REPLICATE_H
+#define NUMAPLACE_REPLICATE_H
+
+#include <numaplace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+typedef struct npl_replica npl_replica;
+
+/** Make per-node copies of master[0..bytes). nodes/nnodes: the nodes to replicate on (OS ids;
+ *  NULL: every usable node). flags: NPL_F_THP / NPL_F_HUGETLB for the copies. The master buffer
+ *  stays the caller's; the copies are read-only by convention (write to the master, then sync). */
+int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int *nodes,
+                  int nnodes, unsigned flags);
+/** The calling thread's local copy (the nearest copy, by distance, if its node has none). */
+const void *npl_replica_local(const npl_replica *r);
+/** The copy on node `node` (OS id), or NULL+EINVAL when there is none. */
+const void *npl_replica_on(const npl_replica *r, int node);
+/** Copy the master into every copy again (one thread per node, in parallel). */
+int npl_replica_sync(npl_replica *r);
+
+struct npl_replica_info {
+    int ncopies;            /**< copies made */
+    size_t bytes;           /**< bytes per copy */
+    size_t total_bytes;     /**< memory the set uses */
+    int nodes[64];          /**< node of each copy (the first 64) */
+};
+int npl_replica_info(const npl_replica *r, struct npl_replica_info *out);
+void npl_replica_free(npl_replica *r);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,198 @@
+/* replicate.c - per-node replicas of read-only data (numag). Each copy is a library array
+ * placed with bind_all:<node> and filled by a thread pinned to a CPU of that node. */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "numaplace/replicate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct npl_replica {
+    const void *master;
+    size_t bytes;
+    int ncopies;
+    int *node;        /* node of copy i */
+    void **copy;
+    int *by_node;     /* node OS id -> copy index (nearest copy for nodes without one) */
+    int max_node;
+    int *filler_cpu;  /* CPU that fills copy i */
+};
+
+/* a CPU of node idx, or of the nearest node that has CPUs */
+static int filler_for(const npl_topo *t, int idx)
+{
+    int best = -1, bestd = 0, cpu = -1;
+    for (int j = 0; j < t->nnodes; j++) {
+        int c;
+        if (npl_topo_node_cpus(t, j, &c, 1) < 1)
+            continue;
+        int d = t->dist[idx * t->nnodes + j];
+        if (best < 0 || d < bestd) {
+            best = j;
+            bestd = d;
+            cpu = c;
+        }
+    }
+    return cpu;
+}
+
+struct fill {
+    npl_replica *r;
+    int i;
+    int err;
+};
+
+static void *fill_one(void *arg)
+{
+    struct fill *f = arg;
+    npl_replica *r = f->r;
+    if (r->filler_cpu[f->i] >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(r->filler_cpu[f->i], &set);
+        sched_setaffinity(0, sizeof set, &set); /* only this helper thread */
+    }
+    memcpy(r->copy[f->i], r->master, r->bytes);
+    return NULL;
+}
+
+int npl_replica_sync(npl_replica *r)
+{
+    if (!r)
+        return npl__fail(EINVAL, "NULL replica set");
+    int n = r->ncopies > 0 ? r->ncopies : 1;
+    pthread_t th[n];
+    struct fill f[n];
+    int started[n];
+    for (int i = 0; i < r->ncopies; i++) {
+        f[i] = (struct fill){r, i, 0};
+        started[i] = pthread_create(&th[i], NULL, fill_one, &f[i]) == 0;
+        if (!started[i])
+            fill_one(&f[i]); /* no thread: copy from here (placement is the pages', not ours) */
+    }
+    for (int i = 0; i < r->ncopies; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+    return 0;
+}
+
+void npl_replica_free(npl_replica *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->ncopies; i++)
+        if (r->copy[i])
+            npl_free(r->copy[i]);
+    free(r->node);
+    free(r->copy);
+    free(r->by_node);
+    free(r->filler_cpu);
+    free(r);
+}
+
+int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int *nodes,
+                  int nnodes, unsigned flags)
+{
+    if (!out || !master || bytes == 0 || nnodes < 0 || (nnodes > 0 && !nodes))
+        return npl__fail(EINVAL, "npl_replicate: NULL or empty argument");
+    *out = NULL;
+    const npl_topo *t = npl_topo_self();
+    if (!t)
+        return -1;
+    npl_policy *subset;
+    if (npl_policy_create(&subset, NPL_CYCLIC, nodes, nnodes) < 0)
+        return -1;
+    int *list, m;
+    int rc = npl__policy_nodes(subset, t, &list, &m); /* validated: exist, allowed, memory */
+    npl_policy_free(subset);
+    if (rc < 0)
+        return -1;
+    npl_replica *r = calloc(1, sizeof *r);
+    int max_node = 0;
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].os > max_node)
+            max_node = t->nodes[i].os;
+    if (r) {
+        r->master = master;
+        r->bytes = bytes;
+        r->node = list;
+        r->copy = calloc((size_t)m, sizeof *r->copy);
+        r->filler_cpu = calloc((size_t)m, sizeof *r->filler_cpu);
+        r->by_node = calloc((size_t)max_node + 1, sizeof *r->by_node);
+        r->max_node = max_node;
+    }
+    if (!r || !r->copy || !r->filler_cpu || !r->by_node) {
+        if (r)
+            r->ncopies = 0;
+        else
+            free(list);
+        npl_replica_free(r);
+        return npl__fail(ENOMEM, "out of memory");
+    }
+    npl_shape shape = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
+    for (int i = 0; i < m; i++, r->ncopies++) {
+        npl_policy *p = NULL;
+        if (npl__node_policy(list[i], &p) < 0 ||
+            !(r->copy[i] = npl_alloc_array(&shape, p, flags))) {
+            int e = errno;
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", npl_last_error());
+            npl_policy_free(p);
+            npl_replica_free(r);
+            return npl__fail(e, "replica on node %d: %s", list[i], msg);
+        }
+        npl_policy_free(p);
+        r->filler_cpu[i] = filler_for(t, npl_topo_node_index(t, list[i]));
+    }
+    /* every node (with or without a copy) -> its nearest copy */
+    for (int n = 0; n <= max_node; n++) {
+        int idx = npl_topo_node_index(t, n), best = 0, bestd = -1;
+        for (int i = 0; idx >= 0 && i < m; i++) {
+            int d = t->dist[idx * t->nnodes + npl_topo_node_index(t, list[i])];
+            if (bestd < 0 || d < bestd) {
+                best = i;
+                bestd = d;
+            }
+        }
+        r->by_node[n] = best;
+    }
+    npl_replica_sync(r);
+    *out = r;
+    return 0;
+}
+
+const void *npl_replica_local(const npl_replica *r)
+{
+    if (!r)
+        return NULL;
+    unsigned cpu = 0, node = 0;
+    if (getcpu(&cpu, &node) < 0 || (int)node > r->max_node)
+        return r->copy[0];
+    return r->copy[r->by_node[node]];
+}
+
+const void *npl_replica_on(const npl_replica *r, int node)
+{
+    for (int i = 0; r && i < r->ncopies; i++)
+        if (r->node[i] == node)
+            return r->copy[i];
+    npl__fail(EINVAL, "no copy on node %d", node);
+    return NULL;
+}
+
+int npl_replica_info(const npl_replica *r, struct npl_replica_info *o)
+{
+    if (!r || !o)
+        return npl__fail(EINVAL, "NULL argument");
+    memset(o, 0, sizeof *o);
+    o->ncopies = r->ncopies;
+    o->bytes = r->bytes;
+    o->total_bytes = r->bytes * (size_t)r->ncopies;
+    for (int i = 0; i < r->ncopies && i < 64; i++)
+        o->nodes[i] = r->node[i];
+    return 0;
+}
