@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,6 +39,7 @@ struct slot {
     _Atomic int users;
     char *base;
     size_t len, chunk, nchunks;
+    size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
     _Atomic unsigned char *state; /* mmap'ed, nchunks entries */
 };
 
@@ -54,7 +56,7 @@ static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
  * here. Raw system calls only. */
 static void resolve(struct slot *s, size_t c)
 {
-    size_t ps = psz();
+    size_t ps = s->page;
     char *start = s->base + c * s->chunk;
     size_t len = s->chunk;
     if (start + len > s->base + s->len)
@@ -191,6 +193,27 @@ static int arm_slot(struct slot *s)
     return 0;
 }
 
+/* KernelPageSize of the mapping holding addr (smaps), or the base page size */
+static size_t mapping_page_size(const void *addr)
+{
+    size_t ps = psz();
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[256];
+    int in = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, kb;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+        else if (in && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1) {
+            ps = kb * 1024;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return ps;
+}
+
 int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
 {
     size_t ps = psz();
@@ -200,6 +223,12 @@ int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
         return npl__fail(EOVERFLOW, "range wraps around the address space");
     if (!npl_get_support()->move_pages)
         return npl__fail(ENOSYS, "move_pages(2) is not available (ENOSYS/EPERM)");
+    size_t page = mapping_page_size(addr); /* hugetlb: the chunk is (a multiple of) the huge page */
+    if (page > ps) {
+        if ((uintptr_t)addr % page)
+            return npl__fail(EINVAL, "%p is not aligned to its %zu-byte pages", addr, page);
+        ps = page;
+    }
     len = (len + ps - 1) / ps * ps;
     if (chunk == 0)
         chunk = NPL_NEXT_TOUCH_DEFAULT_CHUNK;
@@ -234,6 +263,7 @@ int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
                 s->base = addr;
                 s->len = len;
                 s->chunk = chunk;
+                s->page = ps;
                 s->nchunks = n;
                 s->state = st;
                 if ((rc = arm_slot(s)) == 0)
