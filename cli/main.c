@@ -12,6 +12,7 @@ static void usage(FILE *f)
                "  topo [--json]              nodes, CPUs, memory, distances, what may be used\n"
                "  map --policy STR ...       print the page->node map of a policy (no memory touched)\n"
                "  demo [--policy STR] [--mib N]  place an array under policies; show where pages are\n"
+               "  run [--policy STR] [--pin S] [--next-touch] -- PROG ARGS   run a program placed\n"
                "  --version                  print the version\n"
                "  help                       this text; COMMAND --help for each command\n"
                "\n"
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
         return cmd_map(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
     fprintf(stderr, "numaplace: unknown command \"%s\"\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

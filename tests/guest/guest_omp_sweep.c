@@ -24,14 +24,18 @@
 
 #define BLOCK (1 << 20)
 
+static int thread_nodes; /* bit mask of the nodes the sweep's threads ran on */
+
 static double remote_fraction(double *a, size_t per, long *pages_out)
 {
     long remote = 0, pages = 0;
-#pragma omp parallel reduction(+ : remote, pages)
+    int mask = 0;
+#pragma omp parallel reduction(+ : remote, pages) reduction(| : mask)
     {
         int t = omp_get_thread_num();
         unsigned cpu, node;
         syscall(SYS_getcpu, &cpu, &node, NULL);
+        mask |= 1 << (node & 31);
         char *b = (char *)(a + (size_t)t * per);
         int n = BLOCK / 4096, st[BLOCK / 4096];
         /* read the block first: this region is new to the OMPT tool, which re-arms next-touch at
@@ -47,11 +51,40 @@ static double remote_fraction(double *a, size_t per, long *pages_out)
         pages += n;
     }
     *pages_out = pages;
+    thread_nodes = mask;
     return (double)remote / (double)pages;
+}
+
+/* mode "count": allocate and touch 1024 pages serially; report the spread of pages over nodes */
+static int count_pages(void)
+{
+    int n = 1024, st[1024], per[64] = {0};
+    char *a = aligned_alloc(4096, (size_t)n * 4096);
+    void *pg[1024];
+    for (int i = 0; i < n; i++) {
+        a[(size_t)i * 4096] = 1;
+        pg[i] = a + (size_t)i * 4096;
+    }
+    syscall(SYS_move_pages, 0, n, pg, NULL, st, 0);
+    int lo = n, hi = 0, nodes = 0;
+    for (int i = 0; i < n; i++)
+        if (st[i] >= 0 && st[i] < 64)
+            per[st[i]]++;
+    for (int k = 0; k < 64; k++)
+        if (per[k]) {
+            nodes++;
+            lo = per[k] < lo ? per[k] : lo;
+            hi = per[k] > hi ? per[k] : hi;
+        }
+    printf("RESULT count nodes=%d spread=%d remote_after_iter1=%d remote_final=%d\n", nodes,
+           hi - lo, nodes, hi - lo);
+    return 0;
 }
 
 static int sweep(const char *mode)
 {
+    if (!strcmp(mode, "count"))
+        return count_pages();
     int T = omp_get_max_threads();
     size_t per = BLOCK / sizeof(double), n = per * (size_t)T;
     double *a = aligned_alloc(4096, n * sizeof *a);
@@ -77,14 +110,23 @@ static int sweep(const char *mode)
             first = remote_fraction(a, per, &pages);
     }
     double last = remote_fraction(a, per, &pages);
-    printf("RESULT %s threads=%d pages=%ld remote_after_iter1=%.4f remote_final=%.4f\n", mode, T,
-           pages, first, last);
+    printf("RESULT %s threads=%d nodes=%d pages=%ld remote_after_iter1=%.4f remote_final=%.4f\n",
+           mode, T, __builtin_popcount(thread_nodes), pages, first, last);
     return 0;
 }
 
 /* run this program in `mode` with extra environment; capture its RESULT line */
+static int last_nodes; /* nodes the last run's threads ran on */
+static int run_mode_via(const char *const *prefix, const char *self, const char *mode,
+                        const char *preload, int threads, double *first, double *last, int *status);
 static int run_mode(const char *self, const char *mode, const char *preload, int threads,
                     double *first, double *last, int *status)
+{
+    return run_mode_via(NULL, self, mode, preload, threads, first, last, status);
+}
+
+static int run_mode_via(const char *const *prefix, const char *self, const char *mode,
+                        const char *preload, int threads, double *first, double *last, int *status)
 {
     int fd[2];
     if (pipe(fd) < 0)
@@ -96,12 +138,32 @@ static int run_mode(const char *self, const char *mode, const char *preload, int
         char th[16];
         snprintf(th, sizeof th, "%d", threads);
         setenv("OMP_NUM_THREADS", th, 1);
-        setenv("OMP_PROC_BIND", "spread", 1);
-        setenv("OMP_PLACES", "cores", 1);
+        if (preload || prefix) {
+            /* libomp preloaded over a gcc build: libgomp still loads and, if OMP_PROC_BIND or
+             * OMP_PLACES is set, binds the initial thread before main; libomp's own variable
+             * spreads the threads instead (numaplace run --pin sets it the same way) */
+            if (!prefix)
+                setenv("KMP_AFFINITY", "granularity=fine,scatter", 1);
+        } else {
+            setenv("OMP_PROC_BIND", "spread", 1);
+            setenv("OMP_PLACES", "cores", 1);
+        }
         setenv("NPL_SWEEP_MODE", mode, 1);
         if (preload) {
             setenv("LD_PRELOAD", preload, 1);
             setenv("NUMAPLACE_NEXT_TOUCH", "1", 1);
+        }
+        if (prefix) { /* e.g. numaplace run --next-touch -- SELF */
+            const char *argv2[16];
+            int k = 0;
+            while (prefix[k] && k < 14) {
+                argv2[k] = prefix[k];
+                k++;
+            }
+            argv2[k++] = self;
+            argv2[k] = NULL;
+            execvp(argv2[0], (char *const *)argv2);
+            _exit(98);
         }
         execl(self, self, (char *)0);
         _exit(99);
@@ -116,6 +178,9 @@ static int run_mode(const char *self, const char *mode, const char *preload, int
     waitpid(pid, status, 0);
     char *res = strstr(buf, "RESULT");
     *first = *last = -1;
+    last_nodes = 0;
+    if (res && strstr(res, " nodes="))
+        sscanf(strstr(res, " nodes="), " nodes=%d", &last_nodes);
     if (res)
         sscanf(strstr(res, "remote_after_iter1="), "remote_after_iter1=%lf remote_final=%lf", first,
                last);
@@ -161,13 +226,14 @@ int main(int argc, char **argv)
     double f, g, want = (double)(N - 1) / N;
     int st;
     run_mode(exe, "si", NULL, T, &f, &g, &st);
-    CHECK(f >= want - 0.01 && f <= want + 0.01, "serial init: remote fraction %.4f = (M-1)/M %.4f", f,
-          want);
+    CHECK(f >= want - 0.01 && f <= want + 0.01 && last_nodes == N,
+          "serial init: remote fraction %.4f = (M-1)/M %.4f, threads on %d nodes", f, want, last_nodes);
     run_mode(exe, "pi", NULL, T, &f, &g, &st);
     CHECK(f == 0 && g == 0, "parallel init: remote fraction %.4f (0 by construction)", f);
     run_mode(exe, "si-nt", NULL, T, &f, &g, &st);
-    CHECK(f >= 0 && f <= 0.02 && g <= 0.02, "serial init + explicit next-touch: %.4f after the "
-                                            "first iteration (<= 2%%)", f);
+    CHECK(f >= 0 && f <= 0.02 && g <= 0.02 && last_nodes == N,
+          "serial init + explicit next-touch: %.4f after the first iteration (<= 2%%), threads on "
+          "%d nodes", f, last_nodes);
     const char *tool = getenv("NPL_OMPT_TOOL") ? getenv("NPL_OMPT_TOOL")
                                                : "/usr/local/bin/libnumaplace_ompt.so";
     const char *omp = getenv("NPL_LIBOMP") ? getenv("NPL_LIBOMP") : "/usr/local/bin/libomp.so.5";
@@ -177,12 +243,34 @@ int main(int argc, char **argv)
         char pre[8192];
         snprintf(pre, sizeof pre, "%s %s", tool, omp);
         run_mode(exe, "si-ompt", pre, T, &f, &g, &st);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02,
-              "serial init + transparent next-touch (OMPT, libomp): %.4f (<= 2%%)", f);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && last_nodes == N,
+              "serial init + transparent next-touch (OMPT, libomp): %.4f (<= 2%%), threads on %d "
+              "nodes", f, last_nodes);
         run_mode(exe, "gomp", tool, T, &f, &g, &st);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 97,
               "transparent mode under libgomp fails loudly (exit %d)",
               WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+    /* the same through the command line: numaplace run (must be on PATH, as in the guest) */
+    if (system("numaplace --version >/dev/null 2>&1") == 0) {
+        const char *nt[] = {"numaplace", "run", "--next-touch", "--pin", "scatter", "--", NULL};
+        if (access(tool, R_OK) == 0 && access(omp, R_OK) == 0) {
+            setenv("NUMAPLACE_OMPT", tool, 1);
+            setenv("NUMAPLACE_LIBOMP", omp, 1);
+            run_mode_via(nt, exe, "si", NULL, T, &f, &g, &st);
+            CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && last_nodes == N,
+                  "numaplace run --next-touch --pin scatter: serial init %.4f remote (<= 2%%), "
+                  "threads on %d nodes", f, last_nodes);
+        }
+        const char *cyc[] = {"numaplace", "run", "--policy", "cyclic", "--", NULL};
+        run_mode_via(cyc, exe, "count", NULL, T, &f, &g, &st);
+        CHECK(f == N && g <= 1, "numaplace run --policy cyclic: pages on %.0f nodes, spread %.0f", f,
+              g);
+        const char *bind[] = {"numaplace", "run", "--policy", "bind_all:1", "--", NULL};
+        run_mode_via(bind, exe, "count", NULL, T, &f, &g, &st);
+        CHECK(f == 1, "numaplace run --policy bind_all:1: pages on %.0f node", f);
+    } else {
+        printf("SKIP: numaplace run: numaplace is not on PATH\n");
     }
     if (thp[0]) { /* restore */
         FILE *f1 = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "w");
