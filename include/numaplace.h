@@ -249,6 +249,12 @@ struct npl_array_info {
     struct npl_place_stats last;    /**< the last placement */
     int hugetlb;                    /**< 1: backed by 2 MiB hugetlb pages, 0: base (or THP) pages */
     int hugetlb_fallback;           /**< 1: NPL_F_HUGETLB was asked but no pool could serve it */
+    /* migrations of this array (numaplace/migrate.h and re-placements by npl_apply) */
+    uint64_t migrate_calls;
+    uint64_t pages_migrated;        /**< moved by npl_migrate_* and npl_apply/npl_apply_part */
+    uint64_t bytes_migrated;
+    uint64_t migrate_failures;      /**< pages that could not move */
+    double migrate_seconds;
 };
 int npl_array_info(const void *array, struct npl_array_info *out);
 

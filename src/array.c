@@ -31,6 +31,8 @@ struct array {
     int nseg;
     struct npl_place_stats last;
     int hugetlb, hugetlb_fallback;
+    uint64_t mig_calls, mig_pages, mig_failures;
+    double mig_seconds;
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -275,6 +277,10 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes, cons
         }
         rc = set_segment(a, seg);
         a->last = st;
+        a->mig_calls++;
+        a->mig_pages += st.moved;
+        a->mig_failures += st.misplaced;
+        a->mig_seconds += st.seconds;
     }
     if (rc < 0)
         npl_policy_free(seg.pol);
@@ -337,6 +343,10 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
     }
     pthread_mutex_lock(&a->lock);
     int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, pol, NULL, result);
+    a->mig_calls++;
+    a->mig_pages += result->moved;
+    a->mig_failures += result->failed;
+    a->mig_seconds += result->seconds;
     if (rc == 0) { /* from now on this part is meant to be on `node` */
         struct segment seg = {lo, hi - lo, first_unit, nunits, pol, 0};
         if (lo == 0 && hi * page_size() >= a->bytes) {
@@ -378,6 +388,11 @@ int npl_array_info(const void *p, struct npl_array_info *o)
     o->shape = a->shape;
     o->last = a->last;
     o->hugetlb = a->hugetlb;
+    o->migrate_calls = a->mig_calls;
+    o->pages_migrated = a->mig_pages;
+    o->bytes_migrated = a->mig_pages * page_size();
+    o->migrate_failures = a->mig_failures;
+    o->migrate_seconds = a->mig_seconds;
     o->hugetlb_fallback = a->hugetlb_fallback;
     if (a->nseg)
         npl_policy_format(a->seg[0].pol, o->policy, sizeof o->policy);

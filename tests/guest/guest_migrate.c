@@ -131,6 +131,12 @@ static void test_arrays(void)
               checksum(a, 64 * 8192) == sum,
           "whole array -> node 0");
     CHECK(npl_check(a, &c) == 0 && c.placed == 128 && c.misplaced == 0, "npl_check agrees");
+    struct npl_array_info ai;
+    npl_array_info(a, &ai);
+    CHECK(ai.migrate_calls == 2 && ai.pages_migrated > 20 && ai.bytes_migrated == ai.pages_migrated * PSZ &&
+              ai.migrate_failures == 0,
+          "per-array stats: %llu calls, %llu pages moved", (unsigned long long)ai.migrate_calls,
+          (unsigned long long)ai.pages_migrated);
     struct npl_migrate_stats ms;
     CHECK(npl_get_migrate_stats(&ms) == 0 && ms.pages_moved > 0 && ms.bytes_moved == ms.pages_moved * PSZ,
           "process-wide stats: %llu pages moved", (unsigned long long)ms.pages_moved);
