@@ -274,8 +274,9 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
             return -1;
         for (int j = 0; j < n; j++)
             if (npl__topo_cpu_index(t, v[j]) < 0) {
+                int bad = v[j];
                 free(v);
-                return npl__fail(EINVAL, "CPU %d does not exist", v[j]);
+                return npl__fail(EINVAL, "CPU %d does not exist", bad);
             }
         for (int k = 0; k < t->ncpus; k++) {
             int keep = 0;
@@ -290,8 +291,9 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
             return -1;
         for (int j = 0; j < n; j++)
             if (npl_topo_node_index(t, v[j]) < 0) {
+                int bad = v[j];
                 free(v);
-                return npl__fail(EINVAL, "node %d does not exist", v[j]);
+                return npl__fail(EINVAL, "node %d does not exist", bad);
             }
         for (int i = 0; i < t->nnodes; i++) {
             int keep = 0;

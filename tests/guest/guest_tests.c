@@ -36,23 +36,6 @@ static npl_policy *pol(const char *s)
     return p;
 }
 
-/* Mappings of /proc/self/maps that overlap [a, a+len). */
-static int maps_in(const void *a, size_t len)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512];
-    int n = 0;
-    uintptr_t lo = (uintptr_t)a, hi = lo + len;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long s, e;
-        if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < hi && e > lo)
-            n++;
-    }
-    if (f)
-        fclose(f);
-    return n;
-}
-
 static uint64_t checksum(const unsigned char *a, size_t n)
 {
     uint64_t h = 1469598103934665603ULL;

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 SHAPES=${NPL_GUEST_SHAPES:-"2:2:384 3:2:256 4:2:640 8:1:256"}
 progs=("$BUILD"/guest/*)
+if [ -n "${NPL_GUEST_PROGRAMS:-}" ]; then # a subset, by name
+    progs=(); for p in $NPL_GUEST_PROGRAMS; do progs+=("$BUILD/guest/$p"); done
+fi
 [ -x "${progs[0]}" ] || { echo "run.sh: no guest programs in $BUILD/guest (build first)"; exit 1; }
 adds=()
 names=""
@@ -28,19 +31,24 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 fi
 
 pass=0 fail=0
-echo "=== the harness itself (tests/guest/harness_test.sh)"
-if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
+    echo "=== the harness itself (tests/guest/harness_test.sh)"
+    if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+fi
 for shape in $SHAPES; do
     IFS=: read -r n k mem <<<"$shape"
     big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
     echo "=== guest: $n nodes x $k CPUs x $mem MiB"
     start=$(date +%s)
     tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" "${adds[@]}" \
-        -- in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
+        -- env ${NPL_GUEST_ENV:-} in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
     rc=$?
     echo "=== guest $n nodes: rc=$rc ($(( $(date +%s) - start )) s)"
     if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
+if [ -n "${NPL_GUEST_PROGRAMS:-}" ]; then
+    echo "guest boots: $pass passed, $fail failed"; exit $fail
+fi
 echo "=== guest: 4 nodes, automatic NUMA balancing ON"
 tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing "${adds[@]}" \
     -- guest_tests --nodes 4 --cpus-per-node 1 --balancing

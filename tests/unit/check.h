@@ -1,6 +1,7 @@
 /* check.h - minimal test helpers: every CHECK counts; the summary line is "N passed, M failed". */
 #ifndef NPL_CHECK_H
 #define NPL_CHECK_H
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,23 @@ static inline int count_maps(void)
     int n = 0, c;
     while (f && (c = fgetc(f)) != EOF)
         n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Mappings of /proc/self/maps that overlap [a, a+len). */
+static inline int maps_in(const void *a, size_t len)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int n = 0;
+    uintptr_t lo = (uintptr_t)a, hi = lo + len;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long s, e;
+        if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < hi && e > lo)
+            n++;
+    }
     if (f)
         fclose(f);
     return n;
