@@ -226,6 +226,19 @@ out:
     return NULL;
 }
 
+/* Workers 0..nw-1 share pages [0, npages) of the range at base in equal slices. */
+static void slice(struct worker *w, int nw, char *base, size_t npages, size_t psz,
+                  const struct npl_map *map)
+{
+    for (int i = 0; i < nw; i++) {
+        w[i].base = base;
+        w[i].first = npages * (size_t)i / (size_t)nw;
+        w[i].last = npages * (size_t)(i + 1) / (size_t)nw;
+        w[i].psz = psz;
+        w[i].map = map;
+    }
+}
+
 static int run_workers(struct worker *w, int nw, void *(*fn)(void *))
 {
     int started = 0, err = 0;
@@ -355,13 +368,9 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
     int nw = worker_count(npages);
     struct worker w[MAX_WORKERS];
     memset(w, 0, sizeof w);
+    slice(w, nw, addr, npages, psz, &map);
     for (int i = 0; i < nw; i++) {
-        w[i].base = addr;
-        w[i].first = npages * (size_t)i / (size_t)nw;
-        w[i].last = npages * (size_t)(i + 1) / (size_t)nw;
-        w[i].psz = psz;
         w[i].shift = shift;
-        w[i].map = &map;
         w[i].fresh = fresh;
         w[i].hugetlb = huge;
     }
@@ -380,10 +389,7 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
         nverify = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
         if (nverify > nw)
             nverify = nw;
-        for (int i = 0; i < nverify; i++) {
-            w[i].first = npages * (size_t)i / (size_t)nverify;
-            w[i].last = npages * (size_t)(i + 1) / (size_t)nverify;
-        }
+        slice(w, nverify, addr, npages, psz, &map);
     }
     rc = run_workers(w, nverify, verify_worker);
 collect:
@@ -435,13 +441,7 @@ int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape 
     int nw = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
     struct worker w[MAX_WORKERS];
     memset(w, 0, sizeof w);
-    for (int i = 0; i < nw; i++) {
-        w[i].base = addr;
-        w[i].first = npages * (size_t)i / (size_t)nw;
-        w[i].last = npages * (size_t)(i + 1) / (size_t)nw;
-        w[i].psz = psz;
-        w[i].map = &map;
-    }
+    slice(w, nw, addr, npages, psz, &map);
     int rc = run_workers(w, nw, verify_worker);
     res->pages = npages;
     for (int i = 0; i < nw; i++) {

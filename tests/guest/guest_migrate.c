@@ -16,24 +16,6 @@
 static int N, K;
 static long PSZ;
 
-static npl_policy *pol(const char *s)
-{
-    npl_policy *p;
-    if (npl_policy_parse(&p, s) < 0) {
-        printf("parse %s: %s\n", s, npl_last_error());
-        exit(120);
-    }
-    return p;
-}
-
-static uint64_t checksum(const unsigned char *a, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ a[i]) * 1099511628211ULL;
-    return h;
-}
-
 /* pages of [a, a+bytes) on `node` (-ENOENT pages count as absent) */
 static size_t on_node(const void *a, size_t bytes, int node, size_t *absent)
 {
@@ -237,12 +219,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     PSZ = sysconf(_SC_PAGESIZE);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
-            N = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--cpus-per-node") && i + 1 < argc)
-            K = atoi(argv[++i]);
-    }
+    guest_args(argc, argv, &N, &K);
     if (N < 2 || K < 1 || npl_topo_node_count(npl_topo_self(), 0) != N) {
         printf("usage: guest_migrate --nodes N (>= 2, as the guest has) --cpus-per-node K\n");
         return 120;

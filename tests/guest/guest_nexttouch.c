@@ -66,12 +66,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     PSZ = sysconf(_SC_PAGESIZE);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
-            N = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--cpus-per-node") && i + 1 < argc)
-            K = atoi(argv[++i]);
-    }
+    guest_args(argc, argv, &N, &K);
     if (N < 2 || K < 1) {
         printf("usage: guest_nexttouch --nodes N (>= 2) --cpus-per-node K\n");
         return 120;

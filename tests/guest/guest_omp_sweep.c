@@ -195,12 +195,7 @@ int main(int argc, char **argv)
     if (mode)
         return sweep(mode);
     int N = 0, K = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
-            N = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--cpus-per-node") && i + 1 < argc)
-            K = atoi(argv[++i]);
-    }
+    guest_args(argc, argv, &N, &K);
     if (N < 1) {
         printf("usage: guest_omp_sweep --nodes N --cpus-per-node K\n");
         return 120;

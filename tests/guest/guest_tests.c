@@ -26,24 +26,6 @@ static int N, K;
 static const npl_topo *T;
 static long PSZ;
 
-static npl_policy *pol(const char *s)
-{
-    npl_policy *p;
-    if (npl_policy_parse(&p, s) < 0) {
-        printf("parse %s: %s\n", s, npl_last_error());
-        exit(120);
-    }
-    return p;
-}
-
-static uint64_t checksum(const unsigned char *a, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ a[i]) * 1099511628211ULL;
-    return h;
-}
-
 /* Every page of a[0..bytes) on the node `want` says; returns the number of wrong pages. */
 static size_t wrong_pages(const void *a, size_t bytes, const int *want, size_t *first_bad)
 {

@@ -18,16 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static npl_policy *pol(const char *s)
-{
-    npl_policy *p;
-    if (npl_policy_parse(&p, s) < 0) {
-        printf("parse %s: %s\n", s, npl_last_error());
-        exit(2);
-    }
-    return p;
-}
-
 /* Deny the NUMA system calls with `err`, as a container's seccomp profile does. */
 static int deny_numa_syscalls(int err)
 {

@@ -2,7 +2,9 @@
 #ifndef NPL_CHECK_H
 #define NPL_CHECK_H
 #include <stdint.h>
+#include <numaplace.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int t_pass, t_fail;
@@ -56,6 +58,37 @@ static inline int maps_in(const void *a, size_t len)
     if (f)
         fclose(f);
     return n;
+}
+
+/* A parsed policy, or exit(120): a test's own policy strings must parse. */
+static inline npl_policy *pol(const char *s)
+{
+    npl_policy *p;
+    if (npl_policy_parse(&p, s) < 0) {
+        printf("parse %s: %s\n", s, npl_last_error());
+        exit(120);
+    }
+    return p;
+}
+
+/* FNV-1a over a buffer: data before/after a move must be identical. */
+static inline uint64_t checksum(const unsigned char *a, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ a[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The guest runner's arguments: --nodes N --cpus-per-node K (others ignored). */
+static inline void guest_args(int argc, char **argv, int *n, int *k)
+{
+    for (int i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--nodes"))
+            *n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpus-per-node"))
+            *k = atoi(argv[++i]);
+    }
 }
 
 static inline int check_summary(const char *name)
