@@ -12,6 +12,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_map(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_where(int argc, char **argv);
 
 /* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
 int cli_fail(const char *what);

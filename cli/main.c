@@ -13,6 +13,7 @@ static void usage(FILE *f)
                "  map --policy STR ...       print the page->node map of a policy (no memory touched)\n"
                "  demo [--policy STR] [--mib N]  place an array under policies; show where pages are\n"
                "  run [--policy STR] [--pin S] [--next-touch] -- PROG ARGS   run a program placed\n"
+               "  where PID [--json]         pages per node of a running process\n"
                "  --version                  print the version\n"
                "  help                       this text; COMMAND --help for each command\n"
                "\n"
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
         return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "where"))
+        return cmd_where(argc - 1, argv + 1);
     fprintf(stderr, "numaplace: unknown command \"%s\"\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -28,5 +28,13 @@ check "version" "numaplace 0.1.0" "$($N --version)"
 $N topo >/dev/null; check "topo runs" 0 $?
 $N topo --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["nodes"] and d["cpus_allowed"]>0' ; check "topo --json parses" 0 $?
 check "synthetic topo" "4" "$($N topo --json --synthetic 'numa:4 core:1 pu:1' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["nodes"]))')"
+$N where $$ >/dev/null; check "where on a live process" 0 $?
+check "where --json parses, with pages on node 0" 1 "$($N where --json $$ | python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(d["total"]["0"]["base_pages"] > 0))')"
+$N where 999999999 >/dev/null 2>&1; check "where on a gone PID: exit 1" 1 $?
+$N where >/dev/null 2>&1; check "where without PID: exit 2" 2 $?
+$N run -- /nonexistent/prog >/dev/null 2>&1; check "run: program not found: 127" 127 $?
+$N run --policy skew_mapp -- true >/dev/null 2>&1; check "run: policy needing the interposer: 2" 2 $?
+$N run --policy cyclik -- true >/dev/null 2>&1; check "run: unknown policy: 2" 2 $?
+check "run --pin sets OpenMP places" "{0}" "$($N run --pin 0 -- sh -c 'echo $OMP_PLACES')"
 echo "test_cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

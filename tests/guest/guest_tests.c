@@ -263,6 +263,36 @@ static void test_exhaustion(void)
     npl_policy_free(p);
 }
 
+/* numaplace where on this process reports the array's pages per node exactly */
+static void test_where(void)
+{
+    npl_policy *p = pol("cyclic");
+    size_t n = 1024;
+    char *a = npl_alloc(n * PSZ, p);
+    char cmd[128], line[65536];
+    snprintf(cmd, sizeof cmd, "numaplace where --json %d", (int)getpid());
+    FILE *f = popen(cmd, "r");
+    size_t got = f ? fread(line, 1, sizeof line - 1, f) : 0;
+    line[got] = 0;
+    int st = f ? pclose(f) : -1;
+    char key[64];
+    snprintf(key, sizeof key, "\"start\": \"0x%lx\"", (unsigned long)(uintptr_t)a);
+    char *m = strstr(line, key);
+    int ok = st == 0 && m != NULL;
+    for (int k = 0; ok && k < N; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "\"%d\": %zu", k, n / N + ((size_t)k < n % N));
+        char *pages = strstr(m, "\"pages\"");
+        char *end = pages ? strchr(pages, '}') : NULL;
+        char *hit = pages ? strstr(pages, want) : NULL;
+        ok = hit && hit < end;
+    }
+    CHECK(ok, "numaplace where reports the cyclic array's %zu pages per node exactly (status %d)",
+          n, st);
+    npl_free(a);
+    npl_policy_free(p);
+}
+
 /* ---- pinning: thread n on the expected CPU and node ---- */
 struct seen {
     int cpu, node;
@@ -503,6 +533,7 @@ int main(int argc, char **argv)
     test_policies();
     test_big(big);
     test_exhaustion();
+    test_where();
     test_pinning();
     if (N >= 2)
         test_masks("/proc/self/exe");
