@@ -13,9 +13,14 @@ int cmd_map(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_where(int argc, char **argv);
+int cmd_measure(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
 int cli_fail(const char *what);
+/* A file numaplace ships: $env_name if set, else the first readable of rel[0..n-1], each a path
+ * relative to the directory of this executable. 0 and the path in out, or -1. */
+int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size);
 /* Load a synthetic topology when desc != NULL, else this machine's. */
 int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use);
 #endif

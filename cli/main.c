@@ -2,7 +2,10 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -12,8 +15,10 @@ static void usage(FILE *f)
                "  topo [--json]              nodes, CPUs, memory, distances, what may be used\n"
                "  map --policy STR ...       print the page->node map of a policy (no memory touched)\n"
                "  demo [--policy STR] [--mib N]  place an array under policies; show where pages are\n"
-               "  run [--policy STR] [--pin S] [--next-touch] -- PROG ARGS   run a program placed\n"
+               "  run [--policy STR] [--pin S] [--nodes SET] ... -- PROG ARGS   run a program placed\n"
                "  where PID [--json]         pages per node of a running process\n"
+               "  measure [--quick] [--out FILE]  NUMA factor matrix; writes the platform config\n"
+               "  report [--quick] [--out DIR]    characterization report (results.json, index.html)\n"
                "  --version                  print the version\n"
                "  help                       this text; COMMAND --help for each command\n"
                "\n"
@@ -26,6 +31,27 @@ int cli_fail(const char *what)
 {
     fprintf(stderr, "numaplace: %s: %s (%s)\n", what, npl_last_error(), strerror(errno));
     return EXIT_FAILED;
+}
+
+int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size)
+{
+    const char *env = getenv(env_name);
+    if (env && *env) {
+        snprintf(out, size, "%s", env);
+        return access(out, R_OK);
+    }
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return -1;
+    self[len] = 0;
+    const char *dir = dirname(self);
+    for (int i = 0; i < n; i++) {
+        snprintf(out, size, "%s/%s", dir, rel[i]);
+        if (access(out, R_OK) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use)
@@ -66,6 +92,10 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "where"))
         return cmd_where(argc - 1, argv + 1);
+    if (!strcmp(cmd, "measure"))
+        return cmd_measure(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
     fprintf(stderr, "numaplace: unknown command \"%s\"\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -208,8 +208,8 @@ int npl_policy_map(const npl_policy *pol, const npl_topo *topo, const npl_shape 
                                     falls back to base pages when no pool can serve the array, unless
                                     NPL_F_STRICT; npl_array_info says what was obtained) */
 
-/** Allocate `bytes` bytes placed under `pol` (NULL: NUMAPLACE_POLICY from the environment,
- *  else first_touch). The memory is zero-filled, page-aligned and registered as a library
+/** Allocate `bytes` bytes placed under `pol` (NULL: NUMAPLACE_POLICY from the environment, else
+ *  the config file's [policy] default, else first_touch). The memory is zero-filled, page-aligned and registered as a library
  *  array. NULL+errno on failure. */
 void *npl_alloc(size_t bytes, const npl_policy *pol);
 /** Allocate an array of the given shape placed under `pol`. */
@@ -226,7 +226,8 @@ int npl_apply_part(void *array, size_t first_unit, size_t nunits, const npl_poli
                    unsigned flags);
 
 /** Place a raw page-aligned range (not registered): memory already written moves, memory not
- *  yet touched is faulted in on its node. shape may be NULL (bytes). */
+ *  yet touched is faulted in on its node. shape may be NULL (bytes). pol NULL: as npl_alloc. -1+EFAULT if part of the range is not mapped, EACCES if not writable
+ *  (nothing is touched then). */
 int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
                     unsigned flags);
 
@@ -268,6 +269,12 @@ int npl_query_pages(const void *addr, size_t len, int *nodes, size_t max_pages);
 /** Per-node page counts of a range: counts[i] for node index i of npl_topo_self(), plus
  *  *absent pages not present. counts has npl_topo_node_count(npl_topo_self(), 1) entries. */
 int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent);
+/** What a range really got, per node index of npl_topo_self(): huge[i] 2 MiB pages (hugetlb, or
+ *  transparent huge pages) on node i, base[i] base pages on node i outside them, *absent (may be
+ *  NULL) base pages not present. Only 2 MiB units wholly inside the range count as huge. THP are
+ *  located through /proc/self/pagemap and /proc/kpageflags (CAP_SYS_ADMIN): without them the
+ *  function returns 1 and counts THP as base pages; otherwise 0. -1+errno on failure. */
+int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base, size_t *absent);
 
 struct npl_check {
     size_t pages;     /**< pages of the array */
@@ -317,6 +324,48 @@ struct npl_stats {
 };
 /** Process-wide statistics. */
 int npl_get_stats(struct npl_stats *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Platform config file (one format for the project: docs/CONFIG.md)
+ *  "key = value" lines in [machine] (nodes, cpus), [threads] (pin = compact|scatter|LIST|auto|
+ *  none), [policy] (default = POLICY STRING, threshold = BYTES) and [factors] (nodes, latency_ns.N,
+ *  bandwidth_mbs.N, measured: written by `numaplace measure`). Errors: -1, errno EINVAL (EFBIG for
+ *  files over 1 MiB), npl_last_error() names the file and line. */
+
+typedef struct npl_config npl_config;
+
+/** An empty config. */
+int npl_config_new(npl_config **out);
+/** Parse config text (len bytes; name is used in messages). Unknown sections or keys, bad values,
+ *  duplicate keys, binary data, truncated matrix rows and contradictions between sections are
+ *  errors. */
+int npl_config_parse(npl_config **out, const char *text, size_t len, const char *name);
+/** Load a file; path NULL: $NUMAPLACE_CONFIG, else ~/.config/numaplace/config, else
+ *  /etc/numaplace.conf, else an empty config (npl_config_source() == ""). */
+int npl_config_load(npl_config **out, const char *path);
+/** This process's config, loaded once at first use as npl_config_load(NULL); NULL+errno if that
+ *  file is bad. Never free it. */
+const npl_config *npl_config_self(void);
+void npl_config_free(npl_config *c);
+/** The file it came from ("" if none). */
+const char *npl_config_source(const npl_config *c);
+/** The value of [section] key, NULL+ENOENT if not set. */
+const char *npl_config_get(const npl_config *c, const char *section, const char *key);
+/** Set [section] key = value (validated as when parsed). */
+int npl_config_set(npl_config *c, const char *section, const char *key, const char *value);
+/** The config as text (parseable again), like snprintf: returns the length it needs. */
+int npl_config_format(const npl_config *c, char *buf, size_t size);
+/** An int list value ("0-3,8"): the number of entries (those beyond max not written), 0 if not
+ *  set, -1 on error. */
+int npl_config_list(const npl_config *c, const char *section, const char *key, int *out, int max);
+/** The measured factors: n nodes (written to nodes), latency and bandwidth n*n row-major (row =
+ *  CPU node, column = memory node; -1 where a row is missing). Returns n (0: none measured). */
+int npl_config_factors(const npl_config *c, int *nodes, double *latency, double *bandwidth,
+                       int max);
+/** Whether threads should be pinned for a policy, and how: [threads] pin (default auto = MAi's
+ *  rule: compact pinning for bind policies, none for spreading ones; none = never). Returns 1 and
+ *  writes the strategy, or 0. */
+int npl_config_pin_for(const npl_config *c, const npl_policy *pol, char *strategy, size_t size);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

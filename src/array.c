@@ -6,6 +6,7 @@
 #include "numaplace/migrate.h"
 
 #include <errno.h>
+#include <linux/mempolicy.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +264,8 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes, cons
                          const npl_policy *pol)
 {
     int whole = seg.first_page == 0 && seg.nunits == outer_extent(&a->shape);
+    if (a->hugetlb) /* a hugetlb array is placed in 2 MiB pages whatever the caller's flags */
+        seg.flags |= NPL_F_HUGETLB;
     if (!(seg.pol = npl_policy_dup(pol)))
         return -1;
     pthread_mutex_lock(&a->lock);
@@ -343,6 +346,15 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
     }
     pthread_mutex_lock(&a->lock);
     int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, pol, NULL, result);
+    if (rc == 0) { /* the part's kernel policy follows: pages faulted in later land on `node`, and
+                    * automatic NUMA balancing does not pull the moved pages back to the nodes of
+                    * an earlier MPOL_BIND (it would: it moves pages outside a bind set into it) */
+        struct npl_counter cnt = {0};
+        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
+        if (npl__mbind(&cnt, (char *)a->base + lo * page_size(), (hi - lo) * page_size(), mode,
+                       &node, 1, 0) < 0)
+            npl__debug("mbind of the migrated part failed: %s", strerror(errno));
+    }
     a->mig_calls++;
     a->mig_pages += result->moved;
     a->mig_failures += result->failed;

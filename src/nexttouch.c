@@ -41,6 +41,7 @@ struct slot {
     size_t len, chunk, nchunks;
     size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
     _Atomic unsigned char *state; /* mmap'ed, nchunks entries */
+    _Atomic unsigned epoch;       /* changes at every (re-)arm */
 };
 
 static struct slot slots[NPL_NEXT_TOUCH_MAX_RANGES];
@@ -48,22 +49,21 @@ static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER; /* arm/disarm, not 
 static struct sigaction previous;
 /* the last address this thread found already resolved: a second fault there is a real one */
 static __thread char *last_done __attribute__((tls_model("initial-exec")));
-static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits;
+static __thread unsigned last_epoch __attribute__((tls_model("initial-exec")));
+static _Atomic unsigned next_epoch;
+static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
 
 static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-/* Make the chunk accessible, pull its present pages to this thread's node, fault the rest in
- * here. Raw system calls only. */
-static void resolve(struct slot *s, size_t c)
+/* Pull chunk c's present pages to `node` and fault the absent ones in there. Raw system calls
+ * only. The chunk is already accessible. */
+static void place_chunk(struct slot *s, size_t c, unsigned node)
 {
     size_t ps = s->page;
     char *start = s->base + c * s->chunk;
     size_t len = s->chunk;
     if (start + len > s->base + s->len)
         len = (size_t)(s->base + s->len - start);
-    unsigned cpu = 0, node = 0;
-    syscall(SYS_getcpu, &cpu, &node, NULL);
-    syscall(SYS_mprotect, start, len, PROT_READ | PROT_WRITE);
     void *pages[BATCH];
     int nodes[BATCH], status[BATCH];
     size_t n = len / ps, absent = 0;
@@ -92,22 +92,102 @@ static void resolve(struct slot *s, size_t c)
     atomic_fetch_add_explicit(&st_chunks, 1, memory_order_relaxed);
 }
 
+static int unprotect(struct slot *s, size_t lo, size_t hi)
+{
+    char *a = s->base + lo * s->chunk, *b = s->base + hi * s->chunk;
+    if (b > s->base + s->len)
+        b = s->base + s->len;
+    return syscall(SYS_mprotect, a, (size_t)(b - a), PROT_READ | PROT_WRITE) < 0 ? -1 : 0;
+}
+
+/* Claim chunks from `from` going in direction dir (-1, +1) until a resolved one (its mapping is
+ * RW) or the end of the range: ARMED ones become ours (BUSY, marked in mine), BUSY ones (another
+ * thread's) are only covered. Returns the new bound. */
+static size_t widen(struct slot *s, size_t from, int dir, uint64_t *mine)
+{
+    size_t c = from;
+    while (dir < 0 ? c > 0 : c < s->nchunks) {
+        size_t k = dir < 0 ? c - 1 : c;
+        unsigned char expect = ARMED;
+        if (atomic_compare_exchange_strong(&s->state[k], &expect, BUSY))
+            mine[k / 64] |= 1ull << (k % 64);
+        else if (expect == DONE)
+            break;
+        c = dir < 0 ? c - 1 : c + 1;
+    }
+    return c;
+}
+
+/* The slow path of resolve(): mprotect of chunk c failed with ENOMEM (vm.max_map_count reached:
+ * unprotecting a chunk inside a PROT_NONE mapping splits it). Widen the unprotected span to the
+ * nearest resolved chunk on the left, then also on the right, so that it merges with that RW
+ * mapping and needs no new one; the ARMED chunks it covers are claimed and placed here too
+ * (placement degrades to coarser chunks; the program keeps running). Last resort: the whole
+ * range becomes accessible and its remaining armed chunks stay where they are. */
+static __attribute__((noinline)) int resolve_widened(struct slot *s, size_t c, unsigned node)
+{
+    uint64_t mine[MAX_CHUNKS / 64];
+    memset(mine, 0, sizeof mine);
+    mine[c / 64] |= 1ull << (c % 64);
+    atomic_fetch_add_explicit(&st_widened, 1, memory_order_relaxed);
+    size_t lo = widen(s, c, -1, mine), hi = c + 1;
+    int ok = unprotect(s, lo, hi) == 0;
+    if (!ok) {
+        hi = widen(s, c + 1, +1, mine);
+        ok = unprotect(s, lo, hi) == 0;
+    }
+    if (!ok) {
+        if (unprotect(s, 0, s->nchunks) < 0)
+            return -1;
+        for (size_t k = 0; k < s->nchunks; k++) {
+            unsigned char expect = ARMED;
+            atomic_compare_exchange_strong(&s->state[k], &expect, DONE);
+        }
+    }
+    for (size_t k = lo; k < hi; k++)
+        if (mine[k / 64] >> (k % 64) & 1) {
+            place_chunk(s, k, node);
+            atomic_store(&s->state[k], DONE);
+        }
+    return 0;
+}
+
+/* Resolve chunk c, which this thread owns (BUSY): make it accessible, then place it on this
+ * thread's node. Returns 0, or -1 if it could not be made accessible. */
+static int resolve(struct slot *s, size_t c)
+{
+    unsigned cpu = 0, node = 0;
+    syscall(SYS_getcpu, &cpu, &node, NULL);
+    if (unprotect(s, c, c + 1) == 0) {
+        place_chunk(s, c, node);
+        atomic_store(&s->state[c], DONE);
+        return 0;
+    }
+    if (errno == ENOMEM && resolve_widened(s, c, node) == 0)
+        return 0;
+    atomic_store(&s->state[c], DONE); /* waiters retry and fault for real */
+    return -1;
+}
+
 /* 1: handled (the access can be retried), 0: not ours */
 static int touch(char *a)
 {
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
-        if (!atomic_load(&s->active) || a < s->base || a >= s->base + s->len)
+        /* base/len are read before `users` pins the slot: a disarm + re-arm of this slot by other
+         * threads may be writing them now (atomically, below); the check after users++ decides */
+        char *base = __atomic_load_n(&s->base, __ATOMIC_RELAXED);
+        size_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+        if (!atomic_load(&s->active) || a < base || a >= base + len)
             continue;
         atomic_fetch_add(&s->users, 1);
         int handled = 0;
         if (atomic_load(&s->active) && a >= s->base && a < s->base + s->len) {
             size_t c = (size_t)(a - s->base) / s->chunk;
+            unsigned epoch = atomic_load(&s->epoch);
             unsigned char expect = ARMED;
             if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
-                resolve(s, c);
-                atomic_store(&s->state[c], DONE);
-                handled = 1;
+                handled = resolve(s, c) == 0;
             } else if (expect == BUSY) {
                 atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
                 while (atomic_load(&s->state[c]) == BUSY)
@@ -115,10 +195,11 @@ static int touch(char *a)
                 handled = 1;
             } else {
                 /* DONE: another thread resolved it after our access faulted, so retry once;
-                 * faulting again at the same address is a real fault */
-                handled = last_done != a;
+                 * faulting again at the same address in the same arming is a real fault */
+                handled = !(last_done == a && last_epoch == epoch);
             }
             last_done = expect == DONE ? a : NULL;
+            last_epoch = epoch;
         }
         atomic_fetch_sub(&s->users, 1);
         return handled;
@@ -180,6 +261,7 @@ static struct slot *find(const void *base)
 static int arm_slot(struct slot *s)
 {
     struct npl_counter cnt = {0};
+    atomic_store(&s->epoch, atomic_fetch_add(&next_epoch, 1) + 1);
     for (size_t c = 0; c < s->nchunks; c++)
         atomic_store(&s->state[c], ARMED);
     /* MPOL_LOCAL: pages faulted in later land on the toucher's node, and the range keeps a
@@ -214,7 +296,14 @@ static size_t mapping_page_size(const void *addr)
     return ps;
 }
 
-int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
+/* mark every chunk resolved: the range is known (registered) but not armed */
+static void register_slot(struct slot *s)
+{
+    for (size_t c = 0; c < s->nchunks; c++)
+        atomic_store(&s->state[c], DONE);
+}
+
+static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
 {
     size_t ps = psz();
     if (!addr || len == 0 || (uintptr_t)addr % ps)
@@ -260,23 +349,43 @@ int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
             if (st == MAP_FAILED) {
                 rc = npl__fail(ENOMEM, "out of memory");
             } else {
-                s->base = addr;
-                s->len = len;
+                __atomic_store_n(&s->base, (char *)addr, __ATOMIC_RELAXED); /* touch() reads them */
+                __atomic_store_n(&s->len, len, __ATOMIC_RELAXED);          /* without the lock */
                 s->chunk = chunk;
                 s->page = ps;
                 s->nchunks = n;
                 s->state = st;
-                if ((rc = arm_slot(s)) == 0)
+                if (!arm)
+                    register_slot(s);
+                if (!arm || (rc = arm_slot(s)) == 0)
                     atomic_store(&s->active, 1);
                 else
                     munmap(st, n);
             }
         }
     } else if (rc == 0) {
-        rc = arm_slot(s); /* re-arm */
+        rc = arm ? arm_slot(s) : 0; /* re-arm; registering again changes nothing */
     }
     pthread_mutex_unlock(&arm_lock);
     return rc;
+}
+
+int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
+{
+    return arm_or_register(addr, len, chunk, 1);
+}
+
+int npl_next_touch_register(void *addr, size_t len, size_t chunk)
+{
+    return arm_or_register(addr, len, chunk, 0);
+}
+
+int npl_next_touch_register_array(void *array, size_t chunk)
+{
+    struct npl_array_info info;
+    if (npl_array_info(array, &info) < 0)
+        return -1;
+    return npl_next_touch_register(info.base, info.bytes, chunk);
 }
 
 int npl_next_touch_arm_array(void *array, size_t chunk)
@@ -343,5 +452,6 @@ int npl_next_touch_get_stats(struct npl_next_touch_stats *o)
     o->pages_moved = atomic_load(&st_moved);
     o->pages_failed = atomic_load(&st_failed);
     o->waits = atomic_load(&st_waits);
+    o->widened = atomic_load(&st_widened);
     return 0;
 }

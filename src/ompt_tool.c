@@ -8,8 +8,10 @@
  * - An OMPT tool (OpenMP 5 tools interface) watches parallel regions. Rule: when a parallel region
  *   starts from a code address (codeptr_ra) never seen before, every registered block is armed
  *   (or re-armed) for next-touch, so the threads of that region pull the chunks they touch first
- *   to their own nodes. Regions seen before (the iterations of a solver) re-arm nothing. Up to
- *   1024 distinct regions are remembered; later new ones re-arm when they differ from the last.
+ *   to their own nodes, and so is every range the program armed or registered itself
+ *   (npl_next_touch_arm*, npl_next_touch_register*: library arrays too). Regions seen before (the
+ *   iterations of a solver) re-arm nothing. Up to 1024 distinct regions are remembered; later
+ *   new ones re-arm when they differ from the last.
  * - NUMAPLACE_NEXT_TOUCH=1 uses 64 KiB chunks; a number >= 4096 is the chunk size in bytes.
  * - GCC's libgomp has no OMPT: the tool would never start. This library then fails loudly: a
  *   message on stderr and exit status 97, at start-up when no LLVM OpenMP runtime is loaded, at
@@ -51,6 +53,7 @@ static int nseen;
 struct block {
     char *base;
     size_t len;
+    int armed; /* armed once: npl_next_touch_rearm_all() re-arms it from then on */
 };
 static struct block blocks[MAX_BLOCKS];
 static int nblocks;
@@ -88,6 +91,7 @@ static void *big_alloc(size_t size)
     if (nblocks < MAX_BLOCKS) {
         blocks[nblocks].base = p;
         blocks[nblocks].len = len;
+        blocks[nblocks].armed = 0;
         nblocks++;
         pthread_mutex_unlock(&lock);
         return p;
@@ -208,24 +212,39 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt
                               unsigned int requested, int flags, const void *codeptr_ra)
 {
     (void)task, (void)frame, (void)par, (void)requested, (void)flags;
-    if (codeptr_ra == last_region)
-        return;
+    static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER; /* nested regions */
+    pthread_mutex_lock(&region_lock);
+    int new_region = codeptr_ra != last_region;
     last_region = codeptr_ra;
-    for (int i = 0; i < nseen; i++)
+    for (int i = 0; new_region && i < nseen; i++)
         if (seen[i] == codeptr_ra)
-            return;
+            new_region = 0;
+    if (!new_region) {
+        pthread_mutex_unlock(&region_lock);
+        return;
+    }
     if (nseen < MAX_REGIONS)
         seen[nseen++] = codeptr_ra;
-    /* copy the list: arming may call malloc/free (which take the lock) */
+    /* everything armed before (our blocks, the program's own armed ranges) and the ranges the
+     * program registered (npl_next_touch_register*): re-armed */
+    if (npl_next_touch_rearm_all() < 0)
+        fprintf(stderr, "numaplace-ompt: cannot re-arm: %s\n", npl_last_error());
+    /* blocks never armed: armed now. Copy the list: arming may call malloc/free (which take
+     * the lock) */
     static struct block todo[MAX_BLOCKS];
     pthread_mutex_lock(&lock);
-    int n = nblocks;
-    memcpy(todo, blocks, (size_t)n * sizeof *todo);
+    int n = 0;
+    for (int i = 0; i < nblocks; i++)
+        if (!blocks[i].armed) {
+            blocks[i].armed = 1;
+            todo[n++] = blocks[i];
+        }
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < n; i++)
         if (npl_next_touch_arm(todo[i].base, todo[i].len, chunk) < 0 && errno != EINVAL)
             fprintf(stderr, "numaplace-ompt: cannot arm %p: %s\n", (void *)todo[i].base,
                     npl_last_error());
+    pthread_mutex_unlock(&region_lock);
 }
 
 static int tool_init(ompt_function_lookup_t lookup, int device, ompt_data_t *data)

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <linux/mempolicy.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -340,6 +341,10 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
     size_t npages = len / psz + (len % psz != 0);
     st->pages = npages;
     struct npl_counter cnt = {0};
+    /* THP asked: advise the range (npl_alloc_array did it already; a raw range or a re-placement
+     * may still carry an earlier MADV_NOHUGEPAGE) */
+    if (thp && npl__madvise(&cnt, addr, npages * psz, MADV_HUGEPAGE) < 0)
+        npl__debug("madvise(MADV_HUGEPAGE) failed: %s", strerror(errno));
     int sup = map.kind == NPL_FIRST_TOUCH ? 0 : check_support(t, &map);
     if (sup < 0) {
         npl__map_release(&map);
@@ -463,8 +468,49 @@ int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape 
     return rc;
 }
 
+/* A raw range is the caller's: placing touches its pages, so a hole or a read-only part would
+ * crash the process. Check in /proc/self/maps that [addr, addr+len) is mapped and writable. */
+static int range_writable(const void *addr, size_t len)
+{
+    uintptr_t cur = (uintptr_t)addr, end = cur + len;
+    if (!addr || len == 0 || end < cur)
+        return 0; /* npl__place reports these */
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return 0; /* cannot tell: as before */
+    char line[512];
+    int rc = 1; /* 1: a hole */
+    while (fgets(line, sizeof line, f)) {
+        unsigned long s, e;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) != 3 || e <= cur)
+            continue;
+        if (s > cur)
+            break; /* the next mapping starts after a hole */
+        if (perms[1] != 'w') {
+            rc = 2;
+            break;
+        }
+        cur = e;
+        if (cur >= end) {
+            rc = 0;
+            break;
+        }
+    }
+    fclose(f);
+    if (rc == 1)
+        return npl__fail(EFAULT, "%p+%zu: address %#lx is not mapped", addr, len,
+                         (unsigned long)cur);
+    if (rc == 2)
+        return npl__fail(EACCES, "%p+%zu: address %#lx is not writable", addr, len,
+                         (unsigned long)cur);
+    return 0;
+}
+
 int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
                     unsigned flags)
 {
+    if (range_writable(addr, len) < 0)
+        return -1;
     return npl__place(addr, len, pol, shape, flags, 0, NULL);
 }

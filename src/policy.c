@@ -455,6 +455,17 @@ int npl__env_policy(npl_policy **out)
             return npl__fail(errno, "NUMAPLACE_POLICY: %s", npl_last_error());
         return 0;
     }
+    /* then the platform config file's [policy] default (docs/CONFIG.md); a bad file is an error
+     * here too: silently placing under another policy than the one configured would be worse */
+    const npl_config *c = npl_config_self();
+    if (!c)
+        return npl__fail(errno, "platform config: %s", npl_last_error());
+    const char *d = npl_config_get(c, "policy", "default");
+    if (d && *d) {
+        if (npl_policy_parse(out, d) < 0)
+            return npl__fail(errno, "%s [policy] default: %s", npl_config_source(c), npl_last_error());
+        return 0;
+    }
     return npl_policy_create(out, NPL_FIRST_TOUCH, NULL, 0);
 }
 

@@ -50,6 +50,8 @@ int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent)
     if (!counts)
         return npl__fail(EINVAL, "NULL counts");
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (len / psz >= INT32_MAX) /* npl_query_pages counts pages in an int */
+        return npl__fail(EOVERFLOW, "range of %zu bytes is too large to query", len);
     size_t npages = len / psz + 2;
     int *nodes = malloc(npages * sizeof *nodes);
     if (!nodes)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
 
 struct npl_replica {
     const void *master;
@@ -20,7 +21,27 @@ struct npl_replica {
     int *by_node;     /* node OS id -> copy index (nearest copy for nodes without one) */
     int max_node;
     int *filler_cpu;  /* CPU that fills copy i */
+    int *by_cpu;      /* CPU OS id -> copy index (-1: unknown CPU, ask getcpu for its node) */
+    int max_cpu;
 };
+
+/* The CPU the calling thread runs on. glibc (2.35+) registers rseq for every thread, and the
+ * kernel keeps rseq.cpu_id current at every return to user space: one load, no system call.
+ * Without rseq (older glibc, GLIBC_TUNABLES=glibc.pthread.rseq=0): getcpu through the vDSO. */
+static inline int current_cpu(void)
+{
+#if defined(RSEQ_SIG) && (defined(__x86_64__) || defined(__aarch64__))
+    if (__rseq_size > 0) {
+        const struct rseq *rs =
+            (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+        int c = (int)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+        if (c >= 0)
+            return c;
+    }
+#endif
+    unsigned cpu = 0;
+    return getcpu(&cpu, NULL) == 0 ? (int)cpu : -1;
+}
 
 /* a CPU of node idx, or of the nearest node that has CPUs */
 static int filler_for(const npl_topo *t, int idx)
@@ -91,6 +112,7 @@ void npl_replica_free(npl_replica *r)
     free(r->copy);
     free(r->by_node);
     free(r->filler_cpu);
+    free(r->by_cpu);
     free(r);
 }
 
@@ -141,9 +163,10 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
             int e = errno;
             char msg[256];
             snprintf(msg, sizeof msg, "%s", npl_last_error());
+            int bad_node = list[i]; /* list is r->node: freed with r */
             npl_policy_free(p);
             npl_replica_free(r);
-            return npl__fail(e, "replica on node %d: %s", list[i], msg);
+            return npl__fail(e, "replica on node %d: %s", bad_node, msg);
         }
         npl_policy_free(p);
         r->filler_cpu[i] = filler_for(t, npl_topo_node_index(t, list[i]));
@@ -160,6 +183,19 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
         }
         r->by_node[n] = best;
     }
+    /* every CPU the topology knows -> the copy of its node */
+    for (int i = 0; i < t->ncpus; i++)
+        if (t->cpus[i].os > r->max_cpu)
+            r->max_cpu = t->cpus[i].os;
+    if (!(r->by_cpu = malloc(((size_t)r->max_cpu + 1) * sizeof *r->by_cpu))) {
+        npl_replica_free(r);
+        return npl__fail(ENOMEM, "out of memory");
+    }
+    for (int c = 0; c <= r->max_cpu; c++)
+        r->by_cpu[c] = -1;
+    for (int i = 0; i < t->ncpus; i++)
+        if (t->cpus[i].node >= 0)
+            r->by_cpu[t->cpus[i].os] = r->by_node[t->nodes[t->cpus[i].node].os];
     npl_replica_sync(r);
     *out = r;
     return 0;
@@ -169,8 +205,11 @@ const void *npl_replica_local(const npl_replica *r)
 {
     if (!r)
         return NULL;
-    unsigned cpu = 0, node = 0;
-    if (getcpu(&cpu, &node) < 0 || (int)node > r->max_node)
+    int cpu = current_cpu();
+    if (cpu >= 0 && cpu <= r->max_cpu && r->by_cpu[cpu] >= 0)
+        return r->copy[r->by_cpu[cpu]];
+    unsigned ucpu = 0, node = 0; /* a CPU the topology does not know: ask the kernel its node */
+    if (getcpu(&ucpu, &node) < 0 || (int)node > r->max_node)
         return r->copy[0];
     return r->copy[r->by_node[node]];
 }
@@ -192,7 +231,21 @@ int npl_replica_info(const npl_replica *r, struct npl_replica_info *o)
     o->ncopies = r->ncopies;
     o->bytes = r->bytes;
     o->total_bytes = r->bytes * (size_t)r->ncopies;
-    for (int i = 0; i < r->ncopies && i < 64; i++)
+    for (int i = 0; i < r->ncopies && i < 64; i++) {
         o->nodes[i] = r->node[i];
+        o->filler_cpus[i] = r->filler_cpu[i];
+    }
     return 0;
+}
+
+int npl_node_master_cpu(int node)
+{
+    const npl_topo *t = npl_topo_self();
+    if (!t)
+        return -1;
+    int idx = npl_topo_node_index(t, node);
+    if (idx < 0)
+        return -1;
+    int cpu = filler_for(t, idx);
+    return cpu >= 0 ? cpu : npl__fail(EXDEV, "no CPU this process may use near node %d", node);
 }

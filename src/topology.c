@@ -268,41 +268,48 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
 {
     if (!t)
         return npl__fail(EINVAL, "npl_topo_restrict: NULL topology");
-    int *v, n;
+    /* both lists are parsed and checked before either is applied: a bad node list must not
+     * leave the CPUs restricted (nothing half-applied; found by tests/fuzz/fuzz_lists.c) */
+    int *cv = NULL, cn = 0, *nv = NULL, nn = 0;
     if (cpu_list) {
-        if (npl__parse_list(cpu_list, MAX_CPUS - 1, "CPU", &v, &n) < 0)
+        if (npl__parse_list(cpu_list, MAX_CPUS - 1, "CPU", &cv, &cn) < 0)
             return -1;
-        for (int j = 0; j < n; j++)
-            if (npl__topo_cpu_index(t, v[j]) < 0) {
-                int bad = v[j];
-                free(v);
+        for (int j = 0; j < cn; j++)
+            if (npl__topo_cpu_index(t, cv[j]) < 0) {
+                int bad = cv[j];
+                free(cv);
                 return npl__fail(EINVAL, "CPU %d does not exist", bad);
             }
-        for (int k = 0; k < t->ncpus; k++) {
-            int keep = 0;
-            for (int j = 0; j < n; j++)
-                keep |= v[j] == t->cpus[k].os;
-            t->cpus[k].allowed &= keep;
-        }
-        free(v);
     }
     if (node_list) {
-        if (npl__parse_list(node_list, 1 << 20, "node", &v, &n) < 0)
+        if (npl__parse_list(node_list, 1 << 20, "node", &nv, &nn) < 0) {
+            free(cv);
             return -1;
-        for (int j = 0; j < n; j++)
-            if (npl_topo_node_index(t, v[j]) < 0) {
-                int bad = v[j];
-                free(v);
+        }
+        for (int j = 0; j < nn; j++)
+            if (npl_topo_node_index(t, nv[j]) < 0) {
+                int bad = nv[j];
+                free(cv);
+                free(nv);
                 return npl__fail(EINVAL, "node %d does not exist", bad);
             }
+    }
+    if (cpu_list)
+        for (int k = 0; k < t->ncpus; k++) {
+            int keep = 0;
+            for (int j = 0; j < cn; j++)
+                keep |= cv[j] == t->cpus[k].os;
+            t->cpus[k].allowed &= keep;
+        }
+    if (node_list)
         for (int i = 0; i < t->nnodes; i++) {
             int keep = 0;
-            for (int j = 0; j < n; j++)
-                keep |= v[j] == t->nodes[i].os;
+            for (int j = 0; j < nn; j++)
+                keep |= nv[j] == t->nodes[i].os;
             t->nodes[i].allowed &= keep;
         }
-        free(v);
-    }
+    free(cv);
+    free(nv);
     count_cpus(t);
     return 0;
 }

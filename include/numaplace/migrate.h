@@ -75,7 +75,15 @@ int npl_next_touch_disarm(void *addr);
 /** Resolve (as if the calling thread touched them) the armed chunks overlapping a buffer, before
  *  a system call writes into it. Memory that is not armed is ignored. */
 int npl_next_touch_prepare(void *addr, size_t len);
-/** Re-arm every armed range (the transparent OpenMP mode calls it at new parallel regions). */
+/** Register [addr, addr+len) (same rules as npl_next_touch_arm) without arming it now: the
+ *  range stays accessible until npl_next_touch_rearm_all() arms it (the transparent OpenMP mode
+ *  does at every parallel region from a new code address). Registering twice changes nothing;
+ *  npl_next_touch_disarm() forgets the range. ENOSPC: too many ranges. */
+int npl_next_touch_register(void *addr, size_t len, size_t chunk_bytes);
+/** Register a library array (whole); ENOENT for a pointer that is not one. */
+int npl_next_touch_register_array(void *array, size_t chunk_bytes);
+/** Re-arm every armed or registered range (the transparent OpenMP mode calls it at new parallel
+ *  regions). Do not call it while other threads may be touching those ranges. */
 int npl_next_touch_rearm_all(void);
 
 struct npl_next_touch_stats {
@@ -84,6 +92,9 @@ struct npl_next_touch_stats {
     uint64_t pages_moved;    /**< present pages moved to the toucher's node */
     uint64_t pages_failed;   /**< present pages that could not move */
     uint64_t waits;          /**< faults that waited for another thread's chunk */
+    uint64_t widened;        /**< faults where vm.max_map_count was reached and the chunk was
+                                  resolved together with its armed neighbours (coarser placement)
+                                  so that no mapping had to be added (docs/NEXT_TOUCH.md) */
 };
 /** Process-wide next-touch statistics. */
 int npl_next_touch_get_stats(struct npl_next_touch_stats *out);

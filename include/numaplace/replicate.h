@@ -3,8 +3,10 @@
  * A replica set holds one copy of a buffer on every usable node (or on the nodes of a subset),
  * each placed on its node and filled by a thread running on that node (numag's per-node master;
  * a CPU-less node's copy is filled from the nearest node with CPUs). npl_replica_local() returns
- * the calling thread's local copy in O(1) (getcpu through the vDSO, then a table). On a machine
- * with one usable node the set degrades to one copy, with no error. */
+ * the calling thread's local copy in O(1): the CPU from the thread's rseq area (one load; getcpu
+ * through the vDSO where glibc has no rseq), then a CPU -> copy table; call it in hot loops.
+ * On a machine with one usable node the set degrades to one copy, with no error.
+ * Design, fallbacks and tests: docs/REPLICATION_HUGEPAGES.md. */
 #ifndef NUMAPLACE_REPLICATE_H
 #define NUMAPLACE_REPLICATE_H
 
@@ -36,9 +38,15 @@ struct npl_replica_info {
     size_t bytes;           /**< bytes per copy */
     size_t total_bytes;     /**< memory the set uses */
     int nodes[64];          /**< node of each copy (the first 64) */
+    int filler_cpus[64];    /**< CPU whose thread fills copy i: the node's master (-1: none) */
 };
 int npl_replica_info(const npl_replica *r, struct npl_replica_info *out);
 void npl_replica_free(npl_replica *r);
+
+/** numag's per-socket master: the first CPU this process may use on node `node` (OS id), or on
+ *  the nearest node with such CPUs when `node` has none (a CPU-less node). -1+EINVAL for an
+ *  unknown node, -1+EXDEV when no allowed CPU exists. The node of a CPU: npl_topo_cpu_node(). */
+int npl_node_master_cpu(int node);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -9,6 +9,7 @@
 #include <numaplace.h>
 #include <numaplace/migrate.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -108,6 +109,23 @@ static void test_arrays(void)
     struct npl_check c;
     CHECK(npl_check(a, &c) == 0 && c.placed == 128, "npl_check knows rows 10-19 belong to node %d",
           to);
+    { /* the part's kernel policy followed: a page of row 10 dropped and faulted in again by a
+       * thread on node 0 lands on node `to` */
+        cpu_set_t saved;
+        sched_getaffinity(0, sizeof saved, &saved);
+        npl_pin_self("compact", 0);
+        unsigned char *row10 = a + 10 * 8192;
+        madvise(row10, PSZ, MADV_DONTNEED);
+        row10[0] = 1;
+        int where = -1;
+        npl_query_pages(row10, PSZ, &where, 1);
+        CHECK(where == to, "a page of migrated row 10 faulted in again by node 0 lands on node %d (%d)",
+              to, where);
+        row10[0] = (unsigned char)(10 * 8192 ^ 0xa5);
+        for (long i = 1; i < PSZ; i++)
+            row10[i] = (unsigned char)((10 * 8192 + i) ^ 0xa5);
+        sched_setaffinity(0, sizeof saved, &saved);
+    }
     CHECK(npl_migrate_units(a, 60, 5, to, &r) == -1 && errno == EINVAL, "rows past the end: EINVAL");
     CHECK(npl_migrate_array(a, 0, &r) == 0 && on_node(a, 64 * 8192, 0, NULL) == 128 &&
               checksum(a, 64 * 8192) == sum,

@@ -11,6 +11,7 @@
 #include <numaplace/replicate.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static int N, K;
@@ -86,6 +87,22 @@ static void test_replicas(void)
             bad += v[i] != node;
     }
     CHECK(bad == 0, "every page of each copy on its node (%zu wrong)", bad);
+    /* numag's per-node master: copy i filled from a CPU of node i (a CPU-less node: a CPU of
+     * the nearest node with CPUs) */
+    const npl_topo *topo = npl_topo_self();
+    int masters_ok = 1;
+    for (int i = 0; i < info.ncopies; i++) {
+        int node = info.nodes[i], idx = npl_topo_node_index(topo, node), c0 = -1;
+        int fnode = npl_topo_cpu_node(topo, info.filler_cpus[i]);
+        int fidx = npl_topo_node_index(topo, fnode);
+        if (npl_topo_node_cpus(topo, idx, &c0, 1) >= 1)
+            masters_ok &= info.filler_cpus[i] == c0 && npl_node_master_cpu(node) == c0;
+        else /* nearest: no node with CPUs is closer */
+            for (int j = 0; j < npl_topo_node_count(topo, 1); j++)
+                masters_ok &= npl_topo_node_cpus(topo, j, &c0, 1) < 1 ||
+                               npl_topo_distance(topo, idx, j) >= npl_topo_distance(topo, idx, fidx);
+    }
+    CHECK(masters_ok, "each copy filled by its node's master CPU (or the nearest node's)");
     int T = N * K > 32 ? 32 : N * K;
     for (int round = 0; round < 2; round++) {
         pthread_t th[32];
@@ -144,6 +161,12 @@ static void test_hugetlb(void)
             bad += v[i] != k;
     }
     CHECK(a && bad == 0, "cyclic over 2 MiB pages: huge page k on node k (%zu wrong)", bad);
+    size_t hh[64], hb[64], habs = 0;
+    int hrc = a ? npl_histogram_huge(a, bytes, hh, hb, &habs) : -1;
+    int per_node_ok = hrc == 0 && habs == 0;
+    for (int k = 0; k < N; k++)
+        per_node_ok &= hh[k] == 1 && hb[k] == 0;
+    CHECK(per_node_ok, "npl_histogram_huge: one hugetlb page per node, no base page (rc %d)", hrc);
     int used_ok = 1;
     for (int node = 0; node < N; node++)
         used_ok &= pool_free(node) == before[node] - 1;
@@ -196,6 +219,81 @@ static void test_hugetlb(void)
     npl_policy_free(p);
 }
 
+/* replicas on hugetlb pages: every copy from its own node's pool, on its node */
+static void test_hugetlb_replicas(void)
+{
+    for (int node = 0; node < N; node++)
+        set_pool(node, 4);
+    size_t bytes = 4 << 20;
+    unsigned char *master = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        master[i] = (unsigned char)(i * 11 + 5);
+    npl_replica *r;
+    CHECK(npl_replicate(&r, master, bytes, NULL, 0, NPL_F_HUGETLB) == 0, "hugetlb replicas: %s",
+          npl_last_error());
+    int ok = 1, pools = 1;
+    for (int node = 0; node < N; node++) {
+        const unsigned char *c = npl_replica_on(r, node);
+        struct npl_array_info ai;
+        size_t hh[64], hb[64];
+        ok &= c && npl_array_info(c, &ai) == 0 && ai.hugetlb == 1 &&
+              npl_histogram_huge(c, bytes, hh, hb, NULL) == 0 && hh[node] == 2 && hb[node] == 0 &&
+              memcmp(c, master, bytes) == 0;
+        pools &= pool_free(node) == 2;
+    }
+    CHECK(ok, "each copy: 2 hugetlb pages on its own node, equal to the master");
+    CHECK(pools, "each node's pool gave exactly 2 pages");
+    master[12345] ^= 1;
+    CHECK(npl_replica_sync(r) == 0 && memcmp(npl_replica_on(r, N - 1), master, bytes) == 0,
+          "hugetlb copies synced");
+    npl_replica_free(r);
+    for (int node = 0; node < N; node++)
+        set_pool(node, 0);
+    free(master);
+}
+
+/* transparent huge pages: cyclic and bind_block over 2 MiB units; THP located per node */
+static void test_thp(void)
+{
+    size_t unit = 2 << 20, bytes = (size_t)2 * N * unit;
+    npl_shape s = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
+    for (int pass = 0; pass < 2; pass++) {
+        char str[64];
+        if (pass == 0)
+            snprintf(str, sizeof str, "cyclic");
+        else
+            snprintf(str, sizeof str, "bind_block:threads=%d", N * K); /* 2/K units a thread */
+        npl_policy *p = pol(str);
+        char *a = npl_alloc_array(&s, p, NPL_F_THP);
+        size_t bad = 0, n = bytes / PSZ, units_on[64] = {0};
+        int *v = malloc(n * sizeof *v);
+        for (size_t u = 0; a && u < bytes / unit; u++) {
+            int want = pass == 0 ? (int)(u % (size_t)N)
+                                 : npl_topo_cpu_node(npl_topo_self(),
+                                                     npl_pin_cpu(NULL, "compact", (int)(u * (size_t)K / 2)));
+            units_on[want]++;
+            npl_query_pages(a + u * unit, unit, v, n);
+            for (size_t i = 0; i < unit / PSZ; i++)
+                bad += v[i] != want;
+        }
+        CHECK(a && bad == 0, "THP %s: every 2 MiB unit on its node (%zu pages wrong)", str, bad);
+        size_t hh[64], hb[64], habs = 0, huge = 0;
+        int rc = a ? npl_histogram_huge(a, bytes, hh, hb, &habs) : -1;
+        int spread = rc == 0;
+        for (int k = 0; k < N; k++) {
+            huge += hh[k];
+            spread &= hh[k] * 512 + hb[k] == units_on[k] * 512;
+        }
+        CHECK(spread && habs == 0, "THP %s: per node, huge + base pages = the units placed there (rc %d)", str, rc);
+        printf("THP %s: %zu of %zu units obtained as transparent huge pages\n", str, huge,
+               bytes / unit);
+        CHECK(huge > 0, "THP %s: some transparent huge pages obtained (%zu)", str, huge);
+        free(v);
+        npl_free(a);
+        npl_policy_free(p);
+    }
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -207,5 +305,7 @@ int main(int argc, char **argv)
     }
     test_replicas();
     test_hugetlb();
+    test_hugetlb_replicas();
+    test_thp();
     return check_summary("guest_replicate") ? 1 : 0;
 }

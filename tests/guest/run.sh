@@ -3,7 +3,7 @@
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
 # automatic NUMA balancing on. Exit status: number of failed boots/programs (0 = all passed).
 # Under CI=true a guest that cannot boot is a failure, never a skip.
-# env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build
+# env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -15,8 +15,18 @@ fi
 [ -x "${progs[0]}" ] || { echo "run.sh: no guest programs in $BUILD/guest (build first)"; exit 1; }
 adds=()
 names=""
-for p in "${progs[@]}"; do adds+=(--add "$p"); names="$names $(basename "$p")"; done
+# guest_soak runs in its own boot below, with THP=madvise: under THP=always (the 6.1 guest's
+# default) concurrent placement + migration from 4 threads leaves pages of a freshly placed
+# array on the wrong node in the first cycle (docs/RELIABILITY.md, "known issues")
+soak=""
+for p in "${progs[@]}"; do
+    adds+=(--add "$p")
+    if [ "$(basename "$p")" = guest_soak ] && [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then soak=1; continue; fi
+    names="$names $(basename "$p")"
+done
 adds+=(--add tests/guest/in_guest.sh)
+# numaplace run's interposer, found next to /usr/local/bin/numaplace (guest_cli)
+[ -f "$BUILD/libnumaplace_preload.so" ] && adds+=(--add "$BUILD/libnumaplace_preload.so")
 # the transparent next-touch tool and LLVM's OpenMP runtime, for guest_omp_sweep's si-ompt mode
 [ -f "$BUILD/libnumaplace_ompt.so" ] && adds+=(--add "$BUILD/libnumaplace_ompt.so")
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
@@ -40,7 +50,7 @@ for shape in $SHAPES; do
     big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
     echo "=== guest: $n nodes x $k CPUs x $mem MiB"
     start=$(date +%s)
-    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" "${adds[@]}" \
+    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} "${adds[@]}" \
         -- env ${NPL_GUEST_ENV:-} in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
     rc=$?
     echo "=== guest $n nodes: rc=$rc ($(( $(date +%s) - start )) s)"
@@ -48,6 +58,13 @@ for shape in $SHAPES; do
 done
 if [ -n "${NPL_GUEST_PROGRAMS:-}" ]; then
     echo "guest boots: $pass passed, $fail failed"; exit $fail
+fi
+if [ -n "$soak" ]; then
+    echo "=== guest: soak, 4 nodes x 2 CPUs, THP madvise"
+    tools/numavm --nodes 4 --cpus-per-node 2 --mem-per-node 384 --thp madvise "${adds[@]}" \
+        -- guest_soak --nodes 4 --cpus-per-node 2
+    rc=$?
+    if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
 echo "=== guest: 4 nodes, automatic NUMA balancing ON"
 tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing "${adds[@]}" \

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -185,6 +186,67 @@ int main(void)
     npl_next_touch_disarm(g);
     munmap(g, big);
 
+    /* 6b. vm.max_map_count reached while chunks are resolved: no crash, no write lost (a
+     * child fills the process's mappings, then touches every other chunk of an armed range) */
+    pid = fork();
+    if (pid == 0) {
+        size_t nb = 8 * MIB, cpg = 4096;
+        unsigned char *r = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        for (size_t i = 0; i < nb; i++)
+            r[i] = (unsigned char)(i * 7);
+        if (npl_next_touch_arm(r, nb, cpg) < 0)
+            _exit(2);
+        size_t fill = 70000;
+        char *q = mmap(NULL, 2 * fill * 4096, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        size_t used = 0;
+        while (used < fill && mprotect(q + 2 * used * 4096, 4096, PROT_READ) == 0)
+            used++;
+        if (used == fill)
+            _exit(3); /* vm.max_map_count not reached: the test cannot run */
+        for (size_t k = 0; k < 5; k++) /* room for a few splits: the first touches work */
+            mprotect(q + 2 * k * 4096, 4096, PROT_READ | PROT_WRITE);
+        for (size_t i = 0; i < nb; i += 2 * cpg)
+            r[i + 1] = (unsigned char)(r[i + 1] + 1);
+        for (size_t i = cpg; i < nb; i += 2 * cpg)
+            r[i + 1] = (unsigned char)(r[i + 1] + 1);
+        size_t wrong = 0;
+        for (size_t i = 0; i < nb; i++)
+            wrong += r[i] != (unsigned char)(i * 7 + (i % cpg == 1));
+        struct npl_next_touch_stats ws;
+        npl_next_touch_get_stats(&ws);
+        _exit(wrong ? 4 : ws.widened == 0 ? 5 : 0);
+    }
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+        printf("SKIP: vm.max_map_count could not be reached with 70000 mappings\n");
+    else
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "vm.max_map_count reached during next-touch: chunks widened, all bytes right "
+              "(status %d)", st);
+
+    /* 6c. registered, not armed: accessible without faults until npl_next_touch_rearm_all() */
+    char *rg = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct npl_next_touch_stats r0, r1, r2;
+    npl_next_touch_get_stats(&r0);
+    CHECK(npl_next_touch_register(rg, MIB, 0) == 0 && npl_next_touch_register(rg, MIB, 0) == 0,
+          "register (twice)");
+    memset(rg, 5, MIB);
+    npl_next_touch_get_stats(&r1);
+    CHECK(r1.faults == r0.faults, "a registered range is accessible: %llu faults",
+          (unsigned long long)(r1.faults - r0.faults));
+    CHECK(npl_next_touch_rearm_all() == 0, "rearm_all arms it");
+    memset(rg, 6, MIB);
+    npl_next_touch_get_stats(&r2);
+    CHECK(r2.chunks - r1.chunks == MIB / NPL_NEXT_TOUCH_DEFAULT_CHUNK && rg[MIB - 1] == 6,
+          "after rearm_all every chunk of the registered range resolves once (%llu)",
+          (unsigned long long)(r2.chunks - r1.chunks));
+    CHECK(npl_next_touch_disarm(rg) == 0, "disarm forgets a registered range");
+    munmap(rg, MIB);
+    int y;
+    CHECK(npl_next_touch_register_array(&y, 0) == -1 && errno == ENOENT,
+          "register an unknown array: ENOENT");
+
     /* 7. errors */
     char *e = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(npl_next_touch_arm(e + 1, 4096, 0) == -1 && errno == EINVAL, "unaligned: EINVAL");
@@ -196,6 +258,33 @@ int main(void)
     npl_next_touch_disarm(e);
     int x;
     CHECK(npl_next_touch_arm_array(&x, 0) == -1 && errno == ENOENT, "unknown array: ENOENT");
+    /* 8. explicit migration: error paths (page placement itself is checked in the guest) */
+    struct npl_migrate_result mr;
+    CHECK(npl_migrate_range(e, 0, 0, &mr) == -1 && errno == EINVAL, "migrate 0 bytes: EINVAL");
+    CHECK(npl_migrate_range(NULL, 4096, 0, &mr) == -1 && errno == EINVAL, "migrate NULL: EINVAL");
+    CHECK(npl_migrate_range(e + 100, 4096, 0, &mr) == -1 && errno == EINVAL, "unaligned: EINVAL");
+    CHECK(npl_migrate_range(e, 4096, 9999, &mr) == -1 && (errno == EINVAL || errno == EXDEV),
+          "node 9999: EINVAL/EXDEV (%d)", errno);
+    CHECK(npl_migrate_range(e, 4096, -3, &mr) == -1 && errno == EINVAL, "node -3: EINVAL");
+    CHECK(npl_migrate_range(e, SIZE_MAX - 4095, 0, &mr) == -1 &&
+              (errno == EOVERFLOW || errno == EINVAL),
+          "range wrapping around: EOVERFLOW (%d)", errno);
+    CHECK(npl_migrate_range_policy(e, 4096, NULL, NULL, &mr) == -1 && errno == EINVAL,
+          "NULL policy: EINVAL");
+    CHECK(npl_migrate_array(&x, 0, &mr) == -1 && errno == ENOENT, "unknown array: ENOENT");
+    CHECK(npl_migrate_units(&x, 0, 1, 0, &mr) == -1 && errno == ENOENT, "unknown array units: ENOENT");
+    CHECK(npl_migrate_units(a, 0, 0, 0, &mr) == -1 && errno == EINVAL, "zero units: EINVAL (%d)",
+          errno);
+    CHECK(npl_migrate_units(a, 0, 1, 9999, &mr) == -1 && (errno == EINVAL || errno == EXDEV),
+          "units to node 9999: EINVAL/EXDEV");
+    struct npl_node_info ni;
+    npl_topo_node_info(npl_topo_self(), 0, &ni);
+    int node0 = ni.os_id;
+    memset(e, 1, 2 * MIB);
+    CHECK(npl_migrate_range(e, 2 * MIB, node0, &mr) == 0 && mr.pages == 512 &&
+              mr.moved + mr.already + mr.absent == 512 && mr.failed == 0,
+          "migrate 2 MiB to the one node: %zu already, %zu moved", mr.already, mr.moved);
+    munmap(e, 2 * MIB);
     npl_free(a);
     npl_policy_free(p);
     return check_summary("test_nexttouch");

@@ -31,25 +31,12 @@ static inline int vec_equals(const int *v, size_t n, const char *expected, char 
     return strcmp(got, expected) == 0;
 }
 
-/* Lines of /proc/self/maps: the process's mappings. */
-static inline int count_maps(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    int n = 0, c;
-    while (f && (c = fgetc(f)) != EOF)
-        n += c == '\n';
-    if (f)
-        fclose(f);
-    return n;
-}
-
-/* Mappings of /proc/self/maps that overlap [a, a+len). */
-static inline int maps_in(const void *a, size_t len)
+/* Mappings of /proc/self/maps that overlap [lo, hi). */
+static inline int maps_between(uintptr_t lo, uintptr_t hi)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[512];
     int n = 0;
-    uintptr_t lo = (uintptr_t)a, hi = lo + len;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long s, e;
         if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < hi && e > lo)
@@ -60,7 +47,24 @@ static inline int maps_in(const void *a, size_t len)
     return n;
 }
 
-/* A parsed policy, or exit(120): a test's own policy strings must parse. */
+/* The process's mappings. Under TSan, not those of its metainfo region (0x3000'0000'0000 to
+ * 0x3400'0000'0000 on x86-64), which the runtime maps lazily as memory gets touched: they are
+ * the sanitizer's, and made "mappings added by an allocation" vary from run to run. */
+static inline int count_maps(void)
+{
+    int n = maps_between(0, UINTPTR_MAX);
+#if defined(__SANITIZE_THREAD__) && defined(__x86_64__)
+    n -= maps_between((uintptr_t)0x300000000000ull, (uintptr_t)0x340000000000ull);
+#endif
+    return n;
+}
+
+/* Mappings of /proc/self/maps that overlap [a, a+len). */
+static inline int maps_in(const void *a, size_t len)
+{
+    return maps_between((uintptr_t)a, (uintptr_t)a + len);
+}
+
 static inline npl_policy *pol(const char *s)
 {
     npl_policy *p;
@@ -81,6 +85,19 @@ static inline uint64_t checksum(const unsigned char *a, size_t n)
 }
 
 /* The guest runner's arguments: --nodes N --cpus-per-node K (others ignored). */
+/* OS ids of the nodes with memory this process may use: how many (at most max) */
+static inline int usable_nodes(int *out, int max)
+{
+    const npl_topo *t = npl_topo_self();
+    int n = 0;
+    for (int i = 0; t && i < npl_topo_node_count(t, 1) && n < max; i++) {
+        struct npl_node_info ni;
+        if (npl_topo_node_info(t, i, &ni) == 0 && ni.allowed && ni.memory_bytes)
+            out[n++] = ni.os_id;
+    }
+    return n;
+}
+
 static inline void guest_args(int argc, char **argv, int *n, int *k)
 {
     for (int i = 1; i + 1 < argc; i++) {

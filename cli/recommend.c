@@ -1,0 +1,45 @@
+/* recommend.c - the report's recommendation rule: see recommend.h. Pure. */
+#include "recommend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int rank(const char *policy)
+{
+    static const char *order[] = {"first_touch", "bind_block", "cyclic", "cyclic_block",
+                                  "skew_mapp", "prime_mapp", "random_block", "random", "bind_all"};
+    size_t len = strcspn(policy, ":@");
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (strlen(order[i]) == len && !strncmp(order[i], policy, len))
+            return (int)i;
+    return (int)(sizeof order / sizeof order[0]);
+}
+
+const char *recommend(const struct rec_entry *e, int n, int nnodes, double tolerance, char *why,
+                      size_t whysize)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (e[i].seconds > 0 && (best < 0 || e[i].seconds < e[best].seconds))
+            best = i;
+    if (best < 0) {
+        snprintf(why, whysize, "nothing was measured");
+        return NULL;
+    }
+    if (nnodes <= 1) {
+        snprintf(why, whysize, "one NUMA node: every placement is the same (fastest measured: %s)",
+                 e[best].policy);
+        return "first_touch";
+    }
+    int pick = best;
+    for (int i = 0; i < n; i++)
+        if (e[i].seconds > 0 && e[i].seconds <= e[best].seconds * (1 + tolerance) &&
+            rank(e[i].policy) < rank(e[pick].policy))
+            pick = i;
+    if (pick == best)
+        snprintf(why, whysize, "fastest (%.3g s)", e[best].seconds);
+    else
+        snprintf(why, whysize, "within %.0f%% of the fastest (%s, %.3g s) and simpler/more local",
+                 tolerance * 100, e[best].policy, e[best].seconds);
+    return e[pick].policy;
+}

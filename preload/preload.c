@@ -1,0 +1,407 @@
+/* preload.c - libnumaplace_preload.so: numaplace policies for unmodified, dynamically linked
+ * programs (`numaplace run` puts it in LD_PRELOAD).
+ *
+ *  - Allocations of at least NUMAPLACE_THRESHOLD bytes (default 1 MiB; suffixes K, M, G) made
+ *    through malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign and valloc become
+ *    library arrays placed under NUMAPLACE_POLICY (any policy string; first_touch or unset: not
+ *    intercepted). NUMAPLACE_FIRST=N: only the first N such allocations. NUMAPLACE_HUGE=thp|2M:
+ *    NPL_F_THP / NPL_F_HUGETLB. Everything else goes to the next allocator (dlsym RTLD_NEXT).
+ *    Our allocations are tracked in a table of their own (page-aligned base -> size): free() of
+ *    one of them releases it with npl_free(); any other pointer goes to the real free().
+ *  - NUMAPLACE_PIN=compact|scatter|LIST: the main thread is pinned as thread 0 when the library
+ *    loads, and every thread the program creates with pthread_create as thread n, n counting
+ *    creation order from 1 (the library's numbering). CPUs come from the affinity mask the process
+ *    had when it was loaded (taskset, cgroups): never widened.
+ *
+ * The library is linked in (objects, all symbols local but the interposed ones: see preload.map),
+ * so a program that links libnumaplace itself keeps its own, separate copy. Threads and
+ * allocations made by the library itself (placement workers, hwloc) are never intercepted: a
+ * thread-local flag marks "inside the library".
+ *
+ * Messages: one line on stderr when the environment is wrong (the interposer then stays out of
+ * the way); NUMAPLACE_DEBUG=1 logs each intercepted allocation. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#define EXPORT __attribute__((visibility("default")))
+
+static void *(*real_malloc)(size_t);
+static void (*real_free)(void *);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static size_t (*real_usable)(void *);
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static TLS int in_lib;   /* > 0: the library (or dlsym) is running on this thread */
+static int resolving;     /* dlsym in progress: serve from the bootstrap buffer */
+
+/* ---- bootstrap buffer: dlsym may call calloc/malloc before the real ones are known ---- */
+static _Alignas(16) char boot[64 * 1024];
+static size_t boot_used;
+static int in_boot(const void *p) { return (const char *)p >= boot && (const char *)p < boot + sizeof boot; }
+static void *boot_alloc(size_t n)
+{
+    size_t need = ((n + 15) & ~(size_t)15) + 16;
+    size_t off = __atomic_fetch_add(&boot_used, need, __ATOMIC_RELAXED);
+    if (off + need > sizeof boot)
+        return NULL;
+    *(size_t *)(boot + off) = n;
+    return boot + off + 16; /* zero: static storage, never reused */
+}
+static size_t boot_size(const void *p) { return *(const size_t *)((const char *)p - 16); }
+
+static void resolve(void)
+{
+    if (real_malloc || resolving)
+        return;
+    resolving = 1;
+    real_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+    real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    real_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+    real_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+    real_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+    real_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+    real_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                   void *))dlsym(RTLD_NEXT, "pthread_create");
+    void *m = dlsym(RTLD_NEXT, "malloc");
+    __atomic_store_n(&real_malloc, (void *(*)(size_t))m, __ATOMIC_RELEASE);
+    resolving = 0;
+}
+
+/* ---- configuration (read once, in the constructor) ---- */
+static struct {
+    int active;           /* allocations are intercepted */
+    npl_policy *pol;
+    size_t threshold;
+    long first;           /* 0: every large allocation */
+    unsigned flags;
+    char pin[256];        /* "" = threads left alone */
+} cfg = {0, NULL, (size_t)1 << 20, 0, 0, ""};
+static long nlarge;       /* large allocations seen (for NUMAPLACE_FIRST) */
+static int next_thread = 1;
+
+static void say(const char *fmt, const char *a, const char *b)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, fmt, a, b);
+    if (n > 0 && write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
+        return;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (*end == 'i' && shift) end++;
+    if (*end == 'B' && shift) end++;
+    if (*end || (shift && v > (~0ULL >> shift)))
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+    resolve();
+    in_lib++;
+    const char *e;
+    if ((e = getenv("NUMAPLACE_THRESHOLD")) && *e && parse_size(e, &cfg.threshold) < 0)
+        say("numaplace preload: NUMAPLACE_THRESHOLD=%s is not a size%s; using 1 MiB\n", e, "");
+    if (cfg.threshold < 1)
+        cfg.threshold = 1;
+    if ((e = getenv("NUMAPLACE_FIRST")) && *e) {
+        size_t f;
+        if (parse_size(e, &f) < 0)
+            say("numaplace preload: NUMAPLACE_FIRST=%s is not a count%s; ignored\n", e, "");
+        else
+            cfg.first = (long)f;
+    }
+    if ((e = getenv("NUMAPLACE_HUGE")) && *e) {
+        if (!strcmp(e, "thp"))
+            cfg.flags |= NPL_F_THP;
+        else if (!strcmp(e, "2M") || !strcmp(e, "2m"))
+            cfg.flags |= NPL_F_HUGETLB;
+        else
+            say("numaplace preload: NUMAPLACE_HUGE=%s: use thp or 2M%s; ignored\n", e, "");
+    }
+    if ((e = getenv("NUMAPLACE_POLICY")) && *e) {
+        if (npl_policy_parse(&cfg.pol, e) < 0) {
+            say("numaplace preload: NUMAPLACE_POLICY=%s: %s; allocations not placed\n", e,
+                npl_last_error());
+            cfg.pol = NULL;
+        } else if (npl_policy_get_kind(cfg.pol) != NPL_FIRST_TOUCH || cfg.flags) {
+            cfg.active = 1;
+        }
+    }
+    if (!cfg.pol && cfg.flags && npl_policy_create(&cfg.pol, NPL_FIRST_TOUCH, NULL, 0) == 0)
+        cfg.active = 1;
+    if ((e = getenv("NUMAPLACE_PIN")) && *e) {
+        snprintf(cfg.pin, sizeof cfg.pin, "%s", e);
+        if (npl_pin_self(cfg.pin, 0) < 0) { /* the main thread is thread 0 */
+            say("numaplace preload: NUMAPLACE_PIN=%s: %s; threads not pinned\n", e,
+                npl_last_error());
+            cfg.pin[0] = 0;
+        }
+    }
+    if (cfg.active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
+        cfg.active = 0;
+    in_lib--;
+}
+
+/* ---- our allocations: open addressing, page-aligned base -> size ---- */
+#define SLOTS 65536
+static struct slot { uintptr_t key; size_t size; } table[SLOTS]; /* key 1 = deleted */
+static int table_lock;
+static void lock(void) { while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) sched_yield(); }
+static void unlock(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
+static size_t h(uintptr_t k) { return (size_t)((k >> 12) * 0x9E3779B97F4A7C15ull >> 48) % SLOTS; }
+static long table_count;
+
+static int table_put(void *p, size_t n)
+{
+    uintptr_t k = (uintptr_t)p;
+    int ok = 0;
+    lock();
+    if (table_count < SLOTS / 2) {
+        for (size_t i = h(k);; i = (i + 1) % SLOTS)
+            if (table[i].key <= 1) {
+                table[i].key = k;
+                table[i].size = n;
+                table_count++;
+                ok = 1;
+                break;
+            }
+    }
+    unlock();
+    return ok;
+}
+
+/* size of our allocation at p (0: not ours); remove=1 drops it from the table */
+static size_t table_get(const void *p, int remove)
+{
+    uintptr_t k = (uintptr_t)p;
+    if (!p || (k & 4095) || !__atomic_load_n(&table_count, __ATOMIC_RELAXED))
+        return 0;
+    size_t n = 0;
+    lock();
+    for (size_t i = h(k), probes = 0; table[i].key && probes < SLOTS; i = (i + 1) % SLOTS, probes++)
+        if (table[i].key == k) {
+            n = table[i].size;
+            if (remove) {
+                table[i].key = 1;
+                table_count--;
+            }
+            break;
+        }
+    unlock();
+    return n;
+}
+
+/* A placed allocation, or NULL: the caller then uses the real allocator. */
+static void *big_alloc(size_t n, size_t align)
+{
+    if (!cfg.active || in_lib || n < cfg.threshold || align > 4096)
+        return NULL;
+    if (cfg.first && __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) >= cfg.first)
+        return NULL;
+    in_lib++;
+    int saved = errno;
+    npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
+    void *p = npl_alloc_array(&sh, cfg.pol, cfg.flags);
+    if (p && !table_put(p, n)) {
+        npl_free(p);
+        p = NULL;
+    }
+    if (!p)
+        npl__debug("preload: %zu bytes not placed (%s): real allocator", n, npl_last_error());
+    else
+        npl__debug("preload: %zu bytes placed at %p", n, p);
+    errno = saved;
+    in_lib--;
+    return p;
+}
+
+static void big_free(void *p)
+{
+    in_lib++;
+    npl_free(p);
+    in_lib--;
+}
+
+EXPORT void *malloc(size_t n)
+{
+    if (!__atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE)) {
+        if (resolving)
+            return boot_alloc(n);
+        resolve();
+    }
+    void *p = big_alloc(n, 0);
+    return p ? p : real_malloc(n);
+}
+
+EXPORT void *calloc(size_t a, size_t b)
+{
+    if (!__atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE)) {
+        if (resolving)
+            return b && a > SIZE_MAX / b ? NULL : boot_alloc(a * b);
+        resolve();
+    }
+    if (b && a > SIZE_MAX / b) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = big_alloc(a * b, 0); /* library arrays are zero-filled */
+    return p ? p : real_calloc(a, b);
+}
+
+EXPORT void free(void *p)
+{
+    if (!p || in_boot(p))
+        return;
+    if (table_get(p, 1)) {
+        big_free(p);
+        return;
+    }
+    if (!real_free)
+        resolve();
+    real_free(p);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+    if (!real_malloc) {
+        if (resolving)
+            return boot_alloc(n);
+        resolve();
+    }
+    if (!p)
+        return malloc(n);
+    size_t old = in_boot(p) ? boot_size(p) : table_get(p, 0);
+    if (!old && !(n >= cfg.threshold && cfg.active && !in_lib))
+        return real_realloc(p, n); /* theirs, and stays theirs */
+    if (old && n == 0) {
+        free(p);
+        return NULL;
+    }
+    if (!old)
+        old = real_usable ? real_usable(p) : 0;
+    if (old && n <= old && !in_boot(p) && table_get(p, 0)) /* ours, shrinking: keep it */
+        return p;
+    void *q = malloc(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    free(p);
+    return q;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (!real_malloc)
+        resolve();
+    if (align < sizeof(void *) || (align & (align - 1)))
+        return EINVAL;
+    void *p = big_alloc(n, align);
+    if (p) {
+        *out = p;
+        return 0;
+    }
+    return real_posix_memalign(out, align, n);
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    if (!real_malloc)
+        resolve();
+    void *p = big_alloc(n, align);
+    return p ? p : real_aligned_alloc(align, n);
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+    if (!real_malloc)
+        resolve();
+    void *p = big_alloc(n, align);
+    return p ? p : real_memalign(align, n);
+}
+
+EXPORT void *valloc(size_t n)
+{
+    if (!real_malloc)
+        resolve();
+    void *p = big_alloc(n, 4096);
+    return p ? p : real_valloc(n);
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p || in_boot(p))
+        return p ? boot_size(p) : 0;
+    size_t n = table_get(p, 0);
+    if (n)
+        return n;
+    if (!real_usable)
+        resolve();
+    return real_usable ? real_usable(p) : 0;
+}
+
+/* ---- threads: thread n of the program on the n-th CPU of the strategy ---- */
+struct tramp {
+    void *(*start)(void *);
+    void *arg;
+    int n;
+};
+
+static void *pinned_start(void *a)
+{
+    struct tramp t = *(struct tramp *)a;
+    real_free(a);
+    in_lib++;
+    if (npl_pin_self(cfg.pin, t.n) < 0)
+        npl__debug("preload: thread %d not pinned: %s", t.n, npl_last_error());
+    in_lib--;
+    return t.start(t.arg);
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *arg)
+{
+    if (!real_pthread_create)
+        resolve();
+    if (in_lib || !cfg.pin[0])
+        return real_pthread_create(th, attr, start, arg);
+    struct tramp *t = real_malloc(sizeof *t);
+    if (!t)
+        return EAGAIN;
+    t->start = start;
+    t->arg = arg;
+    t->n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+    int rc = real_pthread_create(th, attr, pinned_start, t);
+    if (rc)
+        real_free(t);
+    return rc;
+}

@@ -1,0 +1,130 @@
+#!/bin/sh
+# CLI tests of issue 4 on the host: run (interposer, pinning, exit codes), where, measure, report,
+# --help of every subcommand, the man pages, the JSON schema. One node here: placements are
+# trivial but exact; tests/guest/guest_cli.c checks them page by page on several nodes.
+set -u
+N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
+G=${GUEST_CLI:-}
+SRC=${SRC:-$(dirname "$0")/../..}
+T=$(mktemp -d /tmp/npl_test_run.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+check() { # name, expected, actual
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
+}
+PRE=$(dirname "$N")/libnumaplace_preload.so
+# exit codes and messages
+$N run --policy cyclik -- true 2>$T/err; check "unknown policy: 2" 2 $?
+check "unknown policy named" 1 "$(grep -c cyclik $T/err)"
+$N run --nodes 7 -- true 2>$T/err; check "node outside the allowed set: 2" 2 $?
+check "node message" 1 "$(grep -c 'node 7 does not exist' $T/err)"
+$N run -- /nonexistent/prog 2>$T/err; check "program not found: 127" 127 $?
+$N run -- no_such_prog_npl 2>/dev/null; check "program not on PATH: 127" 127 $?
+$N run -- /etc/hostname 2>/dev/null; check "not executable: 126" 126 $?
+$N run -- sh -c 'exit 9'; check "the program's exit status" 9 $?
+$N run --huge 1G -- true 2>/dev/null; check "bad --huge: 2" 2 $?
+$N run --threshold lots -- true 2>/dev/null; check "bad --threshold: 2" 2 $?
+$N run --bogus -- true 2>/dev/null; check "unknown option: 2" 2 $?
+$N run 2>/dev/null; check "no program: 2" 2 $?
+if [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; then
+    $N run --policy skew_mapp -- /bin/busybox true 2>$T/err; check "static program + skew_mapp: 2" 2 $?
+    check "static message" 1 "$(grep -c 'statically linked' $T/err)"
+    $N run --policy cyclic -- /bin/busybox true; check "static program + cyclic (kernel policy): 0" 0 $?
+else
+    echo "SKIP: no static busybox for the static-program cases"
+fi
+# the environment the interposer gets
+if [ -f "$PRE" ]; then
+check "preload in LD_PRELOAD" 1 "$($N run --policy skew_mapp -- sh -c 'echo $LD_PRELOAD' | grep -c libnumaplace_preload.so)"
+check "policy passed" "skew_mapp" "$($N run --policy skew_mapp -- sh -c 'echo $NUMAPLACE_POLICY')"
+check "--nodes restricts the policy" "cyclic@0" "$($N run --policy cyclic --nodes 0 -- sh -c 'echo $NUMAPLACE_POLICY')"
+check "--nodes alone: bind_all" "bind_all:0" "$($N run --nodes 0 -- sh -c 'echo $NUMAPLACE_POLICY')"
+check "threshold/first/huge passed" "2M 3 thp" "$($N run --policy cyclic --threshold 2M --first 3 --huge thp -- sh -c 'echo $NUMAPLACE_THRESHOLD $NUMAPLACE_FIRST $NUMAPLACE_HUGE')"
+check "--pin passed to the interposer" "scatter" "$($N run --pin scatter -- sh -c 'echo $NUMAPLACE_PIN')"
+check "no --pin: threads left alone" "" "$($N run --policy cyclic -- sh -c 'echo $NUMAPLACE_PIN')"
+check "cyclic is also the kernel policy (interleave)" 1 "$($N run --policy cyclic -- sh -c 'grep -c interleave /proc/self/numa_maps | head -1' | awk '{print ($1>0)}')"
+# the platform config gives defaults
+printf '[policy]\ndefault = prime_mapp\n[threads]\npin = scatter\n' > $T/c.conf
+check "config default policy and pin" "prime_mapp scatter" "$(NUMAPLACE_CONFIG=$T/c.conf $N run -- sh -c 'echo $NUMAPLACE_POLICY $NUMAPLACE_PIN')"
+printf '[policy]\ndefault = cyclik\n' > $T/bad.conf
+printf '[machine]\ncpus = 0\n' > $T/cpu.conf
+check "config [machine] cpus narrows the affinity" "0" "$(NUMAPLACE_CONFIG=$T/cpu.conf $N run -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2')"
+printf '[machine]\ncpus = 900\n' > $T/cpu.conf
+NUMAPLACE_CONFIG=$T/cpu.conf $N run -- true 2>/dev/null; check "config cpus none allowed: 2" 2 $?
+NUMAPLACE_CONFIG=$T/bad.conf $N run -- true 2>$T/err; check "bad config file: 1" 1 $?
+check "bad config names the line" 1 "$(grep -c 'bad.conf:2' $T/err)"
+else
+    echo "SKIP: interposer environment cases: $PRE missing (sanitizer builds have no preload)"
+fi
+# the interposer in a real program (the guest test program's child roles; one node here)
+if [ -n "$G" ] && [ -f "$PRE" ]; then
+    export PATH="$(dirname "$N"):$PATH"
+    for p in cyclic skew_mapp prime_mapp "weighted:0=1" "cyclic_block:3"; do
+        $N run --policy "$p" -- "$G" --child-alloc "$p" 8 >$T/out 2>&1; rc=$?
+        check "run --policy $p: array placed and where agrees" 0 $rc
+        [ $rc -eq 0 ] || cat $T/out
+    done
+    $N run --pin scatter -- "$G" --child-pin scatter 5 >$T/out 2>&1; check "run --pin scatter: thread n on CPU n of scatter" 0 $?
+    if [ "$(nproc)" -ge 2 ]; then
+        taskset -c 1 $N run --pin compact -- "$G" --child-pin compact 3 1 >$T/out 2>&1
+        check "taskset -c 1 is respected (all threads on CPU 1)" 0 $?
+    fi
+    # malloc/free/realloc/calloc/posix_memalign survive a busy allocator (python, sort)
+    check "python under the interposer" 4 "$($N run --policy cyclic --threshold 64K -- python3 -c 'b=[bytearray(1<<20) for i in range(8)]; b=b[4:]; print(len(b))')"
+    check "sort under the interposer" 3 "$(printf 'c\na\nb\n' | $N run --policy skew_mapp --threshold 4K -- sort | wc -l)"
+else
+    echo "SKIP: interposer cases (GUEST_CLI or $PRE missing; sanitizer builds have no preload)"
+fi
+# where
+$N where 999999999 2>$T/err; check "where on a gone PID: 1" 1 $?
+check "where message" 1 "$(grep -c 'no such process' $T/err)"
+sleep 30 & sp=$!
+check "where --json totals" 1 "$($N where --json $sp | python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(sum(v["base_pages"] for v in d["total"].values()) > 0))')"
+kill $sp
+# measure
+$N measure --quick --out $T/m.conf >$T/out 2>&1; check "measure --quick: 0" 0 $?
+check "measure wrote factors" 1 "$(grep -c '^latency_ns.0 = ' $T/m.conf)"
+printf '[threads]\npin = compact\n' > $T/keep.conf
+$N measure --quick --out $T/keep.conf >/dev/null 2>&1
+check "measure keeps the other sections" 2 "$(grep -c -e '^pin = compact' -e '^nodes = ' $T/keep.conf)"
+printf 'garbage\n' > $T/garbage.conf
+$N measure --quick --out $T/garbage.conf >/dev/null 2>&1; check "measure refuses to overwrite a bad config: 1" 1 $?
+$N measure --frob 2>/dev/null; check "measure bad option: 2" 2 $?
+# report
+start=$(date +%s)
+$N report --quick --out $T/rep >$T/out 2>&1; rc=$?
+check "report --quick: 0" 0 $rc
+[ $rc -eq 0 ] || tail -5 $T/out
+echo "report --quick took $(( $(date +%s) - start )) s"
+check "report says one node" 1 "$(grep -c 'ONE usable NUMA node' $T/out)"
+python3 "$SRC/tools/report_plot.py" $T/rep --validate-only >/dev/null 2>&1; check "results.json validates against docs/report.schema.json" 0 $?
+check "18 recommendations" 18 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['recommendations']))")"
+check "162 results (9 policies x 3 ops x 3 accesses x 2 schedules)" 162 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['characterization']['results']))")"
+check "index.html" 1 "$(grep -c '<html' $T/rep/index.html)"
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null; then
+    check "plots made" 3 "$(ls $T/rep/*.png 2>/dev/null | wc -l)"
+    check "index.html shows them" 3 "$(grep -o "<img src='[a-z]*.png'" $T/rep/index.html | wc -l)"
+else
+    echo "SKIP: matplotlib missing: plots not checked"
+fi
+python3 - "$SRC/docs/report.schema.json" $T/rep/results.json <<'PY'; check "a broken results.json fails validation" 1 $?
+import json, sys, subprocess, os
+d = json.load(open(sys.argv[2])); d["recommendations"][0]["policy"] = "fastest"
+os.makedirs("/tmp/npl_badrep", exist_ok=True); json.dump(d, open("/tmp/npl_badrep/results.json", "w"))
+sys.exit(subprocess.call([sys.executable, os.path.join(os.path.dirname(sys.argv[1]), "..", "tools", "report_plot.py"), "/tmp/npl_badrep", "--validate-only"], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+PY
+rm -rf /tmp/npl_badrep
+# --help and man pages
+for c in topo map demo run where measure report; do
+    $N $c --help >/dev/null 2>&1; check "$c --help: 0" 0 $?
+done
+for m in numaplace numaplace-run numaplace-where numaplace-measure numaplace-report; do
+    f=$SRC/docs/man/$m.1
+    check "man page $m.1 exists" 1 "$( [ -f $f ] && echo 1 || echo 0)"
+    if command -v groff >/dev/null 2>&1 && [ -f $f ]; then
+        check "man page $m.1 renders without warnings" "" "$(groff -man -Tutf8 -ww -z $f 2>&1)"
+    fi
+done
+check "run man page documents 127" 1 "$(grep -c '^\.B 127' $SRC/docs/man/numaplace-run.1)"
+echo "test_run: $pass passed, $fail failed"
+[ $fail -eq 0 ]
