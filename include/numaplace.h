@@ -341,7 +341,9 @@ int npl_config_new(npl_config **out);
  *  errors. */
 int npl_config_parse(npl_config **out, const char *text, size_t len, const char *name);
 /** Load a file; path NULL: $NUMAPLACE_CONFIG, else ~/.config/numaplace/config, else
- *  /etc/numaplace.conf, else an empty config (npl_config_source() == ""). */
+ *  /etc/numaplace.conf, else an empty config (npl_config_source() == ""). A file that exists but
+ *  cannot be read is an error naming it: its open(2) errno (EACCES...), EISDIR for a directory,
+ *  EINVAL for a FIFO, device or socket (never waited on), EFBIG over 1 MiB. */
 int npl_config_load(npl_config **out, const char *path);
 /** This process's config, loaded once at first use as npl_config_load(NULL); NULL+errno if that
  *  file is bad. Never free it. */

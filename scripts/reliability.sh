@@ -2,9 +2,9 @@
 # Reliability checks (issue 5; part of the README's test command; see docs/RELIABILITY.md).
 # Run from anywhere; works on a fresh Debian 12 (installs what it needs with apt).
 #   1. ASan+UBSan build (build-asan/): the whole ctest suite (unit, host, CLI, fuzz corpora),
-#      then guest_migrate, guest_nexttouch and (THP madvise) guest_soak in 4-node guests
+#      then guest_migrate, guest_nexttouch and guest_soak in 4-node guests
 #   2. TSan build (build-tsan/): the threaded tests (host, unit, fuzz corpora), then guest_tests,
-#      guest_nexttouch and guest_soak in a 2-node guest (THP madvise)
+#      guest_nexttouch and guest_soak in a 2-node guest
 #   3. valgrind memcheck on the CLI's fast subcommands and error paths (build-rel/numaplace)
 #   4. libFuzzer (clang-14, ASan+UBSan) on every tests/fuzz/fuzz_NAME.c (policy strings, CPU/node
 #      lists, the config file), seeded from tests/fuzz/corpus/NAME/, NPL_FUZZ_SECONDS (60) each
@@ -67,8 +67,7 @@ asan() {
     (cd build-asan && env $asan_env ctest --output-on-failure -j"$JOBS") || rc=1
     # page migration and next-touch only move pages with several nodes: the guest too
     guest build-asan 4:2:512 "guest_migrate guest_nexttouch" "$asan_env" || rc=1
-    # the soak with THP madvise, as in tests/guest/run.sh (RELIABILITY.md, known issues)
-    NPL_GUEST_THP=madvise guest build-asan 4:2:512 "guest_soak" "$asan_env" || rc=1
+    guest build-asan 4:2:512 "guest_soak" "$asan_env" || rc=1
     return $rc
 }
 tsan() {
@@ -87,11 +86,11 @@ tsan() {
     # the threaded tests: placement workers, next-touch from 8 threads, the concurrency tests of
     # host.hostile, replicas, pthread pinning (the CLI test forks shells: not TSan's business)
     (cd build-tsan && env $tsan_env ctest --output-on-failure -R "host|unit|fuzz") || rc=1
-    # THP madvise in this boot: TSan's allocator hands out 2 MiB-aligned blocks, which THP=always
-    # backs with huge pages before guest_tests places them page by page (see RELIABILITY.md)
-    echo "=== guest (TSan): 2 nodes x 2 CPUs x 384 MiB, THP madvise"
+    # THP always (the guest kernel's default): TSan's allocator hands out 2 MiB-aligned blocks,
+    # backed by huge pages before guest_tests places them page by page (the engine splits them)
+    echo "=== guest (TSan): 2 nodes x 2 CPUs x 384 MiB, THP always"
     NUMAPLACE_BIN=build-tsan/numaplace tools/numavm --nodes 2 --cpus-per-node 2 --mem-per-node 384 \
-        --thp madvise --add build-tsan/guest/guest_tests --add build-tsan/guest/guest_soak \
+        --thp always --add build-tsan/guest/guest_tests --add build-tsan/guest/guest_soak \
         --add build-tsan/guest/guest_nexttouch --add tests/guest/in_guest.sh -- env $tsan_env \
         in_guest.sh "--nodes 2 --cpus-per-node 2 --big-mib 96" guest_tests guest_nexttouch guest_soak || rc=1
     return $rc
@@ -173,7 +172,7 @@ cpuless() {
         { cmake -S . -B build-rel >/dev/null && nice cmake --build build-rel -j"$JOBS" >/dev/null; } || return 1
     local out rc
     out=$(NUMAPLACE_BIN=build-rel/numaplace tools/numavm --nodes 3 --cpus-per-node 2 --mem-per-node 256 \
-        --cpuless 2 --memless 1 --thp madvise --add build-rel/guest/guest_soak \
+        --cpuless 2 --memless 1 --thp always --add build-rel/guest/guest_soak \
         -- sh -c 'numaplace topo --json && numaplace demo --policy cyclic --mib 4 &&
                   guest_soak --nodes 3 --cpus-per-node 2 --seconds 4')
     rc=$?

@@ -32,6 +32,7 @@ struct array {
     int nseg;
     struct npl_place_stats last;
     int hugetlb, hugetlb_fallback;
+    int had_thp; /* NPL_F_THP once: a re-placement must split the huge pages (NPL__F_SPLIT_THP) */
     uint64_t mig_calls, mig_pages, mig_failures;
     double mig_seconds;
 };
@@ -121,8 +122,11 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
     }
     if (!base) {
         size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
-        char *raw = mmap(NULL, mapped + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0);
+        /* a base-page array is born MADV_NOHUGEPAGE: no 2 MiB page of a neighbour's first
+         * touch can straddle it (npl__map_nohuge); a THP array is 2 MiB-aligned at both ends */
+        char *raw = (flags & NPL_F_THP) ? mmap(NULL, mapped + extra, PROT_READ | PROT_WRITE,
+                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                        : npl__map_nohuge(mapped + extra);
         if (raw == MAP_FAILED) {
             npl__fail(errno, "mmap of %zu bytes failed", mapped);
             return NULL;
@@ -153,6 +157,7 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
     a->mapped = mapped;
     a->hugetlb = (flags & NPL_F_HUGETLB) != 0;
     a->hugetlb_fallback = fallback;
+    a->had_thp = (flags & NPL_F_THP) != 0;
     a->shape = *shape;
     pthread_mutex_init(&a->lock, NULL);
     a->refs = 0;
@@ -268,10 +273,12 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes, cons
         seg.flags |= NPL_F_HUGETLB;
     if (!(seg.pol = npl_policy_dup(pol)))
         return -1;
+    seg.flags &= ~NPL__F_SPLIT_THP;
     pthread_mutex_lock(&a->lock);
     struct npl_place_stats st;
     int rc = npl__place((char *)a->base + seg.first_page * page_size(), bytes, seg.pol, shape,
-                        seg.flags, 0, &st);
+                        seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0), 0, &st);
+    a->had_thp |= (seg.flags & NPL_F_THP) != 0;
     if (rc == 0) {
         if (whole) {
             for (int i = 0; i < a->nseg; i++)

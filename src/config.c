@@ -21,10 +21,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define CFG_MAX_BYTES (1u << 20)
 #define CFG_MAX_LINE 4096
@@ -419,24 +422,32 @@ int npl_config_load(npl_config **out, const char *path)
             path = NULL;
             if (home && *home) {
                 snprintf(buf, sizeof buf, "%s/.config/numaplace/config", home);
-                FILE *f = fopen(buf, "r");
-                if (f) {
-                    fclose(f);
+                if (access(buf, F_OK) == 0) /* there: read it, or say why not */
                     path = buf;
-                }
             }
             if (!path) {
-                FILE *f = fopen("/etc/numaplace.conf", "r");
-                if (!f)
+                if (access("/etc/numaplace.conf", F_OK) < 0)
                     return npl_config_new(out); /* no file anywhere: an empty config */
-                fclose(f);
                 path = "/etc/numaplace.conf";
             }
         }
     }
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* O_NONBLOCK: a FIFO must not block the caller forever; only regular files are read */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return npl__fail(errno, "cannot open config file %s: %s", path, strerror(errno));
+    struct stat sb;
+    int bad = fstat(fd, &sb) < 0        ? errno
+              : S_ISDIR(sb.st_mode)     ? EISDIR
+              : !S_ISREG(sb.st_mode)    ? EINVAL
+                                        : 0;
+    FILE *f = bad ? NULL : fdopen(fd, "r");
+    if (!f) {
+        int e = bad ? bad : errno;
+        close(fd);
+        return npl__fail(e, "cannot read config file %s: %s", path,
+                         e == EINVAL ? "not a regular file" : strerror(e));
+    }
     char *text = malloc(CFG_MAX_BYTES + 1);
     if (!text) {
         fclose(f);
@@ -444,7 +455,7 @@ int npl_config_load(npl_config **out, const char *path)
     }
     errno = 0;
     size_t n = fread(text, 1, CFG_MAX_BYTES + 1, f);
-    int err = ferror(f) ? (errno ? errno : EIO) : 0; /* a directory opens, then reads EISDIR */
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     int rc;
     if (err)

@@ -105,8 +105,19 @@ long npl__get_mempolicy_node(struct npl_counter *c, const void *addr, int *node)
 long npl__move_pages(struct npl_counter *c, unsigned long count, void **pages, const int *nodes,
                      int *status, int flags);
 int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
+/* Private anonymous read-write memory that never holds a transparent huge page (MAP_FAILED +
+ * errno on failure). Mapped PROT_NONE, advised MADV_NOHUGEPAGE, then made read-write, so it never
+ * merges with a read-write neighbour while it could take THPs: under THP "always" a neighbour's
+ * first touch would fault a 2 MiB page straddling both, populating our pages on the toucher's
+ * node, and a later migration of either side moves all 512 pages (docs/RELIABILITY.md). */
+void *npl__map_nohuge(size_t len);
 int npl__mems_allowed(int *nodes, int max); /* get_mempolicy(MPOL_F_MEMS_ALLOWED) */
 extern _Atomic uint64_t npl__total_syscalls;
+
+/* npl__place flag, internal: the range may hold transparent huge pages made before (a raw range,
+ * an array that was NPL_F_THP). Page-granular placement splits them first: a base page of a THP
+ * moves with all 512, so move_pages would report pages moved that the next move drags away. */
+#define NPL__F_SPLIT_THP 0x80000000u
 
 /* ---- placement (place.c) ---- */
 int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,

@@ -345,7 +345,7 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
             rc = npl__fail(ENOSPC, "%d ranges are armed already", NPL_NEXT_TOUCH_MAX_RANGES);
         if (s) {
             size_t n = len / chunk + (len % chunk != 0);
-            void *st = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            void *st = npl__map_nohuge(n);
             if (st == MAP_FAILED) {
                 rc = npl__fail(ENOMEM, "out of memory");
             } else {

@@ -84,9 +84,16 @@ static int is_on(void)
 static void *big_alloc(size_t size)
 {
     size_t ps = (size_t)sysconf(_SC_PAGESIZE), len = (size + ps - 1) / ps * ps;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* born MADV_NOHUGEPAGE, like the library's arrays (src/internal.h, npl__map_nohuge): next
+     * touch moves 64 KiB chunks, and no THP may straddle the block and a neighbour */
+    void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
+    madvise(p, len, MADV_NOHUGEPAGE);
+    if (mprotect(p, len, PROT_READ | PROT_WRITE) < 0) {
+        munmap(p, len);
+        return NULL;
+    }
     pthread_mutex_lock(&lock);
     if (nblocks < MAX_BLOCKS) {
         blocks[nblocks].base = p;

@@ -33,8 +33,7 @@
  * per-thread arena (a 64 MiB reservation that stays in the user's process). */
 static void *scratch_alloc(size_t bytes)
 {
-    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    void *p = npl__map_nohuge(bytes ? bytes : 1); /* touched on a worker's node */
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -118,67 +117,97 @@ static void *touch_worker(void *arg)
 #define NOT_DONE (-1000000) /* a status move_pages did not write */
 #define MOVE_ROUNDS 4
 
-/* Move pages[i] to target[i] and return how many end up elsewhere. move_pages(2) has two
- * failure modes: a positive return (some pages of a batch could not move; then the kernel
- * writes no status for that batch) and -1 (e.g. ENOMEM: a target node is full; the kernel stops
- * there and attempts nothing after it). So each round moves the pages still off their node,
- * then queries where they really are; a node where the kernel gave up is dropped from later
- * rounds. At most 2 * MOVE_ROUNDS system calls. `where` is scratch space of n ints. */
-static size_t move_listed(struct worker *w, void **pages, int *target, int *status, int *where,
-                          size_t n)
+/* Put pages[j] on target[j], j < n, where[j] being where they are now (a query). move_pages(2)
+ * has two failure modes: a positive return (some pages of a batch could not move; then the
+ * kernel writes no status for that batch) and -1 (e.g. ENOMEM: a target node is full; the kernel
+ * stops there and attempts nothing after it). And a page can be moved, or be right already, and
+ * then be dragged away: a base page of a transparent huge page moves with all 512. So each round
+ * moves the pages off their node, then queries where *all n* are; a node where the kernel gave
+ * up is dropped from later rounds; the counts come from the last query. At most
+ * 2 * MOVE_ROUNDS system calls. `status` is scratch space of n ints. */
+static void move_listed(struct worker *w, void **pages, const int *target, int *where,
+                        int *status, size_t n)
 {
+    void **mv = scratch_alloc(n * sizeof *mv); /* this round's pages, targets, list indexes */
+    int *mt = scratch_alloc(n * sizeof *mt), *last = scratch_alloc(n * sizeof *last);
+    size_t *idx = scratch_alloc(n * sizeof *idx);
+    unsigned char *was_right = scratch_alloc(n);
     int dropped[MOVE_ROUNDS];
     int ndropped = 0;
-    size_t failed = 0;
-    for (int round = 0; n > 0; round++) {
-        for (size_t j = 0; j < n; j++)
-            status[j] = NOT_DONE;
-        int err = npl__move_pages(&w->cnt, n, pages, target, status, MPOL_MF_MOVE) < 0 ? errno : 0;
+    if (!mv || !mt || !last || !idx || !was_right) {
+        w->err = ENOMEM;
+        goto out;
+    }
+    size_t nmv = 0;
+    for (size_t j = 0; j < n; j++) {
+        last[j] = NOT_DONE;
+        was_right[j] = where[j] == target[j];
+    }
+    for (int round = 0; round < MOVE_ROUNDS; round++) {
+        size_t before = nmv;
+        nmv = 0;
+        for (size_t j = 0; j < n; j++) {
+            int skip = where[j] < 0 || where[j] == target[j]; /* absent/unreadable, or right */
+            for (int d = 0; d < ndropped; d++)
+                skip |= target[j] == dropped[d];
+            if (!skip) {
+                mv[nmv] = pages[j];
+                mt[nmv] = target[j];
+                idx[nmv++] = j;
+            }
+        }
+        if (nmv == 0 || (round > 1 && nmv >= before)) /* done, or no progress */
+            break;
+        for (size_t k = 0; k < nmv; k++)
+            status[k] = NOT_DONE;
+        int err = npl__move_pages(&w->cnt, nmv, mv, mt, status, MPOL_MF_MOVE) < 0 ? errno : 0;
         if (err && err != ENOMEM && err != EBUSY && err != ENOENT && err != EACCES &&
             err != EFAULT) {
             w->err = err;
-            return failed + n;
+            goto out;
         }
-        for (size_t j = 0; err && j < n; j++)
-            if (status[j] == NOT_DONE) { /* the kernel gave up at this page's node */
-                if (ndropped < MOVE_ROUNDS)
-                    dropped[ndropped++] = target[j];
-                break;
+        int gave_up = 0;
+        for (size_t k = 0; k < nmv; k++) {
+            last[idx[k]] = status[k];
+            if (err && !gave_up && status[k] == NOT_DONE && ndropped < MOVE_ROUNDS) {
+                dropped[ndropped++] = mt[k]; /* the kernel gave up at this page's node */
+                gave_up = 1;
             }
+        }
         if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0) {
             w->err = errno;
-            return failed + n;
+            goto out;
         }
-        size_t again = 0;
-        for (size_t j = 0; j < n; j++) {
-            int skip = 0;
-            for (int d = 0; d < ndropped; d++)
-                skip |= target[j] == dropped[d];
-            if (where[j] == target[j]) {
-                w->moved++;
-            } else if (where[j] == -ENOENT || where[j] == -EFAULT) {
-                w->absent++;
-            } else if (where[j] < 0 || skip || round + 1 == MOVE_ROUNDS) {
-                failed++;
-                note_failure(w, pages[j], where[j] < 0 ? -where[j]
-                                          : status[j] < 0 && status[j] != NOT_DONE ? -status[j]
-                                                                                   : ENOMEM);
-            } else {
-                pages[again] = pages[j];
-                target[again] = target[j];
-                again++;
-            }
-        }
-        npl__debug("move round %d: %zu pages, err %d, %zu moved so far, %zu failed, %zu again",
-                   round, n, err, w->moved, failed, again);
-        if (again == n) /* no progress: what is left stays where it is */
-            return failed + n;
-        n = again;
+        npl__debug("move round %d: %zu pages, err %d", round, nmv, err);
     }
-    return failed;
+    for (size_t j = 0; j < n; j++) {
+        if (where[j] == target[j]) {
+            if (was_right[j])
+                w->already++;
+            else
+                w->moved++;
+        } else if (where[j] == -ENOENT || where[j] == -EFAULT) { /* not present (6.1: EFAULT) */
+            w->absent++;
+        } else {
+            int full = 0;
+            for (int d = 0; d < ndropped; d++)
+                full |= target[j] == dropped[d];
+            w->misplaced++;
+            note_failure(w, pages[j], where[j] < 0 ? -where[j]
+                                      : last[j] < 0 && last[j] != NOT_DONE ? -last[j]
+                                      : full ? ENOMEM
+                                             : EBUSY); /* moved, then dragged away: in a THP */
+        }
+    }
+out:
+    scratch_free(mv, n * sizeof *mv);
+    scratch_free(mt, n * sizeof *mt);
+    scratch_free(last, n * sizeof *last);
+    scratch_free(idx, n * sizeof *idx);
+    scratch_free(was_right, n);
 }
 
-/* Query the slice once; move what is not on its node once; count what stays wrong. */
+/* Query the slice; move what is not on its node; count where every page ends up. */
 static void *verify_worker(void *arg)
 {
     struct worker *w = arg;
@@ -190,41 +219,41 @@ static void *verify_worker(void *arg)
         w->err = ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         pages[i] = w->base + (w->first + i) * w->psz;
-    if (npl__move_pages(&w->cnt, n, pages, NULL, status, 0) < 0) {
+        target[i] = npl__map_node(w->map, (w->first + i) >> w->shift);
+    }
+    if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0) {
         w->err = errno;
         goto out;
     }
-    size_t nm = 0;
-    for (size_t i = 0; i < n; i++) {
-        int want = npl__map_node(w->map, (w->first + i) >> w->shift);
-        if (status[i] == want) {
-            w->already++;
-            continue;
-        }
-        if (status[i] == -ENOENT || status[i] == -EFAULT) { /* not present (6.1 says EFAULT) */
-            w->absent++;
-            continue;
-        }
-        if (status[i] < 0) {
-            w->misplaced++;
-            note_failure(w, pages[i], -status[i]);
-            continue;
-        }
-        pages[nm] = pages[i];
-        target[nm] = want;
-        nm++;
-    }
-    npl__debug("verify slice %zu-%zu: %zu to move, %zu absent, %zu unreadable", w->first, w->last,
-               nm, w->absent, w->misplaced);
-    w->misplaced += move_listed(w, pages, target, status, where, nm);
+    move_listed(w, pages, target, where, status, n);
 out:
     scratch_free(pages, n * sizeof *pages);
     scratch_free(status, n * sizeof *status);
     scratch_free(target, n * sizeof *target);
     scratch_free(where, n * sizeof *where);
     return NULL;
+}
+
+#ifndef MADV_COLD
+#define MADV_COLD 20
+#endif
+/* Split the transparent huge pages of [addr, addr+len) into base pages, data kept. MADV_NOHUGEPAGE
+ * only stops new ones. MADV_COLD on one base page of a 2 MiB region splits the huge page there
+ * (a PMD-mapped one covered in part, a PTE-mapped one mapped once; Linux >= 5.4) and only
+ * deactivates that one page. One call per 2 MiB; errors (old kernel, mlocked range) ignored:
+ * verification then reports what could not move. */
+static void split_thps(struct npl_counter *cnt, char *addr, size_t len, size_t psz)
+{
+    uintptr_t end = (uintptr_t)addr + len;
+    for (uintptr_t r = (uintptr_t)addr & ~(uintptr_t)(HUGE_2M - 1); r < end; r += HUGE_2M) {
+        uintptr_t p = r < (uintptr_t)addr ? (uintptr_t)addr : r;
+        if (npl__madvise(cnt, (void *)p, psz, MADV_COLD) < 0) {
+            npl__debug("madvise(MADV_COLD) to split huge pages failed: %s", strerror(errno));
+            return;
+        }
+    }
 }
 
 /* Workers 0..nw-1 share pages [0, npages) of the range at base in equal slices. */
@@ -365,6 +394,8 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
     }
     if (!thp && !huge && npl__madvise(&cnt, addr, npages * psz, MADV_NOHUGEPAGE) < 0)
         npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
+    if (!thp && !huge && !fresh && (flags & NPL__F_SPLIT_THP))
+        split_thps(&cnt, addr, npages * psz, psz);
     if (!fresh && npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0) < 0) {
         rc = npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", addr, len,
                        strerror(errno));
@@ -512,5 +543,5 @@ int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_sha
 {
     if (range_writable(addr, len) < 0)
         return -1;
-    return npl__place(addr, len, pol, shape, flags, 0, NULL);
+    return npl__place(addr, len, pol, shape, flags | NPL__F_SPLIT_THP, 0, NULL);
 }

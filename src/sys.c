@@ -95,6 +95,22 @@ int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice)
     return madvise(addr, len, advice);
 }
 
+void *npl__map_nohuge(size_t len)
+{
+    char *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return p;
+    /* EINVAL: a kernel without THP, nothing to advise */
+    if ((madvise(p, len, MADV_NOHUGEPAGE) < 0 && errno != EINVAL) ||
+        mprotect(p, len, PROT_READ | PROT_WRITE) < 0) {
+        int e = errno;
+        munmap(p, len);
+        errno = e;
+        return MAP_FAILED;
+    }
+    return p;
+}
+
 int npl__mems_allowed(int *nodes, int max)
 {
     enum { WORDS = 1024 / (8 * sizeof(unsigned long)) };
@@ -123,7 +139,7 @@ static int works(long r) { return r == 0 || (errno != ENOSYS && errno != EPERM);
 static void probe(void)
 {
     long psz = sysconf(_SC_PAGESIZE);
-    char *p = mmap(NULL, (size_t)psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *p = npl__map_nohuge((size_t)psz); /* its touch must not fault a THP into a neighbour */
     int mode = 0;
     support.get_mempolicy = works(syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0));
     /* setting MPOL_DEFAULT on our own thread changes nothing that was not already default;

@@ -7,7 +7,12 @@
  * verifying the data by checksum and the placement page by page after every step. After a
  * warm-up cycle the process's RSS (/proc/self/statm) and mapping count (/proc/self/maps) are
  * taken with every thread parked at a barrier; at the end they must be back near that baseline
- * (a few MiB and mappings of slack for malloc's per-thread arenas), arrays_live must be 0. */
+ * (a few MiB and mappings of slack for malloc's per-thread arenas), arrays_live must be 0.
+ * Between the two, an exhaustion phase (not under TSan, whose shadow memory would exhaust the
+ * whole guest first): one node is filled beyond its free memory, and for --full-seconds (2) the
+ * threads allocate strictly (exact, or ENOMEM and nothing leaked), allocate loosely (spilled pages
+ * reported as what npl_check finds), migrate to the full node (failures counted page for page)
+ * and check the data; then the node is freed. */
 #define _GNU_SOURCE
 #include "check.h"
 #include <errno.h>
@@ -22,10 +27,12 @@
 
 static int N, K, T;
 static long PSZ;
-static double SECONDS = 6;
+static double SECONDS = 6, FULL_SECONDS = 2;
 static int usable[64], nusable; /* nodes with memory this process may use */
 static pthread_barrier_t bar;
-static double deadline;
+static double deadline, full_deadline;
+static int full_node = -1; /* the node filled by the exhaustion phase (-1: no such phase) */
+static atomic_long full_spilled, full_strict_enomem, full_migrate_failed, full_cycles;
 static atomic_int errors;
 static atomic_long cycles_done, pages_checked;
 
@@ -194,6 +201,94 @@ out:
     atomic_fetch_add(&cycles_done, 1);
 }
 
+/* One cycle while full_node is full: nothing may be lost, every shortfall must be reported. */
+static void cycle_full(int id, int cyc, uint64_t *seed)
+{
+    size_t rows = 64 + rnd(seed) % 448;
+    npl_shape shape = {1, 2, {rows, (size_t)PSZ, 0}, NPL_ROW_MAJOR};
+    size_t bytes = rows * (size_t)PSZ;
+    npl_policy *p = pol("cyclic");
+    errno = 0;
+    unsigned char *a = npl_alloc_array(&shape, p, NPL_F_STRICT);
+    struct npl_check c;
+    if (!a && errno == ENOMEM) {
+        atomic_fetch_add(&full_strict_enomem, 1);
+    } else if (!a) {
+        FAIL("strict alloc on a full node: errno %d, not ENOMEM", errno);
+    } else {
+        if (npl_check(a, &c) != 0 || c.placed != rows)
+            FAIL("strict alloc succeeded but %zu of %zu placed", c.placed, rows);
+        npl_free(a);
+    }
+    /* loose: it succeeds; what spilled is reported (move_pages may report a few pages of a
+     * failed batch that did move: the report may exceed reality by a hair, never fall short) */
+    a = npl_alloc_array(&shape, p, 0);
+    if (!a) {
+        FAIL("loose alloc on a full node failed");
+        goto out;
+    }
+    for (size_t i = 0; i < bytes; i += 8)
+        *(uint64_t *)(a + i) = i * 0x9E3779B97F4A7C15ULL + (uint64_t)id;
+    uint64_t sum = checksum(a, bytes);
+    struct npl_array_info info;
+    if (npl_array_info(a, &info) != 0 || npl_check(a, &c) != 0 || c.absent ||
+        c.placed + c.misplaced != rows || c.misplaced > info.last.misplaced ||
+        info.last.misplaced - c.misplaced > 8 + info.last.misplaced / 1000)
+        FAIL("loose alloc: %zu placed, %zu misplaced, %zu absent, %zu reported misplaced",
+             c.placed, c.misplaced, c.absent, info.last.misplaced);
+    atomic_fetch_add(&full_spilled, (long)c.misplaced);
+    /* migrate everything to the full node: returns 0; what could not move is counted, page for
+     * page (migrate.h) */
+    struct npl_migrate_result mr;
+    int rc = npl_migrate_array(a, full_node, &mr);
+    size_t off = off_node(a, bytes, full_node);
+    if (rc != 0 || mr.moved + mr.already + mr.failed + mr.absent != rows || mr.absent ||
+        off > mr.failed || mr.failed - off > 8 + mr.failed / 1000)
+        FAIL("migrate to full node %d: rc %d, %zu moved %zu already %zu failed, %zu off the node",
+             full_node, rc, mr.moved, mr.already, mr.failed, off);
+    for (int k = 0; k < mr.nfail; k++)
+        if (mr.fail_errno[k] != ENOMEM && mr.fail_errno[k] != EBUSY)
+            FAIL("migrate: page %p failed with errno %d", mr.fail_addr[k], mr.fail_errno[k]);
+    atomic_fetch_add(&full_migrate_failed, (long)mr.failed);
+    if (checksum(a, bytes) != sum)
+        FAIL("data changed on a full node");
+    if (npl_free(a) != 0)
+        FAIL("free");
+out:
+    npl_policy_free(p);
+    atomic_fetch_add(&full_cycles, 1);
+}
+
+/* Fill the usable node with the least free memory beyond what it has: returns the hog array. */
+static void *fill_a_node(void)
+{
+    npl_topo *fresh;
+    if (nusable < 2 || npl_topo_load(&fresh) < 0)
+        return NULL;
+    uint64_t least = UINT64_MAX;
+    for (int i = 0; i < npl_topo_node_count(fresh, 1); i++) {
+        struct npl_node_info ni;
+        if (npl_topo_node_info(fresh, i, &ni) == 0 && ni.allowed && ni.memory_bytes &&
+            ni.free_bytes < least) {
+            least = ni.free_bytes;
+            full_node = ni.os_id;
+        }
+    }
+    npl_topo_destroy(fresh);
+    char s[32];
+    snprintf(s, sizeof s, "bind_all:%d", full_node);
+    npl_policy *p = pol(s);
+    size_t want = (size_t)(least + (32 << 20)) & ~(size_t)(PSZ - 1);
+    void *hog = npl_alloc(want, p);
+    npl_policy_free(p);
+    CHECK(hog != NULL, "exhaustion phase: %zu MiB on node %d (%llu MiB free)", want >> 20,
+          full_node, (unsigned long long)(least >> 20));
+    if (hog)
+        printf("soak: node %d filled (%zu MiB bind_all, %llu MiB were free)\n", full_node,
+               want >> 20, (unsigned long long)(least >> 20));
+    return hog;
+}
+
 static void *worker(void *arg)
 {
     int id = (int)(intptr_t)arg, cyc = 0;
@@ -213,7 +308,11 @@ static void *worker(void *arg)
     while (now() < deadline)
         cycle(id, cyc++, &seed, node);
     pthread_barrier_wait(&bar);
-    pthread_barrier_wait(&bar); /* main took the final numbers */
+    pthread_barrier_wait(&bar); /* main filled a node (or not) */
+    while (full_node >= 0 && now() < full_deadline)
+        cycle_full(id, cyc++, &seed);
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar); /* main freed the node and took the final numbers */
     return NULL;
 }
 
@@ -225,6 +324,8 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--seconds"))
             SECONDS = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--full-seconds"))
+            FULL_SECONDS = atof(argv[i + 1]);
     const npl_topo *t = npl_topo_self();
     if (N < 1 || K < 1 || !t) {
         printf("usage: guest_soak --nodes N --cpus-per-node K [--seconds S]\n");
@@ -252,6 +353,33 @@ int main(int argc, char **argv)
     pthread_barrier_wait(&bar);
     pthread_barrier_wait(&bar); /* soak done */
     double secs = now() - t0;
+    void *hog = NULL;
+    int tsan = 0;
+#if defined(__SANITIZE_THREAD__)
+    tsan = 1;
+#endif
+    if (tsan)
+        printf("SKIP: exhaustion phase under TSan (its shadow memory would exhaust the guest)\n");
+    else if (FULL_SECONDS > 0 && nusable >= 2)
+        hog = fill_a_node();
+    else
+        printf("SKIP: exhaustion phase: %d usable node(s), --full-seconds %.1f\n", nusable,
+               FULL_SECONDS);
+    if (!hog)
+        full_node = -1;
+    full_deadline = now() + FULL_SECONDS;
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar); /* exhaustion phase done */
+    if (hog) {
+        printf("soak: node %d full for %.1f s: %ld cycles, %ld strict allocations refused "
+               "(ENOMEM), %ld pages spilled and reported, %ld page migrations refused\n",
+               full_node, FULL_SECONDS, (long)full_cycles, (long)full_strict_enomem,
+               (long)full_spilled, (long)full_migrate_failed);
+        CHECK(full_cycles >= T, "exhaustion phase: a cycle per thread (%ld)", (long)full_cycles);
+        CHECK(full_strict_enomem + full_spilled + full_migrate_failed > 0,
+              "the full node refused something (else the phase proved nothing)");
+        CHECK(npl_free(hog) == 0, "the hog freed");
+    }
     long rss1 = rss_kib();
     int maps1 = count_maps();
     npl_get_stats(&st);

@@ -15,13 +15,8 @@ fi
 [ -x "${progs[0]}" ] || { echo "run.sh: no guest programs in $BUILD/guest (build first)"; exit 1; }
 adds=()
 names=""
-# guest_soak runs in its own boot below, with THP=madvise: under THP=always (the 6.1 guest's
-# default) concurrent placement + migration from 4 threads leaves pages of a freshly placed
-# array on the wrong node in the first cycle (docs/RELIABILITY.md, "known issues")
-soak=""
 for p in "${progs[@]}"; do
     adds+=(--add "$p")
-    if [ "$(basename "$p")" = guest_soak ] && [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then soak=1; continue; fi
     names="$names $(basename "$p")"
 done
 adds+=(--add tests/guest/in_guest.sh)
@@ -58,13 +53,6 @@ for shape in $SHAPES; do
 done
 if [ -n "${NPL_GUEST_PROGRAMS:-}" ]; then
     echo "guest boots: $pass passed, $fail failed"; exit $fail
-fi
-if [ -n "$soak" ]; then
-    echo "=== guest: soak, 4 nodes x 2 CPUs, THP madvise"
-    tools/numavm --nodes 4 --cpus-per-node 2 --mem-per-node 384 --thp madvise "${adds[@]}" \
-        -- guest_soak --nodes 4 --cpus-per-node 2
-    rc=$?
-    if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
 echo "=== guest: 4 nodes, automatic NUMA balancing ON"
 tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing "${adds[@]}" \

@@ -2,6 +2,9 @@
 #include "check.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int parse(const char *text, npl_config **c)
@@ -22,6 +25,51 @@ static void bad(const char *text, int line, const char *what)
           "bad file rejected at line %d with \"%s\": rc %d errno %d msg [%s]", line, what, rc,
           errno, npl_last_error());
     npl_config_free(c);
+}
+
+/* A file without read permission (as root: in a child that became nobody) and a FIFO with no
+ * writer (would block a plain fopen forever): clear errors naming the file. */
+static void unreadable_files(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/npl_cfg_noread.%d", (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("[policy]\ndefault = cyclic\n", f);
+        fclose(f);
+    }
+    CHECK(f && chmod(path, 0) == 0, "a mode-000 file");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(3);
+        npl_config *c = NULL;
+        int ok = npl_config_load(&c, path) == -1 && errno == EACCES && c == NULL &&
+                 strstr(npl_last_error(), path) != NULL;
+        if (!ok)
+            printf("unreadable: %s\n", npl_last_error());
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+        printf("SKIP: unreadable config file: cannot drop root privileges\n");
+    else
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "a file without read permission: EACCES, named (status %d)", st);
+    unlink(path);
+
+    snprintf(path, sizeof path, "/tmp/npl_cfg_fifo.%d", (int)getpid());
+    CHECK(mkfifo(path, 0600) == 0, "mkfifo");
+    npl_config *c = NULL;
+    CHECK(npl_config_load(&c, path) == -1 && errno == EINVAL && c == NULL &&
+              strstr(npl_last_error(), path) && strstr(npl_last_error(), "not a regular file"),
+          "a FIFO: EINVAL at once, named (%s)", npl_last_error());
+    setenv("NUMAPLACE_CONFIG", path, 1);
+    CHECK(npl_config_load(&c, NULL) == -1 && errno == EINVAL, "a FIFO as NUMAPLACE_CONFIG");
+    unsetenv("NUMAPLACE_CONFIG");
+    unlink(path);
 }
 
 int main(void)
@@ -133,6 +181,7 @@ int main(void)
     CHECK(npl_config_load(&c, "/proc/self/status") == -1 && errno == EINVAL &&
               strstr(npl_last_error(), "/proc/self/status:1:"),
           "a file that is not a config: EINVAL at its line 1 (%s)", npl_last_error());
+    unreadable_files();
     const char *tmp = "/tmp/npl_test_config.conf";
     FILE *f = fopen(tmp, "w");
     fputs("[policy]\ndefault = prime_mapp:7\n", f);
