@@ -28,52 +28,50 @@ static void count(struct npl_counter *c)
     atomic_fetch_add_explicit(&npl__total_syscalls, 1, memory_order_relaxed);
 }
 
-/* A nodemask for n node ids; *maxnode is what the kernel wants (bits + 1). */
-static unsigned long *make_mask(const int *nodes, int n, unsigned long *maxnode)
+#define MASK_NODES 1024 /* node ids 0..1023: the kernel's MAX_NUMNODES on x86-64 */
+#define WORD_BITS (8 * sizeof(unsigned long))
+struct node_mask {
+    unsigned long w[MASK_NODES / WORD_BITS];
+};
+
+/* A nodemask for n node ids, in the caller's memory: placement workers call this and must not
+ * malloc (a new thread's first malloc creates a 64 MiB arena that stays in the process). Returns
+ * what the kernel wants as maxnode (bits + 1), 0 with errno EINVAL for an id out of range. */
+static unsigned long make_mask(struct node_mask *m, const int *nodes, int n)
 {
+    memset(m, 0, sizeof *m);
     int top = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (nodes[i] < 0 || nodes[i] >= MASK_NODES) {
+            errno = EINVAL;
+            return 0;
+        }
+        m->w[(size_t)nodes[i] / WORD_BITS] |= 1UL << ((size_t)nodes[i] % WORD_BITS);
         if (nodes[i] > top)
             top = nodes[i];
-    size_t words = (size_t)top / (8 * sizeof(unsigned long)) + 1;
-    unsigned long *m = calloc(words, sizeof *m);
-    if (!m)
-        return NULL;
-    for (int i = 0; i < n; i++)
-        m[nodes[i] / (8 * sizeof(unsigned long))] |= 1UL << (nodes[i] % (8 * sizeof(unsigned long)));
-    *maxnode = words * 8 * sizeof(unsigned long) + 1;
-    return m;
+    }
+    return ((size_t)top / WORD_BITS + 1) * WORD_BITS + 1;
 }
 
 long npl__mbind(struct npl_counter *c, void *addr, size_t len, int mode, const int *nodes, int n,
                 unsigned flags)
 {
-    unsigned long maxnode = 0, *mask = NULL;
-    if (n > 0 && !(mask = make_mask(nodes, n, &maxnode))) {
-        errno = ENOMEM;
+    struct node_mask m;
+    unsigned long maxnode = 0;
+    if (n > 0 && !(maxnode = make_mask(&m, nodes, n)))
         return -1;
-    }
     count(c);
-    long r = syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
-    int e = errno;
-    free(mask);
-    errno = e;
-    return r;
+    return syscall(SYS_mbind, addr, len, mode, n > 0 ? m.w : NULL, maxnode, flags);
 }
 
 long npl__set_mempolicy(struct npl_counter *c, int mode, const int *nodes, int n)
 {
-    unsigned long maxnode = 0, *mask = NULL;
-    if (n > 0 && !(mask = make_mask(nodes, n, &maxnode))) {
-        errno = ENOMEM;
+    struct node_mask m;
+    unsigned long maxnode = 0;
+    if (n > 0 && !(maxnode = make_mask(&m, nodes, n)))
         return -1;
-    }
     count(c);
-    long r = syscall(SYS_set_mempolicy, mode, mask, maxnode);
-    int e = errno;
-    free(mask);
-    errno = e;
-    return r;
+    return syscall(SYS_set_mempolicy, mode, n > 0 ? m.w : NULL, maxnode);
 }
 
 long npl__get_mempolicy_node(struct npl_counter *c, const void *addr, int *node)
@@ -157,12 +155,11 @@ static void probe(void)
         if (support.mbind) {
             int self = 0;
             syscall(SYS_get_mempolicy, &self, NULL, 0, p, MPOL_F_NODE | MPOL_F_ADDR);
-            unsigned long maxnode;
-            unsigned long *mask = make_mask(&self, 1, &maxnode);
-            if (mask)
+            struct node_mask m;
+            unsigned long maxnode = make_mask(&m, &self, 1);
+            if (maxnode)
                 support.preferred_many =
-                    syscall(SYS_mbind, p, psz, MPOL_PREFERRED_MANY, mask, maxnode, 0) == 0;
-            free(mask);
+                    syscall(SYS_mbind, p, psz, MPOL_PREFERRED_MANY, m.w, maxnode, 0) == 0;
         }
         support.populate_write = madvise(p, (size_t)psz, MADV_POPULATE_WRITE) == 0;
         munmap(p, (size_t)psz);

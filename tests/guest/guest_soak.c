@@ -289,6 +289,26 @@ static void *fill_a_node(void)
     return hog;
 }
 
+/* /proc/self/maps as text (at most size-1 bytes) */
+static void read_maps(char *buf, size_t size)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* the mappings of `now` whose address range is not in `before`: what the soak left behind */
+static void print_new_maps(const char *before, char *now)
+{
+    for (char *line = strtok(now, "\n"); line; line = strtok(NULL, "\n")) {
+        char range[64];
+        if (sscanf(line, "%63s", range) == 1 && !strstr(before, range))
+            printf("  new mapping: %s\n", line);
+    }
+}
+
 static void *worker(void *arg)
 {
     int id = (int)(intptr_t)arg, cyc = 0;
@@ -344,6 +364,8 @@ int main(int argc, char **argv)
     pthread_barrier_wait(&bar); /* warm-up done, every array freed */
     long rss0 = rss_kib();
     int maps0 = count_maps();
+    static char maps_text0[256 << 10], maps_text1[256 << 10];
+    read_maps(maps_text0, sizeof maps_text0);
     struct npl_stats st;
     npl_get_stats(&st);
     CHECK(st.arrays_live == 0, "after warm-up: no array live (%llu)", (unsigned long long)st.arrays_live);
@@ -382,6 +404,7 @@ int main(int argc, char **argv)
     }
     long rss1 = rss_kib();
     int maps1 = count_maps();
+    read_maps(maps_text1, sizeof maps_text1);
     npl_get_stats(&st);
     struct npl_next_touch_stats nt;
     npl_next_touch_get_stats(&nt);
@@ -406,5 +429,7 @@ int main(int argc, char **argv)
 #endif
     CHECK(rss1 <= rss0 + slack, "RSS flat: %ld -> %ld KiB (slack %ld KiB)", rss0, rss1, slack);
     CHECK(maps1 <= maps0 + maps_slack, "mappings flat: %d -> %d (slack %d)", maps0, maps1, maps_slack);
+    if (maps1 > maps0)
+        print_new_maps(maps_text0, maps_text1);
     return check_summary("guest_soak");
 }
