@@ -9,10 +9,10 @@
  * taken with every thread parked at a barrier; at the end they must be back near that baseline
  * (a few MiB and mappings of slack for malloc's per-thread arenas), arrays_live must be 0.
  * Between the two, an exhaustion phase (not under TSan, whose shadow memory would exhaust the
- * whole guest first): one node is filled beyond its free memory, and for --full-seconds (2) the
- * threads allocate strictly (exact, or ENOMEM and nothing leaked), allocate loosely (spilled pages
- * reported as what npl_check finds), migrate to the full node (failures counted page for page)
- * and check the data; then the node is freed. */
+ * whole guest first): one node is filled beyond its free memory and kept full (main tops it up),
+ * and for --full-seconds (2) the threads allocate strictly (exact, or ENOMEM and nothing leaked),
+ * allocate loosely (spilled pages reported as what npl_check finds), migrate to the full node
+ * (failures counted page for page) and check the data; then the node is freed. */
 #define _GNU_SOURCE
 #include "check.h"
 #include <errno.h>
@@ -207,9 +207,11 @@ static void cycle_full(int id, int cyc, uint64_t *seed)
     size_t rows = 64 + rnd(seed) % 448;
     npl_shape shape = {1, 2, {rows, (size_t)PSZ, 0}, NPL_ROW_MAJOR};
     size_t bytes = rows * (size_t)PSZ;
-    npl_policy *p = pol("cyclic");
-    errno = 0;
-    unsigned char *a = npl_alloc_array(&shape, p, NPL_F_STRICT);
+    char on_full[32];
+    snprintf(on_full, sizeof on_full, "bind_all:%d", full_node);
+    npl_policy *p = pol("cyclic"), *pf = pol(on_full);
+    errno = 0; /* strict: over all nodes, or all on the full one (then it must be refused) */
+    unsigned char *a = npl_alloc_array(&shape, cyc % 2 ? pf : p, NPL_F_STRICT);
     struct npl_check c;
     if (!a && errno == ENOMEM) {
         atomic_fetch_add(&full_strict_enomem, 1);
@@ -256,37 +258,67 @@ static void cycle_full(int id, int cyc, uint64_t *seed)
         FAIL("free");
 out:
     npl_policy_free(p);
+    npl_policy_free(pf);
     atomic_fetch_add(&full_cycles, 1);
 }
 
-/* Fill the usable node with the least free memory beyond what it has: returns the hog array. */
-static void *fill_a_node(void)
+/* MemFree of a node, KiB (-1 if unknown) */
+static long node_free_kib(int node)
 {
-    npl_topo *fresh;
-    if (nusable < 2 || npl_topo_load(&fresh) < 0)
-        return NULL;
-    uint64_t least = UINT64_MAX;
-    for (int i = 0; i < npl_topo_node_count(fresh, 1); i++) {
-        struct npl_node_info ni;
-        if (npl_topo_node_info(fresh, i, &ni) == 0 && ni.allowed && ni.memory_bytes &&
-            ni.free_bytes < least) {
-            least = ni.free_bytes;
-            full_node = ni.os_id;
-        }
+    char path[96], line[160];
+    long kib = -1;
+    snprintf(path, sizeof path, "/sys/devices/system/node/node%d/meminfo", node);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *m = strstr(line, "MemFree:");
+        if (m)
+            kib = atol(m + 8);
     }
-    npl_topo_destroy(fresh);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* The exhaustion phase's hogs: bind_all on full_node, each a little more than the node has free
+ * (the rest spills). The first fills the node; main tops it up while the phase runs, because the
+ * kernel frees memory there again (kswapd, memory released by earlier programs). */
+#define MAX_HOGS 64
+static void *hogs[MAX_HOGS];
+static int nhogs;
+
+static int add_hog(long extra_kib)
+{
+    long free_kib = node_free_kib(full_node);
+    if (free_kib < 0 || nhogs == MAX_HOGS)
+        return -1;
     char s[32];
     snprintf(s, sizeof s, "bind_all:%d", full_node);
     npl_policy *p = pol(s);
-    size_t want = (size_t)(least + (32 << 20)) & ~(size_t)(PSZ - 1);
-    void *hog = npl_alloc(want, p);
+    void *h = npl_alloc((size_t)(free_kib + extra_kib) << 10, p);
     npl_policy_free(p);
-    CHECK(hog != NULL, "exhaustion phase: %zu MiB on node %d (%llu MiB free)", want >> 20,
-          full_node, (unsigned long long)(least >> 20));
-    if (hog)
-        printf("soak: node %d filled (%zu MiB bind_all, %llu MiB were free)\n", full_node,
-               want >> 20, (unsigned long long)(least >> 20));
-    return hog;
+    if (!h)
+        return -1;
+    hogs[nhogs++] = h;
+    return 0;
+}
+
+/* Fill the usable node with the least free memory, 32 MiB beyond it: 0, or -1 (no such phase) */
+static int fill_a_node(void)
+{
+    long least = -1;
+    for (int i = 0; i < nusable; i++) {
+        long f = node_free_kib(usable[i]);
+        if (f >= 0 && (least < 0 || f < least)) {
+            least = f;
+            full_node = usable[i];
+        }
+    }
+    int rc = least < 0 ? -1 : add_hog(32 << 10);
+    CHECK(rc == 0, "exhaustion phase: node %d (%ld MiB free) filled: %s", full_node, least >> 10,
+          npl_last_error());
+    if (rc == 0)
+        printf("soak: node %d filled (%ld MiB were free)\n", full_node, least >> 10);
+    return rc;
 }
 
 /* /proc/self/maps as text (at most size-1 bytes) */
@@ -375,7 +407,7 @@ int main(int argc, char **argv)
     pthread_barrier_wait(&bar);
     pthread_barrier_wait(&bar); /* soak done */
     double secs = now() - t0;
-    void *hog = NULL;
+    int filled = -1, topups = 0;
     int tsan = 0;
 #if defined(__SANITIZE_THREAD__)
     tsan = 1;
@@ -383,24 +415,32 @@ int main(int argc, char **argv)
     if (tsan)
         printf("SKIP: exhaustion phase under TSan (its shadow memory would exhaust the guest)\n");
     else if (FULL_SECONDS > 0 && nusable >= 2)
-        hog = fill_a_node();
+        filled = fill_a_node();
     else
         printf("SKIP: exhaustion phase: %d usable node(s), --full-seconds %.1f\n", nusable,
                FULL_SECONDS);
-    if (!hog)
+    if (filled < 0)
         full_node = -1;
     full_deadline = now() + FULL_SECONDS;
     pthread_barrier_wait(&bar);
+    while (filled == 0 && now() < full_deadline) { /* keep the node full */
+        if (node_free_kib(full_node) > 2048 && add_hog(1024) == 0)
+            topups++;
+        usleep(20000);
+    }
     pthread_barrier_wait(&bar); /* exhaustion phase done */
-    if (hog) {
-        printf("soak: node %d full for %.1f s: %ld cycles, %ld strict allocations refused "
-               "(ENOMEM), %ld pages spilled and reported, %ld page migrations refused\n",
-               full_node, FULL_SECONDS, (long)full_cycles, (long)full_strict_enomem,
+    if (filled == 0) {
+        printf("soak: node %d full for %.1f s (%d top-ups): %ld cycles, %ld strict allocations "
+               "refused (ENOMEM), %ld pages spilled and reported, %ld page migrations refused\n",
+               full_node, FULL_SECONDS, topups, (long)full_cycles, (long)full_strict_enomem,
                (long)full_spilled, (long)full_migrate_failed);
         CHECK(full_cycles >= T, "exhaustion phase: a cycle per thread (%ld)", (long)full_cycles);
         CHECK(full_strict_enomem + full_spilled + full_migrate_failed > 0,
               "the full node refused something (else the phase proved nothing)");
-        CHECK(npl_free(hog) == 0, "the hog freed");
+        int freed = 0;
+        for (int i = 0; i < nhogs; i++)
+            freed += npl_free(hogs[i]) == 0;
+        CHECK(freed == nhogs, "the hogs freed (%d of %d)", freed, nhogs);
     }
     long rss1 = rss_kib();
     int maps1 = count_maps();
