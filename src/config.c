@@ -231,9 +231,7 @@ static int cross_check(const npl_config *c, const char *name)
                            name, e->line, e->key);
             break;
         }
-        int node = atoi(strchr(e->key, '.') + 1), found = 0;
-        for (int k = 0; k < nf; k++)
-            found |= fnodes[k] == node;
+        int node = atoi(strchr(e->key, '.') + 1), found = npl__in_list(node, fnodes, nf);
         int cnt = parse_row(e->value, NULL, 0);
         if (!found)
             rc = npl__fail(EINVAL, "%s:%d: [factors] %s: node %d is not in [factors] nodes", name,
@@ -255,14 +253,10 @@ static int cross_check(const npl_config *c, const char *name)
         int *a = NULL, *b = NULL, na = 0, nb = 0;
         npl__parse_list(mc->value, 1 << 20, "CPU", &a, &na);
         npl__parse_list(pin->value, 1 << 20, "CPU", &b, &nb);
-        for (int i = 0; i < nb && !rc; i++) {
-            int ok = 0;
-            for (int k = 0; k < na; k++)
-                ok |= a[k] == b[i];
-            if (!ok)
+        for (int i = 0; i < nb && !rc; i++)
+            if (!npl__in_list(b[i], a, na))
                 rc = npl__fail(EINVAL, "%s:%d: [threads] pin names CPU %d, which [machine] cpus "
                                "(line %d) excludes (contradictory)", name, pin->line, b[i], mc->line);
-        }
         free(a);
         free(b);
     }
@@ -273,15 +267,11 @@ static int cross_check(const npl_config *c, const char *name)
         if (npl_policy_parse(&p, def->value) == 0) {
             const int *pn = p->nnodes ? p->nodes : p->subset;
             int np = p->nnodes ? p->nnodes : p->nsubset;
-            for (int i = 0; i < np && !rc; i++) {
-                int ok = 0;
-                for (int k = 0; k < na; k++)
-                    ok |= a[k] == pn[i];
-                if (!ok)
+            for (int i = 0; i < np && !rc; i++)
+                if (!npl__in_list(pn[i], a, na))
                     rc = npl__fail(EINVAL, "%s:%d: [policy] default names node %d, which "
                                    "[machine] nodes (line %d) excludes (contradictory)", name,
                                    def->line, pn[i], mn->line);
-            }
         }
         npl_policy_free(p);
         free(a);

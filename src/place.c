@@ -124,38 +124,48 @@ static void *touch_worker(void *arg)
  * then be dragged away: a base page of a transparent huge page moves with all 512. So each round
  * moves the pages off their node, then queries where *all n* are; a node where the kernel gave
  * up is dropped from later rounds; the counts come from the last query. At most
- * 2 * MOVE_ROUNDS system calls. `status` is scratch space of n ints. */
-static void move_listed(struct worker *w, void **pages, const int *target, int *where,
-                        int *status, size_t n)
+ * 2 * MOVE_ROUNDS system calls, and no scratch memory when every page is right already. */
+static void move_listed(struct worker *w, void **pages, const int *target, int *where, size_t n)
 {
-    void **mv = scratch_alloc(n * sizeof *mv); /* this round's pages, targets, list indexes */
-    int *mt = scratch_alloc(n * sizeof *mt), *last = scratch_alloc(n * sizeof *last);
-    size_t *idx = scratch_alloc(n * sizeof *idx);
-    unsigned char *was_right = scratch_alloc(n);
     int dropped[MOVE_ROUNDS];
     int ndropped = 0;
-    if (!mv || !mt || !last || !idx || !was_right) {
-        w->err = ENOMEM;
-        goto out;
+    size_t wrong = 0;
+    for (size_t j = 0; j < n; j++)
+        wrong += where[j] >= 0 && where[j] != target[j];
+    /* this round's pages and list indexes, targets, statuses, last statuses, was-right flags */
+    size_t bytes = n * (sizeof(void *) + sizeof(size_t) + 3 * sizeof(int) + 1);
+    char *scratch = NULL;
+    void **mv = NULL;
+    size_t *idx = NULL;
+    int *mt = NULL, *status = NULL, *last = NULL;
+    unsigned char *was_right = NULL;
+    if (wrong) {
+        if (!(scratch = scratch_alloc(bytes))) {
+            w->err = ENOMEM;
+            return;
+        }
+        mv = (void **)scratch;
+        idx = (size_t *)(mv + n);
+        mt = (int *)(idx + n);
+        status = mt + n;
+        last = status + n;
+        was_right = (unsigned char *)(last + n);
+        for (size_t j = 0; j < n; j++) {
+            last[j] = NOT_DONE;
+            was_right[j] = where[j] == target[j];
+        }
     }
     size_t nmv = 0;
-    for (size_t j = 0; j < n; j++) {
-        last[j] = NOT_DONE;
-        was_right[j] = where[j] == target[j];
-    }
-    for (int round = 0; round < MOVE_ROUNDS; round++) {
+    for (int round = 0; wrong && round < MOVE_ROUNDS; round++) {
         size_t before = nmv;
         nmv = 0;
-        for (size_t j = 0; j < n; j++) {
-            int skip = where[j] < 0 || where[j] == target[j]; /* absent/unreadable, or right */
-            for (int d = 0; d < ndropped; d++)
-                skip |= target[j] == dropped[d];
-            if (!skip) {
+        for (size_t j = 0; j < n; j++) /* absent/unreadable, right, or its node gave up: skip */
+            if (where[j] >= 0 && where[j] != target[j] &&
+                !npl__in_list(target[j], dropped, ndropped)) {
                 mv[nmv] = pages[j];
                 mt[nmv] = target[j];
                 idx[nmv++] = j;
             }
-        }
         if (nmv == 0 || (round > 1 && nmv >= before)) /* done, or no progress */
             break;
         for (size_t k = 0; k < nmv; k++)
@@ -182,29 +192,23 @@ static void move_listed(struct worker *w, void **pages, const int *target, int *
     }
     for (size_t j = 0; j < n; j++) {
         if (where[j] == target[j]) {
-            if (was_right[j])
+            if (!wrong || was_right[j])
                 w->already++;
             else
                 w->moved++;
         } else if (where[j] == -ENOENT || where[j] == -EFAULT) { /* not present (6.1: EFAULT) */
             w->absent++;
         } else {
-            int full = 0;
-            for (int d = 0; d < ndropped; d++)
-                full |= target[j] == dropped[d];
             w->misplaced++;
+            int st = wrong ? last[j] : NOT_DONE;
             note_failure(w, pages[j], where[j] < 0 ? -where[j]
-                                      : last[j] < 0 && last[j] != NOT_DONE ? -last[j]
-                                      : full ? ENOMEM
-                                             : EBUSY); /* moved, then dragged away: in a THP */
+                                      : st < 0 && st != NOT_DONE ? -st
+                                      : npl__in_list(target[j], dropped, ndropped) ? ENOMEM
+                                                                                  : EBUSY);
         }
     }
 out:
-    scratch_free(mv, n * sizeof *mv);
-    scratch_free(mt, n * sizeof *mt);
-    scratch_free(last, n * sizeof *last);
-    scratch_free(idx, n * sizeof *idx);
-    scratch_free(was_right, n);
+    scratch_free(scratch, bytes);
 }
 
 /* Query the slice; move what is not on its node; count where every page ends up. */
@@ -212,27 +216,23 @@ static void *verify_worker(void *arg)
 {
     struct worker *w = arg;
     size_t n = w->last - w->first;
-    void **pages = scratch_alloc(n * sizeof *pages);
-    int *status = scratch_alloc(n * sizeof *status), *target = scratch_alloc(n * sizeof *target);
-    int *where = scratch_alloc(n * sizeof *where);
-    if (!pages || !status || !target || !where) {
+    size_t bytes = n * (sizeof(void *) + 2 * sizeof(int));
+    char *scratch = scratch_alloc(bytes); /* pages, targets, where they are */
+    void **pages = (void **)scratch;
+    int *target = (int *)(pages + n), *where = target + n;
+    if (!scratch) {
         w->err = ENOMEM;
-        goto out;
+        return NULL;
     }
     for (size_t i = 0; i < n; i++) {
         pages[i] = w->base + (w->first + i) * w->psz;
         target[i] = npl__map_node(w->map, (w->first + i) >> w->shift);
     }
-    if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0) {
+    if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0)
         w->err = errno;
-        goto out;
-    }
-    move_listed(w, pages, target, where, status, n);
-out:
-    scratch_free(pages, n * sizeof *pages);
-    scratch_free(status, n * sizeof *status);
-    scratch_free(target, n * sizeof *target);
-    scratch_free(where, n * sizeof *where);
+    else
+        move_listed(w, pages, target, where, n);
+    scratch_free(scratch, bytes);
     return NULL;
 }
 

@@ -380,10 +380,7 @@ int npl_policy_parse(npl_policy **out, const char *str)
     }
     if (at && p->nnodes) /* explicit nodes must lie in the subset */
         for (int i = 0; i < p->nnodes; i++) {
-            int in = 0;
-            for (int j = 0; j < p->nsubset; j++)
-                in |= p->subset[j] == p->nodes[i];
-            if (!in) {
+            if (!npl__in_list(p->nodes[i], p->subset, p->nsubset)) {
                 rc = npl__fail(EINVAL, "policy \"%s\": node %d is outside the subset @%s", str,
                                p->nodes[i], at + 1);
                 goto done;
@@ -515,10 +512,7 @@ int npl__policy_nodes(const npl_policy *p, const npl_topo *t, int **out, int *n)
         }
     if (p->nnodes && p->nsubset) /* parse checked it; API users may combine too */
         for (int i = 0; i < p->nnodes; i++) {
-            int in = 0;
-            for (int j = 0; j < p->nsubset; j++)
-                in |= p->subset[j] == p->nodes[i];
-            if (!in) {
+            if (!npl__in_list(p->nodes[i], p->subset, p->nsubset)) {
                 free(all);
                 return npl__fail(EINVAL, "node %d is outside the policy's subset", p->nodes[i]);
             }

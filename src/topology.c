@@ -295,19 +295,11 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
             }
     }
     if (cpu_list)
-        for (int k = 0; k < t->ncpus; k++) {
-            int keep = 0;
-            for (int j = 0; j < cn; j++)
-                keep |= cv[j] == t->cpus[k].os;
-            t->cpus[k].allowed &= keep;
-        }
+        for (int k = 0; k < t->ncpus; k++)
+            t->cpus[k].allowed &= npl__in_list(t->cpus[k].os, cv, cn);
     if (node_list)
-        for (int i = 0; i < t->nnodes; i++) {
-            int keep = 0;
-            for (int j = 0; j < nn; j++)
-                keep |= nv[j] == t->nodes[i].os;
-            t->nodes[i].allowed &= keep;
-        }
+        for (int i = 0; i < t->nnodes; i++)
+            t->nodes[i].allowed &= npl__in_list(t->nodes[i].os, nv, nn);
     free(cv);
     free(nv);
     count_cpus(t);

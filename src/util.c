@@ -174,6 +174,14 @@ void npl__format_list(const int *v, int n, char *buf, size_t size)
     }
 }
 
+int npl__in_list(int v, const int *list, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == v)
+            return 1;
+    return 0;
+}
+
 int npl__is_prime(long n)
 {
     if (n < 2)

@@ -99,6 +99,14 @@ static uint64_t rnd(uint64_t *s)
     return *s >> 33;
 }
 
+/* write a pattern of this thread's into the array; returns its checksum */
+static uint64_t fill(unsigned char *a, size_t bytes, int id)
+{
+    for (size_t i = 0; i < bytes; i += 8)
+        *(uint64_t *)(a + i) = i * 0x9E3779B97F4A7C15ULL + (uint64_t)id;
+    return checksum(a, bytes);
+}
+
 static void cycle(int id, int cyc, uint64_t *seed, int my_node)
 {
     char name[2][64];
@@ -129,9 +137,7 @@ static void cycle(int id, int cyc, uint64_t *seed, int my_node)
         FAIL("alloc %zu rows under %s", rows, name[0]);
         goto out;
     }
-    for (size_t i = 0; i < bytes; i += 8)
-        *(uint64_t *)(a + i) = i * 0x9E3779B97F4A7C15ULL + (uint64_t)id;
-    uint64_t sum = checksum(a, bytes);
+    uint64_t sum = fill(a, bytes, id);
     struct npl_check c;
     if (npl_check(a, &c) != 0 || c.placed != rows || c.misplaced || c.absent) {
         FAIL("%s: %zu of %zu placed, %zu misplaced, %zu absent", name[0], c.placed, rows,
@@ -229,9 +235,7 @@ static void cycle_full(int id, int cyc, uint64_t *seed)
         FAIL("loose alloc on a full node failed");
         goto out;
     }
-    for (size_t i = 0; i < bytes; i += 8)
-        *(uint64_t *)(a + i) = i * 0x9E3779B97F4A7C15ULL + (uint64_t)id;
-    uint64_t sum = checksum(a, bytes);
+    uint64_t sum = fill(a, bytes, id);
     struct npl_array_info info;
     if (npl_array_info(a, &info) != 0 || npl_check(a, &c) != 0 || c.absent ||
         c.placed + c.misplaced != rows || c.misplaced > info.last.misplaced ||
