@@ -259,6 +259,15 @@ struct npl_array_info {
 };
 int npl_array_info(const void *array, struct npl_array_info *out);
 
+/** Set the calling thread's kernel memory policy from a policy that has a kernel equivalent:
+ *  cyclic (MPOL_INTERLEAVE over its nodes), bind_all (one node: MPOL_PREFERRED, several:
+ *  MPOL_BIND), first_touch (MPOL_DEFAULT). Later page faults of this thread follow it, threads it
+ *  creates inherit it, and it survives exec (what `numaplace run` uses for static programs).
+ *  t: the topology the policy's nodes are checked against (NULL: this process's).
+ *  Returns 0, or -1 with errno EINVAL (other policy kinds, bad nodes), EXDEV (a node outside the
+ *  allowed set or without memory), ENOSYS/EPERM (set_mempolicy denied). */
+int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol);
+
 /* ------------------------------------------------------------------------------------------ */
 /** @name Queries */
 

@@ -545,3 +545,33 @@ int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_sha
         return -1;
     return npl__place(addr, len, pol, shape, flags | NPL__F_SPLIT_THP, 0, NULL);
 }
+
+/* The calling thread's kernel policy (what its later faults get; inherited by threads it creates
+ * and across exec): cyclic -> MPOL_INTERLEAVE over the policy's nodes, bind_all -> one node
+ * MPOL_PREFERRED, several MPOL_BIND, first_touch -> MPOL_DEFAULT. */
+int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol)
+{
+    if (!pol)
+        return npl__fail(EINVAL, "NULL policy");
+    npl_policy_kind k = npl_policy_get_kind(pol);
+    if (k != NPL_CYCLIC && k != NPL_BIND_ALL && k != NPL_FIRST_TOUCH)
+        return npl__fail(EINVAL, "%s has no kernel equivalent (cyclic, bind_all, first_touch)",
+                         npl_policy_kind_name(k));
+    if (!t && !(t = npl_topo_self()))
+        return -1;
+    struct npl_counter cnt = {0};
+    if (k == NPL_FIRST_TOUCH)
+        return npl__set_mempolicy(&cnt, MPOL_DEFAULT, NULL, 0) < 0
+                   ? npl__fail(errno, "set_mempolicy(MPOL_DEFAULT) failed: %s", strerror(errno))
+                   : 0;
+    struct npl_map map;
+    if (npl__map_prepare(&map, pol, t, NULL, 4096, 4096) < 0)
+        return -1;
+    int n = map.m;
+    int mode = k == NPL_CYCLIC ? MPOL_INTERLEAVE : n > 1 ? MPOL_BIND : MPOL_PREFERRED;
+    int rc = 0;
+    if (npl__set_mempolicy(&cnt, mode, map.nodes, n) < 0)
+        rc = npl__fail(errno, "set_mempolicy failed: %s", strerror(errno));
+    npl__map_release(&map);
+    return rc;
+}
