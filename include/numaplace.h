@@ -198,6 +198,54 @@ int npl_policy_map(const npl_policy *pol, const npl_topo *topo, const npl_shape 
                    size_t bytes, size_t page_size, size_t first, size_t count, int *nodes);
 
 /* ------------------------------------------------------------------------------------------ */
+/** @name Plans: a policy resolved once against a topology
+ *  A plan fixes everything a policy leaves open: the nodes it spreads over (validated against the
+ *  topology: they exist, are allowed and have memory), the thread count of block schedules, the
+ *  node of each thread of bind_block (from the pin order), the prime of prime_mapp. It is
+ *  immutable. An array keeps the plans it was placed with: npl_check(), migration and the CLI
+ *  read them, so a later change of OMP_NUM_THREADS, NUMAPLACE_POLICY or the config file changes
+ *  nothing for it. Functions taking a policy instead resolve it on npl_topo_self() with the
+ *  process's defaults (OMP_NUM_THREADS, read at that moment). */
+
+typedef struct npl_plan npl_plan;
+
+/** Resolve `pol` on topology `topo` (required: pass npl_topo_self() for this machine, or a
+ *  synthetic or restricted topology). threads: the thread count of block policies that do not
+ *  give one (threads=T); 0 means the topology's allowed cores. Pure: no system call, no
+ *  environment. Returns 0, or -1 with errno EINVAL (NULL argument, a node that does not exist,
+ *  prime smaller than the nodes), EXDEV (a node outside the allowed set or without memory, no
+ *  allowed CPU for bind_block), ENOMEM. */
+int npl_plan_create(npl_plan **out, const npl_policy *pol, const npl_topo *topo, int threads);
+/** Release a plan (arrays placed with it keep their own reference). NULL is ignored. */
+void npl_plan_free(npl_plan *plan);
+/** The policy the plan was resolved from (owned by the plan). */
+const npl_policy *npl_plan_policy(const npl_plan *plan);
+/** Number of nodes the plan spreads over (0 for first_touch); -1+EINVAL for NULL. */
+int npl_plan_node_count(const npl_plan *plan);
+/** OS id of the plan's node i (policy order); -1+EINVAL out of range. */
+int npl_plan_node(const npl_plan *plan, int i);
+/** Thread count of a block policy's static schedule (0 for other policies); -1+EINVAL. */
+int npl_plan_threads(const npl_plan *plan);
+/** "POLICY nodes=LIST[ threads=T]", like snprintf: returns the length it needs, -1+EINVAL. */
+int npl_plan_format(const npl_plan *plan, char *buf, size_t size);
+/** The plan's page->node map (as npl_policy_map). Pure. -1+EINVAL for a range outside the
+ *  array or a bad shape, EOVERFLOW for a shape that overflows. */
+int npl_plan_map(const npl_plan *plan, const npl_shape *shape, size_t bytes, size_t page_size,
+                 size_t first, size_t count, int *nodes);
+
+/** Allocate an array of the given shape placed under `plan` (on the plan's topology).
+ *  NULL+errno as npl_alloc_array. */
+void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned flags);
+/** Re-place a library array under `plan` (as npl_apply). */
+int npl_apply_planned(void *array, const npl_plan *plan, unsigned flags);
+/** Place a raw range under `plan` (as npl_place_range). */
+int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+                            unsigned flags);
+/** A copy of the plan a library array's whole-array placement used (free it with
+ *  npl_plan_free). -1+ENOENT for a pointer that is not a library array. */
+int npl_array_plan(const void *array, npl_plan **out);
+
+/* ------------------------------------------------------------------------------------------ */
 /** @name Arrays and placement */
 
 /** Placement flags. */

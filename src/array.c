@@ -17,7 +17,7 @@
 struct segment { /* a part placed under its own policy (composed policies) */
     size_t first_page, npages;
     size_t first_unit, nunits;
-    npl_policy *pol;
+    npl_plan *plan; /* the plan it was placed with (npl_check reads it) */
     unsigned flags;
 };
 
@@ -41,6 +41,15 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct array **reg;
 static int nreg, capreg;
 
+/* fork() while another thread holds the registry lock must not leave the child's copy locked
+ * forever (npl_free in the child would hang): hold it across fork in both processes. */
+static void fork_prepare(void) { pthread_mutex_lock(&reg_lock); }
+static void fork_release(void) { pthread_mutex_unlock(&reg_lock); }
+__attribute__((constructor)) static void fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 static struct array *acquire(const void *p)
 {
     struct array *a = NULL;
@@ -61,7 +70,7 @@ static void destroy(struct array *a)
 {
     munmap(a->base, a->mapped);
     for (int i = 0; i < a->nseg; i++)
-        npl_policy_free(a->seg[i].pol);
+        npl_plan_free(a->seg[i].plan);
     free(a->seg);
     pthread_mutex_destroy(&a->lock);
     free(a);
@@ -78,6 +87,12 @@ static void release(struct array *a)
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+static size_t outer_extent(const npl_shape *s)
+{
+    return s->dims[s->order == NPL_ROW_MAJOR ? 0 : s->ndims - 1];
+}
+
+
 /* Append a segment: where segments overlap, the later one holds the intended placement. */
 static int set_segment(struct array *a, struct segment s)
 {
@@ -89,122 +104,137 @@ static int set_segment(struct array *a, struct segment s)
     return 0;
 }
 
-void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags)
+/* The mapping of a new array: hugetlb (NULL+*fallback when no pool can hold it and not STRICT),
+ * or base pages born MADV_NOHUGEPAGE, or THP pages 2 MiB-aligned at both ends. */
+static char *map_array(size_t bytes, unsigned *flags, size_t *mapped, int *fallback)
 {
-    size_t bytes;
-    if (npl_shape_bytes(shape, &bytes) < 0)
-        return NULL;
     size_t psz = page_size();
-    size_t align = (flags & (NPL_F_THP | NPL_F_HUGETLB)) ? ((size_t)2 << 20) : psz;
+    size_t align = (*flags & (NPL_F_THP | NPL_F_HUGETLB)) ? ((size_t)2 << 20) : psz;
     if (bytes > SIZE_MAX - 2 * align) {
         npl__fail(EOVERFLOW, "size %zu too large", bytes);
         return NULL;
     }
-    size_t mapped = (bytes + align - 1) / align * align;
-    char *base = NULL;
-    int fallback = 0;
-    if (flags & NPL_F_HUGETLB) {
+    *mapped = (bytes + align - 1) / align * align;
+    if (*flags & NPL_F_HUGETLB) {
         /* the kernel aligns hugetlb mappings itself; the reservation is checked against the
          * global pool only: per-node pools are checked by populating page by page (place.c) */
-        base = mmap(NULL, mapped, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (21 << MAP_HUGE_SHIFT), -1, 0);
-        if (base == MAP_FAILED) {
-            base = NULL;
-            if (flags & NPL_F_STRICT) {
-                npl__fail(errno == EINVAL ? ENOSYS : ENOMEM,
-                          "no 2 MiB hugetlb pages for %zu bytes (pool empty or too small)", bytes);
-                return NULL;
-            }
-            fallback = 1;
-            npl__debug("hugetlb pool cannot hold %zu bytes: base pages instead", bytes);
-            flags &= ~NPL_F_HUGETLB;
-        }
-    }
-    if (!base) {
-        size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
-        /* a base-page array is born MADV_NOHUGEPAGE: no 2 MiB page of a neighbour's first
-         * touch can straddle it (npl__map_nohuge); a THP array is 2 MiB-aligned at both ends */
-        char *raw = (flags & NPL_F_THP) ? mmap(NULL, mapped + extra, PROT_READ | PROT_WRITE,
-                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                                        : npl__map_nohuge(mapped + extra);
-        if (raw == MAP_FAILED) {
-            npl__fail(errno, "mmap of %zu bytes failed", mapped);
+        char *base = mmap(NULL, *mapped, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (21 << MAP_HUGE_SHIFT), -1, 0);
+        if (base != MAP_FAILED)
+            return base;
+        if (*flags & NPL_F_STRICT) {
+            npl__fail(errno == EINVAL ? ENOSYS : ENOMEM,
+                      "no 2 MiB hugetlb pages for %zu bytes (pool empty or too small)", bytes);
             return NULL;
         }
-        base = raw;
-        if (extra) {
-            base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
-            if (base > raw)
-                munmap(raw, (size_t)(base - raw));
-            size_t tail = (size_t)(raw + mapped + extra - (base + mapped));
-            if (tail)
-                munmap(base + mapped, tail);
-        }
-        if (flags & NPL_F_THP)
-            madvise(base, mapped, MADV_HUGEPAGE);
+        *fallback = 1;
+        npl__debug("hugetlb pool cannot hold %zu bytes: base pages instead", bytes);
+        *flags &= ~NPL_F_HUGETLB;
     }
-    struct array *a = calloc(1, sizeof *a);
-    npl_policy *own = NULL;
-    if (!a || (pol ? !(own = npl_policy_dup(pol)) : npl__env_policy(&own) < 0)) {
-        int e = a ? errno : ENOMEM;
-        free(a);
-        munmap(base, mapped);
-        npl__fail(e, "%s", e == ENOMEM ? "out of memory" : npl_last_error());
+    size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
+    /* a base-page array is born MADV_NOHUGEPAGE: no 2 MiB page of a neighbour's first touch can
+     * straddle it (npl__map_nohuge); a THP array is 2 MiB-aligned at both ends */
+    char *raw = (*flags & NPL_F_THP) ? mmap(NULL, *mapped + extra, PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                     : npl__map_nohuge(*mapped + extra);
+    if (raw == MAP_FAILED) {
+        npl__fail(errno, "mmap of %zu bytes failed", *mapped);
         return NULL;
     }
-    a->base = base;
-    a->bytes = bytes;
-    a->mapped = mapped;
-    a->hugetlb = (flags & NPL_F_HUGETLB) != 0;
-    a->hugetlb_fallback = fallback;
-    a->had_thp = (flags & NPL_F_THP) != 0;
-    a->shape = *shape;
-    pthread_mutex_init(&a->lock, NULL);
-    a->refs = 0;
-    size_t npages = mapped / psz;
-    struct segment s = {0, npages, 0, shape->dims[shape->order == NPL_ROW_MAJOR ? 0 : shape->ndims - 1],
-                        own, flags};
-    if (npl__place(base, bytes, own, shape, flags, 1, &a->last) < 0 || set_segment(a, s) < 0) {
-        int e = errno;
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", npl_last_error());
-        npl_policy_free(own);
-        munmap(base, mapped);
-        pthread_mutex_destroy(&a->lock);
-        free(a->seg);
-        int was_huge = a->hugetlb;
-        free(a);
-        if (was_huge && !(flags & NPL_F_STRICT) && e != EINVAL && e != EXDEV) {
-            /* no pool could serve a page after all: base pages, and say so */
-            npl__debug("hugetlb placement failed (%s): base pages instead", msg);
-            void *r = npl_alloc_array(shape, pol, flags & ~NPL_F_HUGETLB);
-            struct array *b = r ? acquire(r) : NULL;
-            if (b) {
-                b->hugetlb_fallback = 1;
-                release(b);
-            }
-            return r;
-        }
-        npl__fail(e, "%s", msg);
-        return NULL;
+    char *base = raw;
+    if (extra) {
+        base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+        if (base > raw)
+            munmap(raw, (size_t)(base - raw));
+        size_t tail = (size_t)(raw + *mapped + extra - (base + *mapped));
+        if (tail)
+            munmap(base + *mapped, tail);
     }
+    if (*flags & NPL_F_THP)
+        madvise(base, *mapped, MADV_HUGEPAGE);
+    return base;
+}
+
+static int register_array(struct array *a)
+{
     pthread_mutex_lock(&reg_lock);
     if (nreg == capreg) {
         int nc = capreg ? capreg * 2 : 64;
         struct array **nr = realloc(reg, (size_t)nc * sizeof *nr);
         if (!nr) {
             pthread_mutex_unlock(&reg_lock);
-            destroy(a);
-            npl__fail(ENOMEM, "out of memory");
-            return NULL;
+            return npl__fail(ENOMEM, "out of memory");
         }
         reg = nr;
         capreg = nc;
     }
     reg[nreg++] = a;
-    npl__stats_arrays(1, (long)bytes);
+    npl__stats_arrays(1, (long)a->bytes);
     pthread_mutex_unlock(&reg_lock);
-    return base;
+    return 0;
+}
+
+void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned flags)
+{
+    size_t bytes, mapped = 0;
+    int fallback = 0;
+    if (!plan) {
+        npl__fail(EINVAL, "NULL plan");
+        return NULL;
+    }
+    if (npl_shape_bytes(shape, &bytes) < 0)
+        return NULL;
+    char *base = map_array(bytes, &flags, &mapped, &fallback);
+    if (!base)
+        return NULL;
+    struct array *a = calloc(1, sizeof *a);
+    if (!a) {
+        munmap(base, mapped);
+        npl__fail(ENOMEM, "out of memory");
+        return NULL;
+    }
+    *a = (struct array){.base = base, .bytes = bytes, .mapped = mapped, .shape = *shape,
+                        .hugetlb = (flags & NPL_F_HUGETLB) != 0, .hugetlb_fallback = fallback,
+                        .had_thp = (flags & NPL_F_THP) != 0};
+    pthread_mutex_init(&a->lock, NULL);
+    struct segment s = {0, mapped / page_size(), 0, outer_extent(shape), npl__plan_ref(plan),
+                        flags};
+    if (npl__place(base, bytes, plan, shape, flags, 1, &a->last) == 0 && set_segment(a, s) == 0 &&
+        register_array(a) == 0)
+        return base;
+    int e = errno;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", npl_last_error());
+    int was_huge = a->hugetlb;
+    a->nseg = 0;
+    npl_plan_free(s.plan);
+    destroy(a);
+    if (was_huge && !(flags & NPL_F_STRICT) && e != EINVAL && e != EXDEV) {
+        /* no pool could serve a page after all: base pages, and say so */
+        npl__debug("hugetlb placement failed (%s): base pages instead", msg);
+        void *r = npl_alloc_planned(shape, plan, flags & ~NPL_F_HUGETLB);
+        struct array *b = r ? acquire(r) : NULL;
+        if (b) {
+            b->hugetlb_fallback = 1;
+            release(b);
+        }
+        return r;
+    }
+    npl__fail(e, "%s", msg);
+    return NULL;
+}
+
+void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags)
+{
+    npl_plan *plan;
+    size_t bytes;
+    if (npl_shape_bytes(shape, &bytes) < 0 || npl__plan_default(&plan, pol) < 0)
+        return NULL;
+    void *p = npl_alloc_planned(shape, plan, flags);
+    int e = errno;
+    npl_plan_free(plan);
+    errno = e;
+    return p;
 }
 
 void *npl_alloc(size_t bytes, const npl_policy *pol)
@@ -237,11 +267,6 @@ int npl_free(void *p)
     return 0;
 }
 
-static size_t outer_extent(const npl_shape *s)
-{
-    return s->dims[s->order == NPL_ROW_MAJOR ? 0 : s->ndims - 1];
-}
-
 /* Pages [*lo, *hi) of units [first_unit, first_unit+nunits): a page belongs to the part holding
  * its first byte. *bytes is the part's length in the array. */
 static int part_pages(const struct array *a, size_t first_unit, size_t nunits, size_t *lo,
@@ -263,28 +288,32 @@ static int part_pages(const struct array *a, size_t first_unit, size_t nunits, s
     return 0;
 }
 
+/* Drop every segment (a whole-array placement replaces them all). */
+static void clear_segments(struct array *a)
+{
+    for (int i = 0; i < a->nseg; i++)
+        npl_plan_free(a->seg[i].plan);
+    a->nseg = 0;
+}
+
 /* Place pages [seg.first_page, +seg.npages) of a (bytes of them, laid out as shape or as bytes)
- * under pol and record the segment; a whole-array segment replaces all older ones. */
+ * under plan and record the segment; a whole-array segment replaces all older ones. */
 static int place_segment(struct array *a, struct segment seg, size_t bytes, const npl_shape *shape,
-                         const npl_policy *pol)
+                         const npl_plan *plan)
 {
     int whole = seg.first_page == 0 && seg.nunits == outer_extent(&a->shape);
     if (a->hugetlb) /* a hugetlb array is placed in 2 MiB pages whatever the caller's flags */
         seg.flags |= NPL_F_HUGETLB;
-    if (!(seg.pol = npl_policy_dup(pol)))
-        return -1;
+    seg.plan = npl__plan_ref(plan);
     seg.flags &= ~NPL__F_SPLIT_THP;
     pthread_mutex_lock(&a->lock);
     struct npl_place_stats st;
-    int rc = npl__place((char *)a->base + seg.first_page * page_size(), bytes, seg.pol, shape,
+    int rc = npl__place((char *)a->base + seg.first_page * page_size(), bytes, plan, shape,
                         seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0), 0, &st);
     a->had_thp |= (seg.flags & NPL_F_THP) != 0;
     if (rc == 0) {
-        if (whole) {
-            for (int i = 0; i < a->nseg; i++)
-                npl_policy_free(a->seg[i].pol);
-            a->nseg = 0;
-        }
+        if (whole)
+            clear_segments(a);
         rc = set_segment(a, seg);
         a->last = st;
         a->mig_calls++;
@@ -293,53 +322,83 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes, cons
         a->mig_seconds += st.seconds;
     }
     if (rc < 0)
-        npl_policy_free(seg.pol);
+        npl_plan_free(seg.plan);
     pthread_mutex_unlock(&a->lock);
     return rc;
 }
 
-int npl_apply(void *p, const npl_policy *pol, unsigned flags)
+int npl_apply_planned(void *p, const npl_plan *plan, unsigned flags)
 {
-    if (!pol)
-        return npl__fail(EINVAL, "NULL policy");
+    if (!plan)
+        return npl__fail(EINVAL, "NULL plan");
     struct array *a = acquire(p);
     if (!a)
         return -1;
     /* the whole array keeps its shape, so row and thread blocks stay meaningful */
     struct segment seg = {0, a->mapped / page_size(), 0, outer_extent(&a->shape), NULL, flags};
-    int rc = place_segment(a, seg, a->bytes, &a->shape, pol);
+    int rc = place_segment(a, seg, a->bytes, &a->shape, plan);
     release(a);
+    return rc;
+}
+
+/* A policy given to an array function: resolved on this process's topology and defaults. */
+static int plan_of(const npl_policy *pol, npl_plan **out)
+{
+    if (!pol)
+        return npl__fail(EINVAL, "NULL policy");
+    return npl__plan_default(out, pol);
+}
+
+int npl_apply(void *p, const npl_policy *pol, unsigned flags)
+{
+    npl_plan *plan;
+    if (plan_of(pol, &plan) < 0)
+        return -1;
+    int rc = npl_apply_planned(p, plan, flags);
+    npl_plan_free(plan);
     return rc;
 }
 
 int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *pol,
                    unsigned flags)
 {
-    if (!pol)
-        return npl__fail(EINVAL, "NULL policy");
+    npl_plan *plan;
+    if (plan_of(pol, &plan) < 0)
+        return -1;
     struct array *a = acquire(p);
-    if (!a)
-        return -1;
-    if (first_unit == 0 && nunits == outer_extent(&a->shape)) {
-        release(a);
-        return npl_apply(p, pol, flags);
-    }
+    int rc = -1;
     size_t lo, hi, part_bytes;
-    if (part_pages(a, first_unit, nunits, &lo, &hi, &part_bytes) < 0) {
-        release(a);
-        return -1;
+    if (!a)
+        ;
+    else if (first_unit == 0 && nunits == outer_extent(&a->shape))
+        rc = npl_apply_planned(p, plan, flags);
+    else if (part_pages(a, first_unit, nunits, &lo, &hi, &part_bytes) == 0) {
+        struct segment seg = {lo, hi - lo, first_unit, nunits, NULL, flags};
+        rc = place_segment(a, seg, part_bytes, NULL, plan);
     }
-    struct segment seg = {lo, hi - lo, first_unit, nunits, NULL, flags};
-    int rc = place_segment(a, seg, part_bytes, NULL, pol);
-    release(a);
+    if (a)
+        release(a);
+    npl_plan_free(plan);
     return rc;
+}
+
+/* The part's kernel policy follows a migration: pages faulted in later land on `node`, and
+ * automatic NUMA balancing does not pull the moved pages back to the nodes of an earlier
+ * MPOL_BIND (it would: it moves pages outside a bind set into it). */
+static void bind_part(struct array *a, size_t lo, size_t hi, int node)
+{
+    struct npl_counter cnt = {0};
+    int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
+    if (npl__mbind(&cnt, (char *)a->base + lo * page_size(), (hi - lo) * page_size(), mode, &node,
+                   1, 0) < 0)
+        npl__debug("mbind of the migrated part failed: %s", strerror(errno));
 }
 
 int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
                       struct npl_migrate_result *result)
 {
     struct npl_migrate_result local;
-    npl_policy *pol;
+    npl_plan *plan = NULL;
     if (!result)
         result = &local;
     memset(result, 0, sizeof *result);
@@ -347,39 +406,29 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
     if (!a)
         return -1;
     size_t lo, hi, bytes;
-    if (part_pages(a, first_unit, nunits, &lo, &hi, &bytes) < 0 || npl__node_policy(node, &pol) < 0) {
+    if (part_pages(a, first_unit, nunits, &lo, &hi, &bytes) < 0 || npl__node_plan(node, &plan) < 0) {
         release(a);
         return -1;
     }
     pthread_mutex_lock(&a->lock);
-    int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, pol, NULL, result);
-    if (rc == 0) { /* the part's kernel policy follows: pages faulted in later land on `node`, and
-                    * automatic NUMA balancing does not pull the moved pages back to the nodes of
-                    * an earlier MPOL_BIND (it would: it moves pages outside a bind set into it) */
-        struct npl_counter cnt = {0};
-        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
-        if (npl__mbind(&cnt, (char *)a->base + lo * page_size(), (hi - lo) * page_size(), mode,
-                       &node, 1, 0) < 0)
-            npl__debug("mbind of the migrated part failed: %s", strerror(errno));
-    }
+    int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, plan, NULL, result);
+    if (rc == 0)
+        bind_part(a, lo, hi, node);
     a->mig_calls++;
     a->mig_pages += result->moved;
     a->mig_failures += result->failed;
     a->mig_seconds += result->seconds;
     if (rc == 0) { /* from now on this part is meant to be on `node` */
-        struct segment seg = {lo, hi - lo, first_unit, nunits, pol, 0};
-        if (lo == 0 && hi * page_size() >= a->bytes) {
-            for (int i = 0; i < a->nseg; i++)
-                npl_policy_free(a->seg[i].pol);
-            a->nseg = 0;
-        }
+        struct segment seg = {lo, hi - lo, first_unit, nunits, plan, 0};
+        if (lo == 0 && hi * page_size() >= a->bytes)
+            clear_segments(a);
         rc = set_segment(a, seg);
     }
     if (rc < 0)
-        npl_policy_free(pol);
+        npl_plan_free(plan);
     pthread_mutex_unlock(&a->lock);
     release(a);
-    return rc;
+    return rc < 0 ? -1 : npl__migrate_verdict(result);
 }
 
 int npl_migrate_array(void *p, int node, struct npl_migrate_result *result)
@@ -414,13 +463,30 @@ int npl_array_info(const void *p, struct npl_array_info *o)
     o->migrate_seconds = a->mig_seconds;
     o->hugetlb_fallback = a->hugetlb_fallback;
     if (a->nseg)
-        npl_policy_format(a->seg[0].pol, o->policy, sizeof o->policy);
+        npl_policy_format(a->seg[0].plan->pol, o->policy, sizeof o->policy);
     pthread_mutex_unlock(&a->lock);
     release(a);
     return 0;
 }
 
-/* Intended node of every page (later segments win), for npl_check. */
+int npl_array_plan(const void *p, npl_plan **out)
+{
+    if (!out)
+        return npl__fail(EINVAL, "NULL output");
+    *out = NULL;
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    if (a->nseg)
+        *out = npl__plan_ref(a->seg[0].plan);
+    pthread_mutex_unlock(&a->lock);
+    release(a);
+    return *out ? 0 : npl__fail(ENOENT, "%p has no placement plan", p);
+}
+
+/* Intended node of every page (later segments win), for npl_check: from the plans the segments
+ * were placed with, never from the environment of now. */
 static int intended_map(struct array *a, int *want, size_t npages)
 {
     size_t psz = page_size();
@@ -440,11 +506,10 @@ static int intended_map(struct array *a, int *want, size_t npages)
             seg_bytes = a->bytes - g->first_page * psz;
         }
         struct npl_map m;
-        if (npl__map_prepare(&m, g->pol, NULL, shape, seg_bytes, mpsz) < 0)
+        if (npl__map_init(&m, g->plan, shape, seg_bytes, mpsz) < 0)
             return -1;
         for (size_t i = 0; i < g->npages && g->first_page + i < npages; i++)
             want[g->first_page + i] = npl__map_node(&m, i >> shift);
-        npl__map_release(&m);
     }
     return 0;
 }

@@ -77,25 +77,37 @@ struct npl_policy {
     uint64_t seed;
     int prime;                  /* 0: default (smallest prime > M) */
 };
-/* The nodes a policy spreads over, validated against the topology: OS ids in policy order. */
-int npl__policy_nodes(const npl_policy *p, const npl_topo *t, int **out, int *n);
-/* Default thread count: OMP_NUM_THREADS, else allowed cores of t. */
-int npl__default_threads(const npl_topo *t);
-
-/* A prepared map: everything resolved once, then any page can be mapped in O(1). */
-struct npl_map {
+/* ---- plans (plan.c: pure) ---- */
+/* A policy resolved once against a topology (immutable, reference counted). */
+struct npl_plan {
+    _Atomic int refs;
+    npl_policy *pol;            /* the policy it was resolved from */
     npl_policy_kind kind;
-    int m;  int *nodes;         /* resolved node list */
-    int *thread_node;  int nthreads; /* bind_block: node per thread */
+    int m;  int *nodes;         /* nodes spread over, OS ids, policy order (validated) */
+    int nthreads;               /* block policies: threads of the static schedule */
+    int *thread_node;           /* bind_block: node of each thread */
     int *wprefix;  int wtotal;  /* weighted */
-    size_t page_size, npages, unit_bytes, nunits, block_pages, block_units;
+    size_t block_pages, block_units;
     uint64_t seed;
     int prime;
+    int usable_nodes;           /* usable nodes of the topology (<= 1: placement is trivial) */
 };
-int npl__map_prepare(struct npl_map *m, const npl_policy *p, const npl_topo *t,
-                     const npl_shape *shape, size_t bytes, size_t page_size);
+npl_plan *npl__plan_ref(const npl_plan *pl); /* one more reference; npl_plan_free drops it */
+
+/* A plan laid over an array's geometry: any page's node in O(1). */
+struct npl_map {
+    const struct npl_plan *plan;
+    size_t page_size, npages, unit_bytes, nunits;
+};
+int npl__map_init(struct npl_map *m, const npl_plan *pl, const npl_shape *shape, size_t bytes,
+                  size_t page_size);
 int npl__map_node(const struct npl_map *m, size_t page);
-void npl__map_release(struct npl_map *m);
+
+/* ---- defaults (defaults.c: the one layer that reads the environment and the config) ---- */
+int npl__default_policy(npl_policy **out); /* NUMAPLACE_POLICY, [policy] default, first_touch */
+int npl__default_threads(void);            /* OMP_NUM_THREADS, or 0 (the topology's cores) */
+/* pol (NULL: the default policy) resolved on this process's topology with those defaults */
+int npl__plan_default(npl_plan **out, const npl_policy *pol);
 
 /* ---- system calls (sys.c): raw, counted; return -1+errno ---- */
 struct npl_counter { size_t syscalls; };
@@ -121,19 +133,18 @@ extern _Atomic uint64_t npl__total_syscalls;
 #define NPL__F_SPLIT_THP 0x80000000u
 
 /* ---- placement (place.c) ---- */
-int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st);
 void npl__stats_add(const struct npl_place_stats *st);
 /* Move present pages of a range to the nodes of pol's map (no fault-in, no policy change). */
 struct npl_migrate_result;
-int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                  struct npl_migrate_result *res);
-int npl__node_policy(int node, npl_policy **out); /* bind_all:<node> */
+int npl__node_plan(int node, npl_plan **out); /* bind_all:<node> on this process's topology */
+/* 0, or -1 with the first failure's errno when some pages could not move */
+int npl__migrate_verdict(const struct npl_migrate_result *res);
 void npl__migrate_stats_add(const struct npl_migrate_result *res, size_t page_size);
 void npl__stats_arrays(long arrays, long bytes);
 
-/* ---- policy from the environment (policy.c) ---- */
-/* NUMAPLACE_POLICY parsed (or first_touch); caller frees. */
-int npl__env_policy(npl_policy **out);
 
 #endif

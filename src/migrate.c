@@ -6,37 +6,86 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+
+/* Partial work is an error: -1 with the errno of the first page that could not move (ENOMEM
+ * node full, EBUSY page busy or pinned, ...), the result filled either way. */
+int npl__migrate_verdict(const struct npl_migrate_result *r)
+{
+    if (!r->failed)
+        return 0;
+    int e = r->nfail ? r->fail_errno[0] : EBUSY;
+    return npl__fail(e ? e : EBUSY, "%zu of %zu pages could not move (first at %p: %s)",
+                     r->failed, r->pages, r->nfail ? r->fail_addr[0] : NULL, strerror(e));
+}
+
+int npl_migrate_range_planned(void *addr, size_t len, const npl_plan *plan,
+                              const npl_shape *shape, struct npl_migrate_result *result)
+{
+    struct npl_migrate_result local;
+    if (!result)
+        result = &local;
+    if (!plan) {
+        memset(result, 0, sizeof *result);
+        return npl__fail(EINVAL, "NULL plan");
+    }
+    if (npl__migrate(addr, len, plan, shape, result) < 0)
+        return -1;
+    return npl__migrate_verdict(result);
+}
 
 int npl_migrate_range_policy(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
                              struct npl_migrate_result *result)
 {
-    struct npl_migrate_result local;
-    if (!pol)
+    npl_plan *plan;
+    if (!pol) {
+        if (result)
+            memset(result, 0, sizeof *result);
         return npl__fail(EINVAL, "NULL policy");
-    return npl__migrate(addr, len, pol, shape, result ? result : &local);
+    }
+    if (npl__plan_default(&plan, pol) < 0)
+        return -1;
+    int rc = npl_migrate_range_planned(addr, len, plan, shape, result);
+    npl_plan_free(plan);
+    return rc;
 }
 
-/* bind_all:<node>, validated against the topology by the map */
-int npl__node_policy(int node, npl_policy **out)
+/* bind_all:<node> on this process's topology (validated there) */
+int npl__node_plan(int node, npl_plan **out)
 {
+    npl_policy *p;
     if (node < 0)
         return npl__fail(EINVAL, "invalid node %d", node);
-    return npl_policy_create(out, NPL_BIND_ALL, &node, 1);
+    if (npl_policy_create(&p, NPL_BIND_ALL, &node, 1) < 0)
+        return -1;
+    int rc = npl__plan_default(out, p);
+    npl_policy_free(p);
+    return rc;
 }
 
 int npl_migrate_range(void *addr, size_t len, int node, struct npl_migrate_result *result)
 {
-    npl_policy *p;
-    if (npl__node_policy(node, &p) < 0)
+    npl_plan *p;
+    if (npl__node_plan(node, &p) < 0) {
+        if (result)
+            memset(result, 0, sizeof *result);
         return -1;
-    int rc = npl_migrate_range_policy(addr, len, p, NULL, result);
-    npl_policy_free(p);
+    }
+    int rc = npl_migrate_range_planned(addr, len, p, NULL, result);
+    npl_plan_free(p);
     return rc;
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct npl_migrate_stats stats;
+
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_release(void) { pthread_mutex_unlock(&lock); }
+__attribute__((constructor)) static void fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
 
 void npl__migrate_stats_add(const struct npl_migrate_result *r, size_t page_size)
 {

@@ -99,8 +99,8 @@ static void *touch_worker(void *arg)
     }
     for (size_t pg = w->first; pg < w->last; pg++)
         slice_map[pg - w->first] = npl__map_node(w->map, pg >> w->shift);
-    for (int k = 0; k < w->map->m; k++) {
-        int node = w->map->nodes[k];
+    for (int k = 0; k < w->map->plan->m; k++) {
+        int node = w->map->plan->nodes[k];
         if (npl__set_mempolicy(&w->cnt, MPOL_PREFERRED, &node, 1) < 0) {
             w->err = errno;
             break;
@@ -312,18 +312,150 @@ static int worker_count_per(size_t pages, size_t per_worker)
 }
 
 /* Without NUMA system calls only a one-node machine can honour a policy (trivially). */
-static int check_support(const npl_topo *t, const struct npl_map *m)
+static int check_support(const struct npl_plan *pl)
 {
     const struct npl_support *s = npl_get_support();
     if (s->set_mempolicy && s->mbind && s->move_pages)
         return 1;
-    if (npl_topo_node_count(t, 0) <= 1 && m->m <= 1)
+    if (pl->usable_nodes <= 1 && pl->m <= 1)
         return 0; /* nothing to place: everything is on the one node */
     return npl__fail(ENOSYS, "NUMA system calls are not available here (kernel without NUMA, or "
                              "a container/seccomp filter returns ENOSYS/EPERM)");
 }
 
-int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+/* One placement: the range, its page sizes and what has been done so far. */
+struct job {
+    char *addr;
+    size_t len, psz, npages, scale; /* scale: base pages per placement page (hugetlb) */
+    int shift;                      /* map index = page >> shift (THP: per 2 MiB) */
+    int huge, thp, fresh;
+    unsigned flags;
+    struct npl_map map;
+    struct npl_counter cnt;
+};
+
+/* Check the range and work out the page sizes (hugetlb: the unit is the 2 MiB page). */
+static int job_init(struct job *j, void *addr, size_t len, const npl_plan *plan,
+                    const npl_shape *shape, unsigned flags, int fresh)
+{
+    memset(j, 0, sizeof *j);
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (!plan)
+        return npl__fail(EINVAL, "NULL plan");
+    if (!addr || len == 0)
+        return npl__fail(EINVAL, "empty range");
+    if ((uintptr_t)addr % psz)
+        return npl__fail(EINVAL, "range start %p is not page-aligned (%zu bytes)", addr, psz);
+    if ((uintptr_t)addr + len < (uintptr_t)addr)
+        return npl__fail(EOVERFLOW, "range wraps around the address space");
+    j->addr = addr;
+    j->len = len;
+    j->flags = flags;
+    j->fresh = fresh;
+    j->huge = (flags & NPL_F_HUGETLB) != 0;
+    j->thp = !j->huge && (flags & NPL_F_THP) != 0;
+    j->scale = 1;
+    if (j->huge) {
+        if ((uintptr_t)addr % HUGE_2M)
+            return npl__fail(EINVAL, "hugetlb range %p is not 2 MiB-aligned", addr);
+        if (!npl_get_support()->populate_write)
+            return npl__fail(ENOSYS, "hugetlb placement needs MADV_POPULATE_WRITE (Linux 5.14)");
+        j->scale = HUGE_2M / psz;
+        psz = HUGE_2M;
+    }
+    j->psz = psz;
+    j->shift = j->thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
+    j->npages = len / psz + (len % psz != 0);
+    return npl__map_init(&j->map, plan, shape, len, j->thp ? HUGE_2M : psz);
+}
+
+/* first_touch, or one node and no NUMA system calls: the kernel decides (drop any policy set
+ * before); a policy on the one node is honoured by populating the range. */
+static int place_trivially(struct job *j, int populate, struct npl_place_stats *st)
+{
+    size_t bytes = j->npages * j->psz;
+    if (!j->fresh && npl_get_support()->mbind)
+        npl__mbind(&j->cnt, j->addr, bytes, MPOL_DEFAULT, NULL, 0, 0);
+    if (!populate)
+        return 0;
+    if (j->huge && npl__madvise(&j->cnt, j->addr, bytes, MADV_POPULATE_WRITE) < 0)
+        return npl__fail(errno, "no huge page to populate %p+%zu", (void *)j->addr, j->len);
+    for (size_t pg = 0; !j->huge && pg < j->npages; pg++)
+        __atomic_fetch_or(j->addr + pg * j->psz, (char)0, __ATOMIC_RELAXED);
+    st->placed = j->npages;
+    return 0;
+}
+
+/* Steps 1-2: no THP for page-granular placement (existing ones split), no old range policy. */
+static int prepare_range(struct job *j)
+{
+    size_t bytes = j->npages * j->psz;
+    if (!j->thp && !j->huge && npl__madvise(&j->cnt, j->addr, bytes, MADV_NOHUGEPAGE) < 0)
+        npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
+    if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
+        split_thps(&j->cnt, j->addr, bytes, j->psz);
+    if (!j->fresh && npl__mbind(&j->cnt, j->addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
+        return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)j->addr,
+                         j->len, strerror(errno));
+    return 0;
+}
+
+/* Steps 3-5: touch per node, protect with one mbind, verify and move. */
+static int place_with_workers(struct job *j, struct npl_place_stats *st)
+{
+    int nw = worker_count(j->npages), rc;
+    struct worker w[MAX_WORKERS];
+    memset(w, 0, sizeof w);
+    slice(w, nw, j->addr, j->npages, j->psz, &j->map);
+    for (int i = 0; i < nw; i++) {
+        w[i].shift = j->shift;
+        w[i].fresh = j->fresh;
+        w[i].hugetlb = j->huge;
+    }
+    if ((rc = run_workers(w, nw, touch_worker)) < 0)
+        goto collect;
+    if (!(j->flags & NPL_F_NO_PROTECT)) {
+        const struct npl_plan *pl = j->map.plan;
+        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
+        if (npl__mbind(&j->cnt, j->addr, j->npages * j->psz, mode, pl->nodes, pl->m, 0) < 0) {
+            rc = npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", (void *)j->addr,
+                           j->len, strerror(errno));
+            goto collect;
+        }
+    }
+    int nverify = nw;
+    if (!j->fresh) { /* pages already present move here: fewer threads (MIGRATE_PAGES_PER_WORKER) */
+        nverify = worker_count_per(j->npages, MIGRATE_PAGES_PER_WORKER);
+        if (nverify > nw)
+            nverify = nw;
+        slice(w, nverify, j->addr, j->npages, j->psz, &j->map);
+    }
+    rc = run_workers(w, nverify, verify_worker);
+collect:
+    for (int i = 0; i < nw; i++) {
+        j->cnt.syscalls += w[i].cnt.syscalls;
+        st->moved += w[i].moved;
+        st->misplaced += w[i].misplaced + w[i].absent;
+    }
+    st->placed = j->npages - st->misplaced;
+    return rc;
+}
+
+static void finish_stats(const struct job *j, struct npl_place_stats *st, double t0)
+{
+    st->pages *= j->scale;
+    st->placed *= j->scale;
+    st->misplaced *= j->scale;
+    st->moved *= j->scale;
+    st->syscalls = j->cnt.syscalls;
+    st->seconds = npl__now() - t0;
+    npl__stats_add(st);
+    npl__debug("placed %zu pages: %zu on their node, %zu moved, %zu elsewhere, %zu syscalls, "
+               "%.3f s", st->pages, st->placed, st->moved, st->misplaced, st->syscalls,
+               st->seconds);
+}
+
+int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st)
 {
     double t0 = npl__now();
@@ -331,129 +463,32 @@ int npl__place(void *addr, size_t len, const npl_policy *pol, const npl_shape *s
     if (!st)
         st = &local;
     memset(st, 0, sizeof *st);
-    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
-    if (!addr || len == 0)
-        return npl__fail(EINVAL, "empty range");
-    if ((uintptr_t)addr % psz)
-        return npl__fail(EINVAL, "range start %p is not page-aligned (%zu bytes)", addr, psz);
-    if ((uintptr_t)addr + len < (uintptr_t)addr)
-        return npl__fail(EOVERFLOW, "range wraps around the address space");
-    const npl_topo *t = npl_topo_self();
-    if (!t)
+    struct job j;
+    if (job_init(&j, addr, len, plan, shape, flags, fresh) < 0)
         return -1;
-    npl_policy *envpol = NULL;
-    if (!pol) {
-        if (npl__env_policy(&envpol) < 0)
-            return -1;
-        pol = envpol;
-    }
-    /* hugetlb: the unit of all the work below is the 2 MiB page (scale converts the counts);
-     * THP: base pages, mapped per 2 MiB */
-    int huge = (flags & NPL_F_HUGETLB) != 0;
-    int thp = !huge && (flags & NPL_F_THP) != 0;
-    size_t scale = 1;
-    if (huge) {
-        if ((uintptr_t)addr % HUGE_2M)
-            return npl__fail(EINVAL, "hugetlb range %p is not 2 MiB-aligned", addr);
-        if (!npl_get_support()->populate_write)
-            return npl__fail(ENOSYS, "hugetlb placement needs MADV_POPULATE_WRITE (Linux 5.14)");
-        scale = HUGE_2M / psz;
-        psz = HUGE_2M;
-    }
-    size_t map_psz = thp ? HUGE_2M : psz;
-    int shift = thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
-    struct npl_map map;
-    int rc = npl__map_prepare(&map, pol, t, shape, len, map_psz);
-    npl_policy_free(envpol);
-    if (rc < 0)
-        return -1;
-    size_t npages = len / psz + (len % psz != 0);
-    st->pages = npages;
-    struct npl_counter cnt = {0};
+    st->pages = j.npages;
     /* THP asked: advise the range (npl_alloc_array did it already; a raw range or a re-placement
      * may still carry an earlier MADV_NOHUGEPAGE) */
-    if (thp && npl__madvise(&cnt, addr, npages * psz, MADV_HUGEPAGE) < 0)
+    if (j.thp && npl__madvise(&j.cnt, addr, j.npages * j.psz, MADV_HUGEPAGE) < 0)
         npl__debug("madvise(MADV_HUGEPAGE) failed: %s", strerror(errno));
-    int sup = map.kind == NPL_FIRST_TOUCH ? 0 : check_support(t, &map);
-    if (sup < 0) {
-        npl__map_release(&map);
-        return -1;
-    }
-    if (map.kind == NPL_FIRST_TOUCH || sup == 0) {
-        /* the kernel decides (or there is one node): drop any policy we had set before */
-        if (!fresh && npl_get_support()->mbind)
-            npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0);
-        if (sup == 0 && map.kind != NPL_FIRST_TOUCH) { /* populate: all pages are local anyway */
-            if (huge && madvise(addr, npages * psz, MADV_POPULATE_WRITE) < 0)
-                rc = npl__fail(errno, "no huge page to populate %p+%zu", addr, len);
-            for (size_t pg = 0; !huge && pg < npages; pg++)
-                __atomic_fetch_or((char *)addr + pg * psz, (char)0, __ATOMIC_RELAXED);
-            st->placed = rc < 0 ? 0 : npages;
-        }
-        goto done;
-    }
-    if (!thp && !huge && npl__madvise(&cnt, addr, npages * psz, MADV_NOHUGEPAGE) < 0)
-        npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
-    if (!thp && !huge && !fresh && (flags & NPL__F_SPLIT_THP))
-        split_thps(&cnt, addr, npages * psz, psz);
-    if (!fresh && npl__mbind(&cnt, addr, npages * psz, MPOL_DEFAULT, NULL, 0, 0) < 0) {
-        rc = npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", addr, len,
-                       strerror(errno));
-        goto done;
-    }
-    int nw = worker_count(npages);
-    struct worker w[MAX_WORKERS];
-    memset(w, 0, sizeof w);
-    slice(w, nw, addr, npages, psz, &map);
-    for (int i = 0; i < nw; i++) {
-        w[i].shift = shift;
-        w[i].fresh = fresh;
-        w[i].hugetlb = huge;
-    }
-    if ((rc = run_workers(w, nw, touch_worker)) < 0)
-        goto collect;
-    if (!(flags & NPL_F_NO_PROTECT)) {
-        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
-        if (npl__mbind(&cnt, addr, npages * psz, mode, map.nodes, map.m, 0) < 0) {
-            rc = npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", addr, len,
-                           strerror(errno));
-            goto collect;
-        }
-    }
-    int nverify = nw;
-    if (!fresh) { /* pages already present move here: fewer threads (see MIGRATE_PAGES_PER_WORKER) */
-        nverify = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
-        if (nverify > nw)
-            nverify = nw;
-        slice(w, nverify, addr, npages, psz, &map);
-    }
-    rc = run_workers(w, nverify, verify_worker);
-collect:
-    for (int i = 0; i < nw; i++) {
-        cnt.syscalls += w[i].cnt.syscalls;
-        st->moved += w[i].moved;
-        st->misplaced += w[i].misplaced + w[i].absent;
-    }
-    st->placed = npages - st->misplaced;
+    int first_touch = plan->kind == NPL_FIRST_TOUCH;
+    int sup = first_touch ? 0 : check_support(plan);
+    int rc;
+    if (sup < 0)
+        rc = -1;
+    else if (sup == 0)
+        rc = place_trivially(&j, !first_touch, st);
+    else if ((rc = prepare_range(&j)) == 0)
+        rc = place_with_workers(&j, st);
     if (rc == 0 && (flags & NPL_F_STRICT) && st->misplaced)
         rc = npl__fail(ENOMEM, "%zu of %zu pages could not be put on their nodes (node full?)",
-                       st->misplaced, npages);
-done:
-    npl__map_release(&map);
-    st->pages *= scale;
-    st->placed *= scale;
-    st->misplaced *= scale;
-    st->moved *= scale;
-    st->syscalls = cnt.syscalls;
-    st->seconds = npl__now() - t0;
-    npl__stats_add(st);
-    npl__debug("placed %zu pages: %zu on their node, %zu moved, %zu elsewhere, %zu syscalls, "
-               "%.3f s", st->pages, st->placed, st->moved, st->misplaced, st->syscalls,
-               st->seconds);
+                       st->misplaced, j.npages);
+    if (sup >= 0)
+        finish_stats(&j, st, t0);
     return rc < 0 ? -1 : 0;
 }
 
-int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
+int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                  struct npl_migrate_result *res)
 {
     double t0 = npl__now();
@@ -465,14 +500,11 @@ int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape 
         return npl__fail(EOVERFLOW, "range wraps around the address space");
     if (!npl_get_support()->move_pages)
         return npl__fail(ENOSYS, "move_pages(2) is not available (ENOSYS/EPERM)");
-    const npl_topo *t = npl_topo_self();
-    struct npl_map map;
-    if (!t || npl__map_prepare(&map, pol, t, shape, len, psz) < 0)
-        return -1;
-    if (map.kind == NPL_FIRST_TOUCH) {
-        npl__map_release(&map);
+    if (plan->kind == NPL_FIRST_TOUCH)
         return npl__fail(EINVAL, "first_touch names no node to migrate to");
-    }
+    struct npl_map map;
+    if (npl__map_init(&map, plan, shape, len, psz) < 0)
+        return -1;
     size_t npages = len / psz + (len % psz != 0);
     int nw = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
     struct worker w[MAX_WORKERS];
@@ -491,7 +523,6 @@ int npl__migrate(void *addr, size_t len, const npl_policy *pol, const npl_shape 
             res->fail_errno[res->nfail++] = w[i].fail_errno[k];
         }
     }
-    npl__map_release(&map);
     res->seconds = npl__now() - t0;
     npl__migrate_stats_add(res, psz);
     npl__debug("migrated %zu pages: %zu moved, %zu already there, %zu absent, %zu failed, %.3f s",
@@ -538,12 +569,25 @@ static int range_writable(const void *addr, size_t len)
     return 0;
 }
 
+int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan,
+                            const npl_shape *shape, unsigned flags)
+{
+    if (!plan)
+        return npl__fail(EINVAL, "NULL plan");
+    if (range_writable(addr, len) < 0)
+        return -1;
+    return npl__place(addr, len, plan, shape, flags | NPL__F_SPLIT_THP, 0, NULL);
+}
+
 int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
                     unsigned flags)
 {
-    if (range_writable(addr, len) < 0)
+    npl_plan *plan;
+    if (npl__plan_default(&plan, pol) < 0)
         return -1;
-    return npl__place(addr, len, pol, shape, flags | NPL__F_SPLIT_THP, 0, NULL);
+    int rc = npl_place_range_planned(addr, len, plan, shape, flags);
+    npl_plan_free(plan);
+    return rc;
 }
 
 /* The calling thread's kernel policy (what its later faults get; inherited by threads it creates
@@ -559,19 +603,17 @@ int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol)
                          npl_policy_kind_name(k));
     if (!t && !(t = npl_topo_self()))
         return -1;
-    struct npl_counter cnt = {0};
-    if (k == NPL_FIRST_TOUCH)
-        return npl__set_mempolicy(&cnt, MPOL_DEFAULT, NULL, 0) < 0
-                   ? npl__fail(errno, "set_mempolicy(MPOL_DEFAULT) failed: %s", strerror(errno))
-                   : 0;
-    struct npl_map map;
-    if (npl__map_prepare(&map, pol, t, NULL, 4096, 4096) < 0)
+    npl_plan *pl;
+    if (npl_plan_create(&pl, pol, t, 0) < 0)
         return -1;
-    int n = map.m;
-    int mode = k == NPL_CYCLIC ? MPOL_INTERLEAVE : n > 1 ? MPOL_BIND : MPOL_PREFERRED;
+    struct npl_counter cnt = {0};
+    int mode = k == NPL_FIRST_TOUCH ? MPOL_DEFAULT
+             : k == NPL_CYCLIC      ? MPOL_INTERLEAVE
+             : pl->m > 1            ? MPOL_BIND
+                                    : MPOL_PREFERRED;
     int rc = 0;
-    if (npl__set_mempolicy(&cnt, mode, map.nodes, n) < 0)
+    if (npl__set_mempolicy(&cnt, mode, pl->nodes, pl->m) < 0)
         rc = npl__fail(errno, "set_mempolicy failed: %s", strerror(errno));
-    npl__map_release(&map);
+    npl_plan_free(pl);
     return rc;
 }

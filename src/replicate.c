@@ -128,11 +128,14 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
     npl_policy *subset;
     if (npl_policy_create(&subset, NPL_CYCLIC, nodes, nnodes) < 0)
         return -1;
-    int *list, m;
-    int rc = npl__policy_nodes(subset, t, &list, &m); /* validated: exist, allowed, memory */
+    npl_plan *plan; /* validates the nodes: they exist, are allowed and have memory */
+    int rc = npl_plan_create(&plan, subset, t, 0);
     npl_policy_free(subset);
     if (rc < 0)
         return -1;
+    int m = plan->m, *list = plan->nodes;
+    plan->nodes = NULL; /* the set owns the list now */
+    npl_plan_free(plan);
     npl_replica *r = calloc(1, sizeof *r);
     int max_node = 0;
     for (int i = 0; i < t->nnodes; i++)
@@ -157,18 +160,18 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
     }
     npl_shape shape = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
     for (int i = 0; i < m; i++, r->ncopies++) {
-        npl_policy *p = NULL;
-        if (npl__node_policy(list[i], &p) < 0 ||
-            !(r->copy[i] = npl_alloc_array(&shape, p, flags))) {
+        npl_plan *p = NULL;
+        if (npl__node_plan(list[i], &p) < 0 ||
+            !(r->copy[i] = npl_alloc_planned(&shape, p, flags))) {
             int e = errno;
             char msg[256];
             snprintf(msg, sizeof msg, "%s", npl_last_error());
             int bad_node = list[i]; /* list is r->node: freed with r */
-            npl_policy_free(p);
+            npl_plan_free(p);
             npl_replica_free(r);
             return npl__fail(e, "replica on node %d: %s", bad_node, msg);
         }
-        npl_policy_free(p);
+        npl_plan_free(p);
         r->filler_cpu[i] = filler_for(t, npl_topo_node_index(t, list[i]));
     }
     /* every node (with or without a copy) -> its nearest copy */

@@ -5,8 +5,9 @@
  * never touched (the kernel copies each page while holding it). Pages that cannot move stay where
  * they are, readable and intact, and are reported. Errors: -1 with errno (EINVAL bad range or
  * node, EXDEV node outside this process's allowed nodes or memory-less, ENOENT unknown array,
- * ENOSYS no move_pages here). A call that moved some pages and could not move others returns 0:
- * read the result. */
+ * ENOSYS no move_pages here). A call that moved some pages and could not move others returns
+ * -1 with the errno of the first page that failed (ENOMEM: the node is full; EBUSY: the page is
+ * busy or pinned; EFAULT, EACCES): the result is filled either way and says which pages. */
 #ifndef NUMAPLACE_MIGRATE_H
 #define NUMAPLACE_MIGRATE_H
 
@@ -41,6 +42,9 @@ int npl_migrate_range(void *addr, size_t len, int node, struct npl_migrate_resul
  *  form; shape may be NULL. Absent pages stay absent (use npl_place_range to fault them in). */
 int npl_migrate_range_policy(void *addr, size_t len, const npl_policy *pol,
                              const npl_shape *shape, struct npl_migrate_result *result);
+/** Move the pages of a range to where a plan says (as npl_migrate_range_policy). */
+int npl_migrate_range_planned(void *addr, size_t len, const npl_plan *plan,
+                              const npl_shape *shape, struct npl_migrate_result *result);
 /** Move units (rows/columns/planes) [first_unit, first_unit+nunits) of a library array to `node`;
  *  the array then records that part as bind_all:node (npl_check agrees). */
 int npl_migrate_units(void *array, size_t first_unit, size_t nunits, int node,
