@@ -354,8 +354,14 @@ int npl_check(const void *array, struct npl_check *out);
 int npl_pin_order(const npl_topo *topo, const char *strategy, int *cpus, int max);
 /** The CPU thread n of nthreads gets under a strategy (pure). */
 int npl_pin_cpu(const npl_topo *topo, const char *strategy, int n);
-/** Pin the calling thread as thread n: returns the CPU it is now bound to, or -1+errno. */
+/** Pin the calling thread as thread n of the strategy on this process's topology: returns the
+ *  CPU it is now bound to, or -1+errno (as npl_pin_thread). */
 int npl_pin_self(const char *strategy, int n);
+/** Pin the calling thread as thread n of the strategy on topology `topo` (NULL: this process's;
+ *  a restricted topology restricts the CPUs used): returns the CPU it is now bound to, or -1
+ *  with errno EINVAL (bad strategy, n < 0, a synthetic topology), EXDEV (no allowed CPU, or a
+ *  listed CPU outside the allowed set), or sched_setaffinity's errno. */
+int npl_pin_thread(const npl_topo *topo, const char *strategy, int n);
 /** The CPU and node the calling thread runs on now (either pointer may be NULL). */
 int npl_where_am_i(int *cpu, int *node);
 
@@ -378,6 +384,11 @@ struct npl_stats {
     uint64_t pages_misplaced;  /**< left elsewhere (node full...) */
     uint64_t syscalls;         /**< NUMA/memory system calls made by the library */
     double seconds;            /**< wall time spent placing */
+    uint64_t mbind;            /**< of those: mbind(2) calls */
+    uint64_t set_mempolicy;    /**< set_mempolicy(2) calls */
+    uint64_t get_mempolicy;    /**< get_mempolicy(2) calls */
+    uint64_t move_pages;       /**< move_pages(2) calls (queries and moves) */
+    uint64_t migrate_pages;    /**< migrate_pages(2) calls */
 };
 /** Process-wide statistics. */
 int npl_get_stats(struct npl_stats *out);

@@ -125,7 +125,14 @@ int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
  * node, and a later migration of either side moves all 512 pages (docs/RELIABILITY.md). */
 void *npl__map_nohuge(size_t len);
 int npl__mems_allowed(int *nodes, int max); /* get_mempolicy(MPOL_F_MEMS_ALLOWED) */
+long npl__migrate_pages(struct npl_counter *c, int pid, const int *from, int nfrom, const int *to,
+                        int nto);
+/* Every NUMA system call of the library is made by one of the functions above and counted here
+ * by kind (npl_get_stats); the total also counts madvise. */
+enum { NPL__SYS_MBIND, NPL__SYS_SET_MEMPOLICY, NPL__SYS_GET_MEMPOLICY, NPL__SYS_MOVE_PAGES,
+       NPL__SYS_MIGRATE_PAGES, NPL__SYS_KINDS };
 extern _Atomic uint64_t npl__total_syscalls;
+extern _Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
 
 /* npl__place flag, internal: the range may hold transparent huge pages made before (a raw range,
  * an array that was NPL_F_THP). Page-granular placement splits them first: a base page of a THP

@@ -107,5 +107,10 @@ int npl_get_stats(struct npl_stats *out)
     *out = stats;
     pthread_mutex_unlock(&stats_lock);
     out->syscalls = atomic_load(&npl__total_syscalls);
+    out->mbind = atomic_load(&npl__numa_syscalls[NPL__SYS_MBIND]);
+    out->set_mempolicy = atomic_load(&npl__numa_syscalls[NPL__SYS_SET_MEMPOLICY]);
+    out->get_mempolicy = atomic_load(&npl__numa_syscalls[NPL__SYS_GET_MEMPOLICY]);
+    out->move_pages = atomic_load(&npl__numa_syscalls[NPL__SYS_MOVE_PAGES]);
+    out->migrate_pages = atomic_load(&npl__numa_syscalls[NPL__SYS_MIGRATE_PAGES]);
     return 0;
 }

@@ -20,76 +20,125 @@
 #endif
 
 _Atomic uint64_t npl__total_syscalls;
+_Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
 
-static void count(struct npl_counter *c)
+static void count(struct npl_counter *c, int kind)
 {
     if (c)
         c->syscalls++;
     atomic_fetch_add_explicit(&npl__total_syscalls, 1, memory_order_relaxed);
+    if (kind >= 0)
+        atomic_fetch_add_explicit(&npl__numa_syscalls[kind], 1, memory_order_relaxed);
 }
 
-#define MASK_NODES 1024 /* node ids 0..1023: the kernel's MAX_NUMNODES on x86-64 */
 #define WORD_BITS (8 * sizeof(unsigned long))
-struct node_mask {
-    unsigned long w[MASK_NODES / WORD_BITS];
-};
+#define MASK_WORDS(bits) (((bits) + WORD_BITS - 1) / WORD_BITS)
 
-/* A nodemask for n node ids, in the caller's memory: placement workers call this and must not
- * malloc (a new thread's first malloc creates a 64 MiB arena that stays in the process). Returns
- * what the kernel wants as maxnode (bits + 1), 0 with errno EINVAL for an id out of range. */
-static unsigned long make_mask(struct node_mask *m, const int *nodes, int n)
+/* Bits of the kernel's node masks: MAX_NUMNODES differs between builds and architectures (64 to
+ * 1024 on Linux today); the mask we pass must hold at least as many. Probed once, like libnuma:
+ * get_mempolicy(MPOL_F_MEMS_ALLOWED) fails with EINVAL while the mask is too small. */
+static unsigned long kernel_mask_bits = 1024;
+static pthread_once_t mask_once = PTHREAD_ONCE_INIT;
+
+static void probe_mask_bits(void)
 {
-    memset(m, 0, sizeof *m);
-    int top = 0;
-    for (int i = 0; i < n; i++) {
-        if (nodes[i] < 0 || nodes[i] >= MASK_NODES) {
-            errno = EINVAL;
-            return 0;
+    for (unsigned long bits = 1024; bits <= (1ul << 16); bits *= 2) {
+        unsigned long *w = calloc(MASK_WORDS(bits), sizeof *w);
+        if (!w)
+            return;
+        count(NULL, NPL__SYS_GET_MEMPOLICY);
+        long r = syscall(SYS_get_mempolicy, NULL, w, bits, NULL, MPOL_F_MEMS_ALLOWED);
+        int e = errno;
+        free(w);
+        if (r == 0 || e != EINVAL) {
+            kernel_mask_bits = bits;
+            return;
         }
-        m->w[(size_t)nodes[i] / WORD_BITS] |= 1UL << ((size_t)nodes[i] % WORD_BITS);
-        if (nodes[i] > top)
-            top = nodes[i];
     }
-    return ((size_t)top / WORD_BITS + 1) * WORD_BITS + 1;
+}
+
+static unsigned long mask_bits(void)
+{
+    pthread_once(&mask_once, probe_mask_bits);
+    return kernel_mask_bits;
+}
+
+/* Bits a mask for these node ids needs: the kernel's size, or more for a larger id. */
+static unsigned long bits_for(const int *nodes, int n)
+{
+    unsigned long bits = mask_bits();
+    for (int i = 0; i < n; i++)
+        if (nodes[i] >= 0 && (unsigned long)nodes[i] >= bits)
+            bits = ((unsigned long)nodes[i] / WORD_BITS + 1) * WORD_BITS;
+    return bits;
+}
+
+/* Fill a nodemask of `bits` bits (in the caller's memory, a VLA on its stack: placement workers
+ * must not malloc, a new thread's first malloc creates a 64 MiB arena that stays in the process).
+ * Returns 0, or -1 with errno EINVAL for a negative id. */
+static int fill_mask(unsigned long *w, unsigned long bits, const int *nodes, int n)
+{
+    memset(w, 0, MASK_WORDS(bits) * sizeof *w);
+    for (int i = 0; i < n; i++) {
+        if (nodes[i] < 0) {
+            errno = EINVAL;
+            return -1;
+        }
+        w[(size_t)nodes[i] / WORD_BITS] |= 1UL << ((size_t)nodes[i] % WORD_BITS);
+    }
+    return 0;
 }
 
 long npl__mbind(struct npl_counter *c, void *addr, size_t len, int mode, const int *nodes, int n,
                 unsigned flags)
 {
-    struct node_mask m;
-    unsigned long maxnode = 0;
-    if (n > 0 && !(maxnode = make_mask(&m, nodes, n)))
+    unsigned long bits = n > 0 ? bits_for(nodes, n) : WORD_BITS;
+    unsigned long w[MASK_WORDS(bits)];
+    if (n > 0 && fill_mask(w, bits, nodes, n) < 0)
         return -1;
-    count(c);
-    return syscall(SYS_mbind, addr, len, mode, n > 0 ? m.w : NULL, maxnode, flags);
+    count(c, NPL__SYS_MBIND);
+    return syscall(SYS_mbind, addr, len, mode, n > 0 ? w : NULL, n > 0 ? bits + 1 : 0, flags);
 }
 
 long npl__set_mempolicy(struct npl_counter *c, int mode, const int *nodes, int n)
 {
-    struct node_mask m;
-    unsigned long maxnode = 0;
-    if (n > 0 && !(maxnode = make_mask(&m, nodes, n)))
+    unsigned long bits = n > 0 ? bits_for(nodes, n) : WORD_BITS;
+    unsigned long w[MASK_WORDS(bits)];
+    if (n > 0 && fill_mask(w, bits, nodes, n) < 0)
         return -1;
-    count(c);
-    return syscall(SYS_set_mempolicy, mode, n > 0 ? m.w : NULL, maxnode);
+    count(c, NPL__SYS_SET_MEMPOLICY);
+    return syscall(SYS_set_mempolicy, mode, n > 0 ? w : NULL, n > 0 ? bits + 1 : 0);
 }
 
 long npl__get_mempolicy_node(struct npl_counter *c, const void *addr, int *node)
 {
-    count(c);
+    count(c, NPL__SYS_GET_MEMPOLICY);
     return syscall(SYS_get_mempolicy, node, NULL, 0, addr, MPOL_F_NODE | MPOL_F_ADDR);
 }
 
 long npl__move_pages(struct npl_counter *c, unsigned long cnt, void **pages, const int *nodes,
                      int *status, int flags)
 {
-    count(c);
+    count(c, NPL__SYS_MOVE_PAGES);
     return syscall(SYS_move_pages, 0, cnt, pages, nodes, status, flags);
+}
+
+long npl__migrate_pages(struct npl_counter *c, int pid, const int *from, int nfrom, const int *to,
+                        int nto)
+{
+    unsigned long bits = bits_for(from, nfrom), bto = bits_for(to, nto);
+    if (bto > bits)
+        bits = bto;
+    unsigned long wf[MASK_WORDS(bits)], wt[MASK_WORDS(bits)];
+    if (fill_mask(wf, bits, from, nfrom) < 0 || fill_mask(wt, bits, to, nto) < 0)
+        return -1;
+    count(c, NPL__SYS_MIGRATE_PAGES);
+    return syscall(SYS_migrate_pages, pid, bits + 1, wf, wt);
 }
 
 int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice)
 {
-    count(c);
+    count(c, -1);
     return madvise(addr, len, advice);
 }
 
@@ -111,18 +160,17 @@ void *npl__map_nohuge(size_t len)
 
 int npl__mems_allowed(int *nodes, int max)
 {
-    enum { WORDS = 1024 / (8 * sizeof(unsigned long)) };
-    unsigned long mask[WORDS];
-    memset(mask, 0, sizeof mask);
-    count(NULL);
-    if (syscall(SYS_get_mempolicy, NULL, mask, (unsigned long)WORDS * 8 * sizeof(unsigned long),
-                NULL, MPOL_F_MEMS_ALLOWED) < 0)
+    unsigned long bits = mask_bits();
+    unsigned long w[MASK_WORDS(bits)];
+    memset(w, 0, sizeof w);
+    count(NULL, NPL__SYS_GET_MEMPOLICY);
+    if (syscall(SYS_get_mempolicy, NULL, w, bits, NULL, MPOL_F_MEMS_ALLOWED) < 0)
         return -1;
     int n = 0;
-    for (int b = 0; b < (int)(WORDS * 8 * sizeof(unsigned long)); b++)
-        if (mask[b / (8 * sizeof(unsigned long))] & (1UL << (b % (8 * sizeof(unsigned long))))) {
+    for (unsigned long b = 0; b < bits; b++)
+        if (w[b / WORD_BITS] & (1UL << (b % WORD_BITS))) {
             if (n < max)
-                nodes[n] = b;
+                nodes[n] = (int)b;
             n++;
         }
     return n;
@@ -139,27 +187,25 @@ static void probe(void)
     long psz = sysconf(_SC_PAGESIZE);
     char *p = npl__map_nohuge((size_t)psz); /* its touch must not fault a THP into a neighbour */
     int mode = 0;
+    count(NULL, NPL__SYS_GET_MEMPOLICY);
     support.get_mempolicy = works(syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0));
     /* setting MPOL_DEFAULT on our own thread changes nothing that was not already default;
      * keep any policy the caller had: only probe when get_mempolicy said default */
     if (support.get_mempolicy && mode == MPOL_DEFAULT)
-        support.set_mempolicy = works(syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0));
+        support.set_mempolicy = works(npl__set_mempolicy(NULL, MPOL_DEFAULT, NULL, 0));
     else
         support.set_mempolicy = support.get_mempolicy;
     if (p != MAP_FAILED) {
         p[0] = 1;
-        support.mbind = works(syscall(SYS_mbind, p, psz, MPOL_DEFAULT, NULL, 0, 0));
+        support.mbind = works(npl__mbind(NULL, p, (size_t)psz, MPOL_DEFAULT, NULL, 0, 0));
         void *pg = p;
         int st = -1;
-        support.move_pages = works(syscall(SYS_move_pages, 0, 1, &pg, NULL, &st, 0));
+        support.move_pages = works(npl__move_pages(NULL, 1, &pg, NULL, &st, 0));
         if (support.mbind) {
             int self = 0;
-            syscall(SYS_get_mempolicy, &self, NULL, 0, p, MPOL_F_NODE | MPOL_F_ADDR);
-            struct node_mask m;
-            unsigned long maxnode = make_mask(&m, &self, 1);
-            if (maxnode)
-                support.preferred_many =
-                    syscall(SYS_mbind, p, psz, MPOL_PREFERRED_MANY, m.w, maxnode, 0) == 0;
+            npl__get_mempolicy_node(NULL, p, &self);
+            support.preferred_many =
+                npl__mbind(NULL, p, (size_t)psz, MPOL_PREFERRED_MANY, &self, 1, 0) == 0;
         }
         support.populate_write = madvise(p, (size_t)psz, MADV_POPULATE_WRITE) == 0;
         munmap(p, (size_t)psz);

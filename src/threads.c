@@ -141,11 +141,14 @@ int npl_pin_cpu(const npl_topo *t, const char *strategy, int n)
     return cpu;
 }
 
-int npl_pin_self(const char *strategy, int n)
+int npl_pin_self(const char *strategy, int n) { return npl_pin_thread(NULL, strategy, n); }
+
+int npl_pin_thread(const npl_topo *t, const char *strategy, int n)
 {
-    const npl_topo *t = npl_topo_self(); /* loads before we change any affinity */
-    if (!t)
+    if (!t && !(t = npl_topo_self())) /* loads before we change any affinity */
         return -1;
+    if (t->synthetic)
+        return npl__fail(EINVAL, "cannot pin a thread on a synthetic topology");
     int cpu = npl_pin_cpu(t, strategy, n);
     if (cpu < 0)
         return -1;

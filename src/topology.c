@@ -11,27 +11,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CPUS 8192
-
 /* ---- CPU affinity snapshot, taken when the library is loaded (before anyone pins) ---- */
-static int initial_cpus[MAX_CPUS];
+static int *initial_cpus;
 static int initial_ncpus = -1;
 
+/* The affinity mask at any size: sched_getaffinity fails with EINVAL while the set is smaller
+ * than the kernel's; grow it (no fixed cap on CPU ids). */
 __attribute__((constructor)) static void snapshot_affinity(void)
 {
-    cpu_set_t *set = CPU_ALLOC(MAX_CPUS);
-    size_t sz = CPU_ALLOC_SIZE(MAX_CPUS);
-    if (!set)
-        return;
-    CPU_ZERO_S(sz, set);
-    if (sched_getaffinity(0, sz, set) == 0) {
-        int n = 0;
-        for (int c = 0; c < MAX_CPUS; c++)
-            if (CPU_ISSET_S(c, sz, set))
-                initial_cpus[n++] = c;
-        initial_ncpus = n;
+    for (int n = 1024; n <= (1 << 22); n *= 2) {
+        cpu_set_t *set = CPU_ALLOC(n);
+        size_t sz = CPU_ALLOC_SIZE(n);
+        if (!set)
+            return;
+        CPU_ZERO_S(sz, set);
+        if (sched_getaffinity(0, sz, set) == 0) {
+            int cnt = CPU_COUNT_S(sz, set), k = 0;
+            int *v = malloc((size_t)(cnt ? cnt : 1) * sizeof *v);
+            for (int c = 0; v && c < n && k < cnt; c++)
+                if (CPU_ISSET_S(c, sz, set))
+                    v[k++] = c;
+            CPU_FREE(set);
+            if (v) {
+                initial_cpus = v;
+                initial_ncpus = k;
+            }
+            return;
+        }
+        CPU_FREE(set);
+        if (errno != EINVAL)
+            return;
     }
-    CPU_FREE(set);
 }
 
 int npl__initial_affinity(int *cpus, int max)
@@ -39,7 +49,7 @@ int npl__initial_affinity(int *cpus, int max)
     if (initial_ncpus < 0)
         snapshot_affinity();
     int n = initial_ncpus < max ? initial_ncpus : max;
-    if (n > 0)
+    if (n > 0 && cpus)
         memcpy(cpus, initial_cpus, (size_t)n * sizeof *cpus);
     return initial_ncpus;
 }
@@ -182,12 +192,13 @@ static int load(npl_topo **out, const char *synthetic)
         qsort(t->cpus, (size_t)t->ncpus, sizeof *t->cpus, cmp_cpu);
     if (rc == 0 && !synthetic) {
         /* allowed CPUs: the affinity at load time; allowed nodes: Mems_allowed */
-        int *cpus = malloc(MAX_CPUS * sizeof *cpus);
-        int nc = cpus ? npl__initial_affinity(cpus, MAX_CPUS) : -1;
+        int want = npl__initial_affinity(NULL, 0);
+        int *cpus = want > 0 ? malloc((size_t)want * sizeof *cpus) : NULL;
+        int nc = cpus ? npl__initial_affinity(cpus, want) : -1;
         if (nc > 0) {
             for (int k = 0; k < t->ncpus; k++)
                 t->cpus[k].allowed = 0;
-            for (int j = 0; j < nc && j < MAX_CPUS; j++) {
+            for (int j = 0; j < nc && j < want; j++) {
                 int k = npl__topo_cpu_index(t, cpus[j]);
                 if (k >= 0)
                     t->cpus[k].allowed = 1;
@@ -198,8 +209,10 @@ static int load(npl_topo **out, const char *synthetic)
         for (int k = 0; k < t->ncpus; k++)
             if (hc && !hwloc_bitmap_isset(hc, (unsigned)t->cpus[k].os))
                 t->cpus[k].allowed = 0;
-        int mems[1024];
-        int nm = npl__mems_allowed(mems, 1024);
+        int nm = npl__mems_allowed(NULL, 0);
+        int *mems = nm > 0 ? malloc((size_t)nm * sizeof *mems) : NULL;
+        if (nm > 0 && (!mems || npl__mems_allowed(mems, nm) != nm))
+            nm = -1;
         if (nm >= 0) {
             for (int i = 0; i < t->nnodes; i++) {
                 t->nodes[i].allowed = 0;
@@ -212,6 +225,7 @@ static int load(npl_topo **out, const char *synthetic)
             for (int i = 0; i < t->nnodes; i++)
                 t->nodes[i].allowed = !hn || hwloc_bitmap_isset(hn, (unsigned)t->nodes[i].os);
         }
+        free(mems);
     }
     hwloc_topology_destroy(h);
     if (rc < 0) {
@@ -272,7 +286,7 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
      * leave the CPUs restricted (nothing half-applied; found by tests/fuzz/fuzz_lists.c) */
     int *cv = NULL, cn = 0, *nv = NULL, nn = 0;
     if (cpu_list) {
-        if (npl__parse_list(cpu_list, MAX_CPUS - 1, "CPU", &cv, &cn) < 0)
+        if (npl__parse_list(cpu_list, 1 << 22, "CPU", &cv, &cn) < 0)
             return -1;
         for (int j = 0; j < cn; j++)
             if (npl__topo_cpu_index(t, cv[j]) < 0) {
