@@ -25,6 +25,8 @@ adds+=(--add tests/guest/in_guest.sh)
 # the transparent next-touch tool and LLVM's OpenMP runtime, for guest_omp_sweep's si-ompt mode
 [ -f "$BUILD/libnumaplace_ompt.so" ] && adds+=(--add "$BUILD/libnumaplace_ompt.so")
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
+# an independent count of system calls for guest_arch
+command -v strace >/dev/null 2>&1 && adds+=(--add "$(command -v strace)")
 [ -n "$libomp" ] && adds+=(--add "$libomp")
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && [ "${CI:-}" != true ]; then
