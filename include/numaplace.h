@@ -82,7 +82,8 @@ int npl_topo_load_synthetic(npl_topo **out, const char *description);
  *  Lists use OS ids in "0-3,8" syntax; NULL leaves that side as it is. */
 int npl_topo_restrict(npl_topo *topo, const char *cpu_list, const char *node_list);
 
-/** Set the distance matrix (row-major, n*n, n = npl_topo_node_count(topo, 1)). */
+/** Set the distance matrix (row-major, n*n, n = npl_topo_node_count(topo, 1); rows and columns
+ *  in ascending node OS id order). */
 int npl_topo_set_distances(npl_topo *topo, const int *matrix, int n);
 
 void npl_topo_destroy(npl_topo *topo);
@@ -92,10 +93,16 @@ void npl_topo_destroy(npl_topo *topo);
 const npl_topo *npl_topo_self(void);
 
 /** Number of nodes: all nodes the topology knows (all=1), or the usable ones (all=0: allowed
- *  and with memory). Node indexes below count in the same order as OS ids (ascending). */
+ *  and with memory). Every function of the API names nodes and CPUs by their OS ids (the
+ *  kernel's and numactl's numbers); indexes 0..count-1 exist only to iterate, through
+ *  npl_topo_node_id(). */
 int npl_topo_node_count(const npl_topo *topo, int all);
-/** OS id of node index idx (0 <= idx < npl_topo_node_count(topo,1)); -1+EINVAL if out of range. */
+/** OS id of the idx-th node in ascending order (0 <= idx < npl_topo_node_count(topo,1)), to
+ *  iterate; -1+EINVAL if out of range. */
 int npl_topo_node_id(const npl_topo *topo, int idx);
+/** The largest node OS id of the topology (arrays indexed by node id need this + 1 entries);
+ *  -1+EINVAL for NULL. */
+int npl_topo_max_node_id(const npl_topo *topo);
 /** Index of the node with OS id os_id, -1+EINVAL if there is no such node. */
 int npl_topo_node_index(const npl_topo *topo, int os_id);
 
@@ -107,9 +114,10 @@ struct npl_node_info {
     uint64_t memory_bytes;     /**< total memory (0: memory-less node) */
     uint64_t free_bytes;       /**< free memory when the topology was loaded (0 if unknown) */
 };
-int npl_topo_node_info(const npl_topo *topo, int idx, struct npl_node_info *out);
+/** Facts about node `node` (OS id): 0, or -1+EINVAL for a node that does not exist or NULL. */
+int npl_topo_node_info(const npl_topo *topo, int node, struct npl_node_info *out);
 
-/** Distance (SLIT, 10 = local) between node indexes a and b; -1+EINVAL if out of range. */
+/** Distance (SLIT, 10 = local) between nodes a and b (OS ids); -1+EINVAL if one does not exist. */
 int npl_topo_distance(const npl_topo *topo, int a, int b);
 
 /** Number of allowed CPUs (PUs) and of allowed cores. */
@@ -117,8 +125,9 @@ int npl_topo_cpu_count(const npl_topo *topo);
 int npl_topo_core_count(const npl_topo *topo);
 /** Node OS id of CPU cpu_os_id, -1+EINVAL if unknown. */
 int npl_topo_cpu_node(const npl_topo *topo, int cpu_os_id);
-/** Allowed CPUs of node index idx, written to cpus (up to max); returns their number. */
-int npl_topo_node_cpus(const npl_topo *topo, int idx, int *cpus, int max);
+/** Allowed CPUs of node `node` (OS id), written to cpus (up to max); returns their number, or
+ *  -1+EINVAL for a node that does not exist or a bad buffer. */
+int npl_topo_node_cpus(const npl_topo *topo, int node, int *cpus, int max);
 
 /** Capabilities of the running kernel (probed once per process). Never NULL. */
 const struct npl_support *npl_get_support(void);

@@ -49,7 +49,7 @@ static int filler_for(const npl_topo *t, int idx)
     int best = -1, bestd = 0, cpu = -1;
     for (int j = 0; j < t->nnodes; j++) {
         int c;
-        if (npl_topo_node_cpus(t, j, &c, 1) < 1)
+        if (npl_topo_node_cpus(t, t->nodes[j].os, &c, 1) < 1)
             continue;
         int d = t->dist[idx * t->nnodes + j];
         if (best < 0 || d < bestd) {

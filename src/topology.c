@@ -399,10 +399,27 @@ int npl_topo_node_index(const npl_topo *t, int os_id)
     return npl__fail(EINVAL, "node %d does not exist", os_id);
 }
 
-int npl_topo_node_info(const npl_topo *t, int idx, struct npl_node_info *o)
+/* index of node OS id `os`, or -1 (no message) */
+static int node_idx(const npl_topo *t, int os)
 {
-    if (!t || !o || idx < 0 || idx >= t->nnodes)
-        return npl__fail(EINVAL, "node index %d out of range", idx);
+    for (int i = 0; t && i < t->nnodes; i++)
+        if (t->nodes[i].os == os)
+            return i;
+    return -1;
+}
+
+int npl_topo_max_node_id(const npl_topo *t)
+{
+    if (!t)
+        return npl__fail(EINVAL, "NULL topology");
+    return t->nodes[t->nnodes - 1].os; /* ascending OS ids */
+}
+
+int npl_topo_node_info(const npl_topo *t, int node, struct npl_node_info *o)
+{
+    int idx = node_idx(t, node);
+    if (!o || idx < 0)
+        return npl__fail(EINVAL, o ? "node %d does not exist" : "NULL output", node);
     const struct npl_node_entry *n = &t->nodes[idx];
     o->os_id = n->os;
     o->allowed = n->allowed;
@@ -415,9 +432,10 @@ int npl_topo_node_info(const npl_topo *t, int idx, struct npl_node_info *o)
 
 int npl_topo_distance(const npl_topo *t, int a, int b)
 {
-    if (!t || a < 0 || b < 0 || a >= t->nnodes || b >= t->nnodes)
-        return npl__fail(EINVAL, "node index out of range");
-    return t->dist[a * t->nnodes + b];
+    int ia = node_idx(t, a), ib = node_idx(t, b);
+    if (ia < 0 || ib < 0)
+        return npl__fail(EINVAL, "node %d does not exist", ia < 0 ? a : b);
+    return t->dist[ia * t->nnodes + ib];
 }
 
 int npl__topo_cpu_index(const npl_topo *t, int os_cpu)
@@ -471,10 +489,11 @@ int npl_topo_cpu_node(const npl_topo *t, int cpu)
     return n < 0 ? npl__fail(EINVAL, "CPU %d has no node", cpu) : t->nodes[n].os;
 }
 
-int npl_topo_node_cpus(const npl_topo *t, int idx, int *cpus, int max)
+int npl_topo_node_cpus(const npl_topo *t, int node, int *cpus, int max)
 {
-    if (!t || idx < 0 || idx >= t->nnodes || (max > 0 && !cpus))
-        return npl__fail(EINVAL, "bad arguments");
+    int idx = node_idx(t, node);
+    if (idx < 0 || max < 0 || (max > 0 && !cpus))
+        return npl__fail(EINVAL, idx < 0 ? "node %d does not exist" : "bad output buffer", node);
     int n = 0;
     for (int k = 0; k < t->ncpus; k++)
         if (t->cpus[k].node == idx && t->cpus[k].allowed) {

@@ -88,7 +88,7 @@ static void test_restricted_topology(void)
         return;
     }
     int last = npl_topo_node_id(t, N - 1), cpus[64];
-    int nc = npl_topo_node_cpus(t, N - 1, cpus, 64);
+    int nc = npl_topo_node_cpus(t, last, cpus, 64);
     char cpulist[512] = "", nodes[64];
     for (int i = 0; i < nc && i < 64; i++)
         snprintf(cpulist + strlen(cpulist), sizeof cpulist - strlen(cpulist), "%s%d", i ? "," : "",

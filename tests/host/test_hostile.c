@@ -73,10 +73,12 @@ static void bad_topology(void)
     CHECK(FAILS(npl_topo_node_index(t, 1 << 30), EINVAL, EINVAL), "node_index(huge)");
     struct npl_node_info ni;
     CHECK(FAILS(npl_topo_node_info(t, -1, &ni), EINVAL, EINVAL), "node_info(-1)");
-    CHECK(FAILS(npl_topo_node_info(t, 4, &ni), EINVAL, EINVAL), "node_info(count)");
+    CHECK(FAILS(npl_topo_node_info(t, 3, &ni), EINVAL, EINVAL), "node_info(a hole in the ids)");
+    CHECK(FAILS(npl_topo_node_info(t, 7, &ni), EINVAL, EINVAL), "node_info(max id + 1)");
     CHECK(FAILS(npl_topo_node_info(t, 0, NULL), EINVAL, EINVAL), "node_info NULL out");
     CHECK(FAILS(npl_topo_distance(t, -1, 0), EINVAL, EINVAL), "distance(-1, 0)");
-    CHECK(FAILS(npl_topo_distance(t, 0, 4), EINVAL, EINVAL), "distance(0, count)");
+    CHECK(FAILS(npl_topo_distance(t, 0, 3), EINVAL, EINVAL), "distance(0, a hole)");
+    CHECK(FAILS(npl_topo_distance(t, 0, 1 << 30), EINVAL, EINVAL), "distance(0, huge)");
     CHECK(FAILS(npl_topo_cpu_node(t, -1), EINVAL, EINVAL), "cpu_node(-1)");
     CHECK(FAILS(npl_topo_cpu_node(t, 1 << 20), EINVAL, EINVAL), "cpu_node(huge)");
     int cpus[16] = {0};
@@ -96,8 +98,8 @@ static void bad_topology(void)
     CHECK(FAILS(npl_topo_set_distances(t, d4, -4), EINVAL, EINVAL), "distances negative n");
     d4[1] = -7;
     CHECK(FAILS(npl_topo_set_distances(t, d4, 4), EINVAL, EINVAL), "negative distance rejected");
-    CHECK(npl_topo_distance(t, 0, 1) == 20, "rejected matrix left nothing half-applied (%d)",
-          npl_topo_distance(t, 0, 1));
+    CHECK(npl_topo_distance(t, 0, 2) == 20, "rejected matrix left nothing half-applied (%d)",
+          npl_topo_distance(t, 0, 2));
 
     /* restrict: bad lists leave the topology as it was */
     const char *bad_lists[] = {"", "abc", "-1", "3-1", "0-", ",", "1,,2", "99999999999999999999",

@@ -5,6 +5,7 @@
 #include <numaplace.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(void)
 {
@@ -44,6 +45,46 @@ int main(void)
     CHECK(npl_topo_node_id(t, 2) == 4 && npl_topo_node_index(t, 6) == 3 &&
               npl_topo_node_index(t, 1) == -1 && errno == EINVAL,
           "ids 0,2,4,6");
+    /* one numbering: every call takes OS ids, indexes only iterate */
+    CHECK(npl_topo_max_node_id(t) == 6, "max node id 6 (%d)", npl_topo_max_node_id(t));
+    CHECK(npl_topo_node_info(t, 4, &ni) == 0 && ni.os_id == 4, "node_info takes the OS id 4");
+    CHECK(npl_topo_node_info(t, 3, &ni) == -1 && errno == EINVAL, "node 3 does not exist");
+    CHECK(npl_topo_node_cpus(t, 6, cpus, 16) == 1 && cpus[0] == 3, "node 6 has CPU 3 (%d)",
+          cpus[0]);
+    CHECK(npl_topo_distance(t, 2, 6) == 20 && npl_topo_distance(t, 6, 6) == 10 &&
+              npl_topo_distance(t, 1, 2) == -1,
+          "distances by OS id");
+    CHECK(npl_topo_cpu_node(t, 2) == 4, "CPU 2 on node 4");
+    /* plans: resolved on this topology, threads given explicitly (no environment) */
+    npl_policy *p;
+    npl_plan *pl;
+    npl_policy_parse(&p, "cyclic_block");
+    CHECK(npl_plan_create(&pl, p, t, 3) == 0 && npl_plan_threads(pl) == 3 &&
+              npl_plan_node_count(pl) == 4 && npl_plan_node(pl, 3) == 6,
+          "plan: 3 threads, nodes 0,2,4,6");
+    int map[6];
+    CHECK(npl_plan_map(pl, NULL, 6 * 4096, 4096, 0, 6, map) == 0 && map[0] == 0 && map[1] == 0 &&
+              map[2] == 2 && map[3] == 2 && map[4] == 4 && map[5] == 4,
+          "3 thread blocks of 2 pages on nodes 0, 2, 4");
+    npl_plan_free(pl);
+    CHECK(npl_plan_create(&pl, p, t, 0) == 0 && npl_plan_threads(pl) == 4,
+          "threads 0: the topology's 4 cores (%d)", npl_plan_threads(pl));
+    npl_plan_free(pl);
+    npl_policy_free(p);
+    npl_policy_parse(&p, "bind_all:4");
+    CHECK(npl_topo_restrict(t, NULL, "0,2") == 0, "restrict to nodes 0,2");
+    CHECK(npl_plan_create(&pl, p, t, 0) == -1 && errno == EXDEV,
+          "a plan naming a node outside the restricted set fails with EXDEV");
+    npl_policy_free(p);
+    npl_policy_parse(&p, "cyclic");
+    CHECK(npl_plan_create(&pl, p, t, 0) == 0 && npl_plan_node_count(pl) == 2 &&
+              npl_plan_node(pl, 1) == 2,
+          "cyclic on the restricted topology: nodes 0,2");
+    char buf[128];
+    CHECK(npl_plan_format(pl, buf, sizeof buf) > 0 && !strcmp(buf, "cyclic nodes=0,2"),
+          "plan format \"%s\"", buf);
+    npl_plan_free(pl);
+    npl_policy_free(p);
     npl_topo_destroy(t);
 
     /* two memory nodes sharing one package: the second is CPU-less (a CXL-like tier) */
