@@ -62,6 +62,10 @@ struct npl_support {
     unsigned char populate_write; /**< MADV_POPULATE_WRITE (Linux 5.14) */
     unsigned char thp;            /**< transparent huge pages configured */
     unsigned char hugetlb_2m;     /**< 2 MiB hugetlb pages exist in the kernel */
+    unsigned char thp_locate;     /**< transparent huge pages can be located page by page
+                                       (/proc/self/pagemap frames and /proc/kpageflags readable:
+                                       CAP_SYS_ADMIN); without it npl_histogram_huge() counts
+                                       them as base pages */
 };
 
 /** Flags for npl_topo_load(). */
@@ -335,11 +339,13 @@ int npl_query_pages(const void *addr, size_t len, int *nodes, size_t max_pages);
 /** Per-node page counts of a range: counts[i] for node index i of npl_topo_self(), plus
  *  *absent pages not present. counts has npl_topo_node_count(npl_topo_self(), 1) entries. */
 int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent);
-/** What a range really got, per node index of npl_topo_self(): huge[i] 2 MiB pages (hugetlb, or
- *  transparent huge pages) on node i, base[i] base pages on node i outside them, *absent (may be
+/** What a range really got, per node (arrays indexed by node OS id, with
+ *  npl_topo_max_node_id(npl_topo_self()) + 1 entries): huge[n] 2 MiB pages (hugetlb, or
+ *  transparent huge pages) on node n, base[n] base pages on node n outside them, *absent (may be
  *  NULL) base pages not present. Only 2 MiB units wholly inside the range count as huge. THP are
- *  located through /proc/self/pagemap and /proc/kpageflags (CAP_SYS_ADMIN): without them the
- *  function returns 1 and counts THP as base pages; otherwise 0. -1+errno on failure. */
+ *  located through /proc/self/pagemap and /proc/kpageflags: where npl_get_support()->thp_locate
+ *  is 0 they are counted as base pages. Returns 0, or -1 with errno EINVAL (NULL or empty),
+ *  EOVERFLOW (a range that wraps or is too large), ENOMEM, ENOSYS (no move_pages). */
 int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base, size_t *absent);
 
 struct npl_check {

@@ -74,6 +74,80 @@ static const struct vma *vma_of(const struct vma *v, int n, uintptr_t a)
     return NULL;
 }
 
+/* The page frames of [lo, lo + n pages) from /proc/self/pagemap: 1 if any frame number is
+ * readable (CAP_SYS_ADMIN; otherwise the kernel reports them as 0), else 0 (pm zeroed). */
+static int read_frames(uintptr_t lo, size_t n, size_t psz, uint64_t *pm)
+{
+    int have = 0, fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    size_t bytes = n * sizeof *pm;
+    memset(pm, 0, bytes);
+    if (fd >= 0 && pread(fd, pm, bytes, (off_t)(lo / psz * sizeof *pm)) == (ssize_t)bytes)
+        for (size_t i = 0; i < n && !have; i++)
+            have = (pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK);
+    if (fd >= 0)
+        close(fd);
+    return have;
+}
+
+/* Is the 2 MiB unit starting at page i0 one transparent huge page? Its first frame is a THP
+ * (kpageflags) and the frames of all its base pages are contiguous and on one node. */
+static int is_thp(int kfd, const uint64_t *pm, const int *node, size_t i0, size_t per_huge)
+{
+    uint64_t fl = 0, pfn = pm[i0] & PM_PFN_MASK;
+    if (kfd < 0 || !(pm[i0] & PM_PRESENT) ||
+        pread(kfd, &fl, sizeof fl, (off_t)(pfn * sizeof fl)) != (ssize_t)sizeof fl ||
+        !((fl >> KPF_THP_BIT) & 1))
+        return 0;
+    for (size_t k = 1; k < per_huge; k++) /* any break means it was split */
+        if (!(pm[i0 + k] & PM_PRESENT) || (pm[i0 + k] & PM_PFN_MASK) != pfn + k ||
+            node[i0 + k] != node[i0])
+            return 0;
+    return 1;
+}
+
+struct huge_scan {
+    uintptr_t lo, hi;
+    size_t psz, npages;
+    int *node;       /* node of each base page (or -errno) */
+    uint64_t *pm;    /* pagemap entries */
+    char *done;      /* base pages counted inside a huge page */
+    struct vma *v;
+    int nv, have_pfn, max_node;
+};
+
+/* 2 MiB units wholly inside the range: hugetlb pages and located THP count as huge. */
+static void count_huge(struct huge_scan *h, size_t *huge)
+{
+    size_t per_huge = HUGE_2M / h->psz;
+    int kfd = h->have_pfn ? open("/proc/kpageflags", O_RDONLY | O_CLOEXEC) : -1;
+    for (uintptr_t u = (h->lo + HUGE_2M - 1) & ~(HUGE_2M - 1); u + HUGE_2M <= h->hi; u += HUGE_2M) {
+        size_t i0 = (u - h->lo) / h->psz;
+        const struct vma *m = vma_of(h->v, h->nv, u);
+        if (!m || h->node[i0] < 0 || h->node[i0] > h->max_node)
+            continue;
+        if (!m->hugetlb && !(m->thp_kb > 0 && is_thp(kfd, h->pm, h->node, i0, per_huge)))
+            continue;
+        huge[h->node[i0]]++;
+        memset(h->done + i0, 1, per_huge);
+    }
+    if (kfd >= 0)
+        close(kfd);
+}
+
+static void count_base(const struct huge_scan *h, size_t *base, size_t *absent)
+{
+    for (size_t i = 0; i < h->npages; i++) {
+        if (h->done[i])
+            continue;
+        if (h->node[i] < 0) {
+            if (absent)
+                ++*absent;
+        } else if (h->node[i] <= h->max_node) {
+            base[h->node[i]]++;
+        }
+    }
+}
+
 int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base, size_t *absent)
 {
     const npl_topo *t = npl_topo_self();
@@ -81,87 +155,43 @@ int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base,
         return -1;
     if (!addr || len == 0 || !huge || !base)
         return npl__fail(EINVAL, "empty range or NULL counts");
-    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
-    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(psz - 1);
-    if ((uintptr_t)addr + len < (uintptr_t)addr || len / psz >= INT32_MAX)
+    struct huge_scan h = {.psz = (size_t)sysconf(_SC_PAGESIZE), .max_node = npl_topo_max_node_id(t)};
+    h.lo = (uintptr_t)addr & ~(uintptr_t)(h.psz - 1);
+    if ((uintptr_t)addr + len < (uintptr_t)addr || len / h.psz >= INT32_MAX)
         return npl__fail(EOVERFLOW, "range wraps around the address space or is too large");
-    uintptr_t hi = ((uintptr_t)addr + len + psz - 1) & ~(uintptr_t)(psz - 1);
-    size_t npages = (hi - lo) / psz, per_huge = HUGE_2M / psz;
-    int nn = npl_topo_node_count(t, 1);
-    memset(huge, 0, (size_t)nn * sizeof *huge);
-    memset(base, 0, (size_t)nn * sizeof *base);
+    h.hi = ((uintptr_t)addr + len + h.psz - 1) & ~(uintptr_t)(h.psz - 1);
+    h.npages = (h.hi - h.lo) / h.psz;
+    memset(huge, 0, (size_t)(h.max_node + 1) * sizeof *huge);
+    memset(base, 0, (size_t)(h.max_node + 1) * sizeof *base);
     if (absent)
         *absent = 0;
-    int *node = malloc(npages * sizeof *node);
-    uint64_t *pm = malloc(npages * sizeof *pm);
-    char *done = calloc(npages, 1);
-    struct vma *v = NULL;
-    int nv = 0, rc = -1, unknown = 0;
-    if (!node || !pm || !done) {
+    h.node = malloc(h.npages * sizeof *h.node);
+    h.pm = malloc(h.npages * sizeof *h.pm);
+    h.done = calloc(h.npages, 1);
+    int rc = -1;
+    if (!h.node || !h.pm || !h.done)
         npl__fail(ENOMEM, "out of memory");
-        goto out;
+    else if (npl_query_pages((void *)h.lo, h.hi - h.lo, h.node, h.npages) >= 0 &&
+             read_vmas(h.lo, h.hi, &h.v, &h.nv) == 0) {
+        h.have_pfn = read_frames(h.lo, h.npages, h.psz, h.pm);
+        count_huge(&h, huge);
+        count_base(&h, base, absent);
+        rc = 0;
     }
-    if (npl_query_pages((void *)lo, hi - lo, node, npages) < 0 || read_vmas(lo, hi, &v, &nv) < 0)
-        goto out;
-    /* page frames: all zero without CAP_SYS_ADMIN */
-    int pfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    int kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
-    int have_pfn = 0;
-    size_t pm_bytes = npages * sizeof *pm;
-    memset(pm, 0, pm_bytes);
-    if (pfd >= 0 && pread(pfd, pm, pm_bytes, (off_t)(lo / psz * sizeof *pm)) == (ssize_t)pm_bytes)
-        for (size_t i = 0; i < npages && !have_pfn; i++)
-            have_pfn = (pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK);
-    if (pfd >= 0)
-        close(pfd);
-    /* 2 MiB units wholly inside the range */
-    uintptr_t first = (lo + HUGE_2M - 1) & ~(HUGE_2M - 1);
-    for (uintptr_t u = first; u + HUGE_2M <= hi; u += HUGE_2M) {
-        size_t i0 = (u - lo) / psz;
-        const struct vma *m = vma_of(v, nv, u);
-        if (!m || node[i0] < 0)
-            continue;
-        int is_huge = m->hugetlb;
-        if (!is_huge && m->thp_kb > 0 && have_pfn && kfd >= 0 && (pm[i0] & PM_PRESENT)) {
-            uint64_t fl = 0, pfn = pm[i0] & PM_PFN_MASK;
-            if (pread(kfd, &fl, sizeof fl, (off_t)(pfn * sizeof fl)) == (ssize_t)sizeof fl &&
-                (fl >> KPF_THP_BIT) & 1) {
-                /* a THP: its frames are contiguous; any break means it was split */
-                is_huge = 1;
-                for (size_t k = 1; k < per_huge && is_huge; k++)
-                    is_huge = (pm[i0 + k] & PM_PRESENT) &&
-                              (pm[i0 + k] & PM_PFN_MASK) == pfn + k && node[i0 + k] == node[i0];
-            }
-        }
-        if (!is_huge)
-            continue;
-        int idx = npl_topo_node_index(t, node[i0]);
-        if (idx >= 0)
-            huge[idx]++;
-        memset(done + i0, 1, per_huge);
-    }
-    for (size_t i = 0; i < npages; i++) {
-        if (done[i])
-            continue;
-        const struct vma *m = vma_of(v, nv, lo + i * psz);
-        if (m && m->thp_kb > 0 && !have_pfn)
-            unknown = 1;
-        if (node[i] < 0) {
-            if (absent)
-                ++*absent;
-            continue;
-        }
-        int idx = npl_topo_node_index(t, node[i]);
-        if (idx >= 0)
-            base[idx]++;
-    }
-    rc = unknown;
-    if (kfd >= 0)
-        close(kfd);
-out:
-    free(node);
-    free(pm);
-    free(done);
-    free(v);
+    free(h.node);
+    free(h.pm);
+    free(h.done);
+    free(h.v);
     return rc;
+}
+
+int npl__can_locate_thp(void)
+{
+    static char probe[1] = {1};
+    uint64_t pm = 0;
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    probe[0] = 1; /* present */
+    int ok = read_frames((uintptr_t)probe & ~(uintptr_t)(psz - 1), 1, psz, &pm) &&
+             access("/proc/kpageflags", R_OK) == 0;
+    return ok;
 }

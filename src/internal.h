@@ -125,6 +125,7 @@ int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
  * node, and a later migration of either side moves all 512 pages (docs/RELIABILITY.md). */
 void *npl__map_nohuge(size_t len);
 int npl__mems_allowed(int *nodes, int max); /* get_mempolicy(MPOL_F_MEMS_ALLOWED) */
+int npl__can_locate_thp(void); /* pagemap frames and kpageflags readable (hugepages.c) */
 long npl__migrate_pages(struct npl_counter *c, int pid, const int *from, int nfrom, const int *to,
                         int nto);
 /* Every NUMA system call of the library is made by one of the functions above and counted here

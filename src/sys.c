@@ -212,6 +212,7 @@ static void probe(void)
     }
     support.thp = access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0;
     support.hugetlb_2m = access("/sys/kernel/mm/hugepages/hugepages-2048kB", R_OK) == 0;
+    support.thp_locate = support.thp && npl__can_locate_thp();
 }
 
 const struct npl_support *npl_get_support(void)
