@@ -264,7 +264,7 @@ int main(int argc, char **argv)
             struct npl_array_info ai;
             int huge = 1, fb = 0;
             for (int c = 0; c < ri.ncopies; c++)
-                if (npl_array_info(npl_replica_on(rep, ri.nodes[c]), &ai) == 0) {
+                if (npl_array_info(npl_replica_on(rep, npl_replica_node(rep, c)), &ai) == 0) {
                     huge &= ai.hugetlb;
                     fb |= ai.hugetlb_fallback;
                 }
@@ -273,10 +273,10 @@ int main(int argc, char **argv)
         }
         if (rv[v].flags & NPL_F_THP) {
             const npl_topo *t = npl_topo_self();
-            int n1 = npl_topo_node_count(t, 1);
+            int n1 = npl_topo_max_node_id(t) + 1;
             size_t huge[n1], basep[n1], got = 0;
             for (int c = 0; c < ri.ncopies; c++)
-                if (npl_histogram_huge(npl_replica_on(rep, ri.nodes[c]), bytes, huge, basep, NULL) == 0)
+                if (npl_histogram_huge(npl_replica_on(rep, npl_replica_node(rep, c)), bytes, huge, basep, NULL) == 0)
                     for (int k = 0; k < n1; k++)
                         got += huge[k];
             snprintf(name, sizeof name, "%s (%zu%% huge)", rv[v].name,

@@ -234,11 +234,21 @@ int npl_replica_info(const npl_replica *r, struct npl_replica_info *o)
     o->ncopies = r->ncopies;
     o->bytes = r->bytes;
     o->total_bytes = r->bytes * (size_t)r->ncopies;
-    for (int i = 0; i < r->ncopies && i < 64; i++) {
-        o->nodes[i] = r->node[i];
-        o->filler_cpus[i] = r->filler_cpu[i];
-    }
     return 0;
+}
+
+int npl_replica_node(const npl_replica *r, int i)
+{
+    if (!r || i < 0 || i >= r->ncopies)
+        return npl__fail(EINVAL, "copy %d out of range", i);
+    return r->node[i];
+}
+
+int npl_replica_filler_cpu(const npl_replica *r, int i)
+{
+    if (!r || i < 0 || i >= r->ncopies)
+        return npl__fail(EINVAL, "copy %d out of range", i);
+    return r->filler_cpu[i];
 }
 
 int npl_node_master_cpu(int node)

@@ -33,14 +33,19 @@ const void *npl_replica_on(const npl_replica *r, int node);
 /** Copy the master into every copy again (one thread per node, in parallel). */
 int npl_replica_sync(npl_replica *r);
 
+/** Totals of a replica set (per-copy facts: npl_replica_node(), npl_replica_filler_cpu()). */
 struct npl_replica_info {
     int ncopies;            /**< copies made */
     size_t bytes;           /**< bytes per copy */
     size_t total_bytes;     /**< memory the set uses */
-    int nodes[64];          /**< node of each copy (the first 64) */
-    int filler_cpus[64];    /**< CPU whose thread fills copy i: the node's master (-1: none) */
 };
+/** Fill *out; -1+EINVAL for NULL arguments. */
 int npl_replica_info(const npl_replica *r, struct npl_replica_info *out);
+/** Node (OS id) of copy i (0 <= i < ncopies); -1+EINVAL out of range. */
+int npl_replica_node(const npl_replica *r, int i);
+/** CPU whose thread filled copy i: its node's master, or the nearest node's for a CPU-less
+ *  node; -1+EINVAL out of range. */
+int npl_replica_filler_cpu(const npl_replica *r, int i);
 void npl_replica_free(npl_replica *r);
 
 /** numag's per-socket master: the first CPU this process may use on node `node` (OS id), or on

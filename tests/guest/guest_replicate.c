@@ -92,15 +92,16 @@ static void test_replicas(void)
     const npl_topo *topo = npl_topo_self();
     int masters_ok = 1;
     for (int i = 0; i < info.ncopies; i++) {
-        int node = info.nodes[i], idx = npl_topo_node_index(topo, node), c0 = -1;
-        int fnode = npl_topo_cpu_node(topo, info.filler_cpus[i]);
-        int fidx = npl_topo_node_index(topo, fnode);
-        if (npl_topo_node_cpus(topo, idx, &c0, 1) >= 1)
-            masters_ok &= info.filler_cpus[i] == c0 && npl_node_master_cpu(node) == c0;
+        int node = npl_replica_node(r, i), c0 = -1;
+        int fnode = npl_topo_cpu_node(topo, npl_replica_filler_cpu(r, i));
+        if (npl_topo_node_cpus(topo, node, &c0, 1) >= 1)
+            masters_ok &= npl_replica_filler_cpu(r, i) == c0 && npl_node_master_cpu(node) == c0;
         else /* nearest: no node with CPUs is closer */
-            for (int j = 0; j < npl_topo_node_count(topo, 1); j++)
-                masters_ok &= npl_topo_node_cpus(topo, j, &c0, 1) < 1 ||
-                               npl_topo_distance(topo, idx, j) >= npl_topo_distance(topo, idx, fidx);
+            for (int j = 0; j < npl_topo_node_count(topo, 1); j++) {
+                int nj = npl_topo_node_id(topo, j);
+                masters_ok &= npl_topo_node_cpus(topo, nj, &c0, 1) < 1 ||
+                               npl_topo_distance(topo, node, nj) >= npl_topo_distance(topo, node, fnode);
+            }
     }
     CHECK(masters_ok, "each copy filled by its node's master CPU (or the nearest node's)");
     int T = N * K > 32 ? 32 : N * K;

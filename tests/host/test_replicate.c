@@ -90,14 +90,14 @@ static void test_replicas(void)
     /* one node: one copy, no error */
     CHECK(npl_replicate(&r, master, bytes, NULL, 0, 0) == 0, "replicate: %s", npl_last_error());
     CHECK(npl_replica_info(r, &ri) == 0 && ri.ncopies == nn && ri.bytes == bytes &&
-              ri.total_bytes == bytes * (size_t)nn && ri.nodes[0] == node0,
+              ri.total_bytes == bytes * (size_t)nn && npl_replica_node(r, 0) == node0,
           "%d copy of %zu bytes, %zu in all, on node %d", ri.ncopies, ri.bytes, ri.total_bytes,
-          ri.nodes[0]);
+          npl_replica_node(r, 0));
     int master_cpu = npl_node_master_cpu(node0), first_cpu = -1;
     npl_topo_node_cpus(t, 0, &first_cpu, 1);
-    CHECK(master_cpu == first_cpu && ri.filler_cpus[0] == first_cpu,
+    CHECK(master_cpu == first_cpu && npl_replica_filler_cpu(r, 0) == first_cpu,
           "node %d's master is its first allowed CPU %d (got %d, filler %d)", node0, first_cpu,
-          master_cpu, ri.filler_cpus[0]);
+          master_cpu, npl_replica_filler_cpu(r, 0));
     CHECK(npl_node_master_cpu(99) == -1 && errno == EINVAL, "no master for node 99");
     const unsigned char *c = npl_replica_local(r);
     CHECK(c && c == npl_replica_on(r, node0) && c != master && memcmp(c, master, bytes) == 0,
