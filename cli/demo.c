@@ -50,8 +50,10 @@ static int demo_one(const char *str, size_t bytes)
         npl_free(a);
         return cli_fail("histogram");
     }
+    char polstr[256];
+    npl_array_policy(a, polstr, sizeof polstr);
     printf("%-28s %7.3f s %4zu syscalls %3d map%s placed %zu/%zu misplaced %zu absent %zu  pages:",
-           info.policy, info.last.seconds, info.last.syscalls, maps, maps == 1 ? " " : "s", chk.placed,
+           polstr, info.last.seconds, info.last.syscalls, maps, maps == 1 ? " " : "s", chk.placed,
            chk.pages, chk.misplaced, chk.absent);
     for (int i = 0; i < nn; i++)
         printf(" n%d=%zu", npl_topo_node_id(t, i), counts[i]);

@@ -307,7 +307,6 @@ struct npl_array_info {
     size_t bytes;
     size_t page_size;
     npl_shape shape;
-    char policy[128];               /**< canonical string of the last whole-array policy */
     struct npl_place_stats last;    /**< the last placement */
     int hugetlb;                    /**< 1: backed by 2 MiB hugetlb pages, 0: base (or THP) pages */
     int hugetlb_fallback;           /**< 1: NPL_F_HUGETLB was asked but no pool could serve it */
@@ -319,6 +318,10 @@ struct npl_array_info {
     double migrate_seconds;
 };
 int npl_array_info(const void *array, struct npl_array_info *out);
+/** Canonical string of the policy of the array's last whole-array placement, like snprintf:
+ *  returns the length it needs (write at most size bytes), or -1 with errno ENOENT (not a library
+ *  array) or EINVAL (buf NULL with size > 0). */
+int npl_array_policy(const void *array, char *buf, size_t size);
 
 /** Set the calling thread's kernel memory policy from a policy that has a kernel equivalent:
  *  cyclic (MPOL_INTERLEAVE over its nodes), bind_all (one node: MPOL_PREFERRED, several:

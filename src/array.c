@@ -397,7 +397,7 @@ static void bind_part(struct array *a, size_t lo, size_t hi, int node)
 int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
                       struct npl_migrate_result *result)
 {
-    struct npl_migrate_result local;
+    struct npl_migrate_result local = {0};
     npl_plan *plan = NULL;
     if (!result)
         result = &local;
@@ -462,11 +462,23 @@ int npl_array_info(const void *p, struct npl_array_info *o)
     o->migrate_failures = a->mig_failures;
     o->migrate_seconds = a->mig_seconds;
     o->hugetlb_fallback = a->hugetlb_fallback;
-    if (a->nseg)
-        npl_policy_format(a->seg[0].plan->pol, o->policy, sizeof o->policy);
     pthread_mutex_unlock(&a->lock);
     release(a);
     return 0;
+}
+
+int npl_array_policy(const void *p, char *buf, size_t size)
+{
+    if (!buf && size)
+        return npl__fail(EINVAL, "NULL buffer");
+    struct array *a = acquire(p);
+    if (!a)
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    int n = npl_policy_format(a->seg[0].plan->pol, buf, size);
+    pthread_mutex_unlock(&a->lock);
+    release(a);
+    return n;
 }
 
 int npl_array_plan(const void *p, npl_plan **out)

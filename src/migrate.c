@@ -15,17 +15,19 @@ int npl__migrate_verdict(const struct npl_migrate_result *r)
 {
     if (!r->failed)
         return 0;
-    int e = r->nfail ? r->fail_errno[0] : EBUSY;
-    return npl__fail(e ? e : EBUSY, "%zu of %zu pages could not move (first at %p: %s)",
-                     r->failed, r->pages, r->nfail ? r->fail_addr[0] : NULL, strerror(e));
+    int e = r->first_errno ? r->first_errno : EBUSY;
+    return npl__fail(e, "%zu of %zu pages could not move (first at %p: %s)", r->failed, r->pages,
+                     r->first_fail_addr, strerror(e));
 }
 
 int npl_migrate_range_planned(void *addr, size_t len, const npl_plan *plan,
                               const npl_shape *shape, struct npl_migrate_result *result)
 {
     struct npl_migrate_result local;
-    if (!result)
+    if (!result) {
+        memset(&local, 0, sizeof local);
         result = &local;
+    }
     if (!plan) {
         memset(result, 0, sizeof *result);
         return npl__fail(EINVAL, "NULL plan");

@@ -27,6 +27,7 @@
 
 #define HUGE_2M ((size_t)2 << 20)
 #define MAX_WORKERS 16
+#define WORKER_FAILS 1 /* failed pages each worker remembers for the migration report */
 #define PAGES_PER_WORKER_MIN 4096 /* 16 MiB of 4 KiB pages before a second worker helps */
 
 /* Worker scratch memory comes from mmap, not malloc: malloc in a new thread would create a
@@ -56,14 +57,14 @@ struct worker {
     size_t moved, misplaced, absent, already;
     int hugetlb;                       /* psz is a hugetlb page: fault it in with populate */
     int nfail;                         /* first failures, for migration reports */
-    void *fail_addr[NPL_MIGRATE_FAIL_ADDRS];
-    int fail_errno[NPL_MIGRATE_FAIL_ADDRS];
+    void *fail_addr[WORKER_FAILS];
+    int fail_errno[WORKER_FAILS];
     int err;
 };
 
 static void note_failure(struct worker *w, void *addr, int err)
 {
-    if (w->nfail < NPL_MIGRATE_FAIL_ADDRS) {
+    if (w->nfail < WORKER_FAILS) {
         w->fail_addr[w->nfail] = addr;
         w->fail_errno[w->nfail] = err;
         w->nfail++;
@@ -518,9 +519,9 @@ int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *
         res->absent += w[i].absent;
         res->failed += w[i].misplaced;
         res->syscalls += w[i].cnt.syscalls;
-        for (int k = 0; k < w[i].nfail && res->nfail < NPL_MIGRATE_FAIL_ADDRS; k++) {
-            res->fail_addr[res->nfail] = w[i].fail_addr[k];
-            res->fail_errno[res->nfail++] = w[i].fail_errno[k];
+        if (w[i].nfail && !res->first_errno) { /* slices are in address order */
+            res->first_errno = w[i].fail_errno[0];
+            res->first_fail_addr = w[i].fail_addr[0];
         }
     }
     res->seconds = npl__now() - t0;

@@ -20,20 +20,19 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define NPL_MIGRATE_FAIL_ADDRS 8
-
-/** What one migration did. */
+/** What one migration did (output only: every function fills all of it). Which pages stayed
+ *  where: npl_query_pages() on the range. */
 struct npl_migrate_result {
     size_t pages;    /**< pages in the request */
     size_t moved;    /**< moved to their target by this call */
     size_t already;  /**< already on their target */
     size_t absent;   /**< not present (never touched): nothing to move */
     size_t failed;   /**< present but left elsewhere (target node full, page busy or pinned) */
-    int nfail;       /**< entries used in fail_addr/fail_errno (the first failures) */
-    void *fail_addr[NPL_MIGRATE_FAIL_ADDRS];
-    int fail_errno[NPL_MIGRATE_FAIL_ADDRS]; /**< ENOMEM, EBUSY, EFAULT, EACCES... */
-    size_t syscalls;
-    double seconds;
+    size_t syscalls; /**< system calls made */
+    double seconds;  /**< wall time */
+    int first_errno;       /**< errno of the first page that failed (ENOMEM node full, EBUSY page
+                                busy or pinned, EFAULT, EACCES; 0: none failed) */
+    void *first_fail_addr; /**< address of that page (NULL: none failed) */
 };
 
 /** Move every present page of [addr, addr+len) (page-aligned start) to node `node`. */

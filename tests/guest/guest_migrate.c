@@ -219,12 +219,16 @@ static void test_full_node(void)
         a[i] = (unsigned char)(i * 7);
     uint64_t sum = checksum(a, bytes);
     struct npl_migrate_result r;
+    errno = 0;
     int rc = npl_migrate_range(a, bytes, to, &r);
+    int err = errno;
     printf("  full node %d: %zu moved, %zu failed, first errno %d\n", to, r.moved, r.failed,
-           r.nfail ? r.fail_errno[0] : 0);
-    CHECK(ballast && rc == 0 && r.failed > 0 && r.nfail > 0 && r.fail_errno[0] == ENOMEM &&
-              (char *)r.fail_addr[0] >= (char *)a && (char *)r.fail_addr[0] < (char *)a + bytes,
-          "full target: failures counted (%zu) with addresses and ENOMEM", r.failed);
+           r.first_errno);
+    CHECK(ballast && rc == -1 && err == ENOMEM && r.failed > 0 && r.first_errno == ENOMEM &&
+              (char *)r.first_fail_addr >= (char *)a &&
+              (char *)r.first_fail_addr < (char *)a + bytes,
+          "full target: -1/ENOMEM, failures counted (%zu) with addresses (rc %d errno %d)",
+          r.failed, rc, err);
     CHECK(r.moved + r.failed == r.pages && checksum(a, bytes) == sum,
           "moved + failed = pages, data intact");
     npl_free(a);

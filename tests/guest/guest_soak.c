@@ -243,18 +243,22 @@ static void cycle_full(int id, int cyc, uint64_t *seed)
         FAIL("loose alloc: %zu placed, %zu misplaced, %zu absent, %zu reported misplaced",
              c.placed, c.misplaced, c.absent, info.last.misplaced);
     atomic_fetch_add(&full_spilled, (long)c.misplaced);
-    /* migrate everything to the full node: returns 0; what could not move is counted, page for
-     * page (migrate.h) */
+    /* migrate everything to the full node: what could not move is counted, page for page, and
+     * makes the call return -1 with the first failure's errno (migrate.h) */
     struct npl_migrate_result mr;
+    errno = 0;
     int rc = npl_migrate_array(a, full_node, &mr);
+    int err = errno;
     size_t off = off_node(a, bytes, full_node);
-    if (rc != 0 || mr.moved + mr.already + mr.failed + mr.absent != rows || mr.absent ||
+    if (mr.failed && (rc != -1 || err != mr.first_errno))
+        FAIL("migrate with %zu failed pages: rc %d errno %d (first failure %d)", mr.failed, rc, err,
+             mr.first_errno);
+    if ((rc != 0 && !mr.failed) || mr.moved + mr.already + mr.failed + mr.absent != rows || mr.absent ||
         off > mr.failed || mr.failed - off > 8 + mr.failed / 1000)
         FAIL("migrate to full node %d: rc %d, %zu moved %zu already %zu failed, %zu off the node",
              full_node, rc, mr.moved, mr.already, mr.failed, off);
-    for (int k = 0; k < mr.nfail; k++)
-        if (mr.fail_errno[k] != ENOMEM && mr.fail_errno[k] != EBUSY)
-            FAIL("migrate: page %p failed with errno %d", mr.fail_addr[k], mr.fail_errno[k]);
+    if (mr.failed && mr.first_errno != ENOMEM && mr.first_errno != EBUSY)
+        FAIL("migrate: page %p failed with errno %d", mr.first_fail_addr, mr.first_errno);
     atomic_fetch_add(&full_migrate_failed, (long)mr.failed);
     if (checksum(a, bytes) != sum)
         FAIL("data changed on a full node");

@@ -338,8 +338,13 @@ static void bad_arrays(void)
     npl_policy *nowhere = pol("bind_all:1000");
     CHECK(FAILS(npl_apply(arr, nowhere, 0), EINVAL, EINVAL), "apply: node that does not exist");
     npl_policy_free(nowhere);
-    CHECK(npl_array_info(arr, &info) == 0 && strcmp(info.policy, "cyclic") == 0,
-          "failed calls left the array's policy as it was ('%s')", info.policy);
+    char polstr[256] = "";
+    CHECK(npl_array_policy(arr, polstr, sizeof polstr) == 6 && strcmp(polstr, "cyclic") == 0,
+          "failed calls left the array's policy as it was ('%s')", polstr);
+    CHECK(npl_array_policy(arr, polstr, 3) == 6 && strcmp(polstr, "cy") == 0,
+          "array policy truncated like snprintf ('%s')", polstr);
+    CHECK(FAILS(npl_array_policy(arr, NULL, 8), EINVAL, EINVAL), "array policy NULL buffer");
+    CHECK(FAILS(npl_array_policy(polstr, polstr, 8), ENOENT, ENOENT), "array policy of a non-array");
     CHECK(npl_free(arr) == 0, "free");
     CHECK(FAILS(npl_free(arr), ENOENT, ENOENT), "double free: ENOENT");
     CHECK(FAILS(npl_check(arr, &c), ENOENT, ENOENT), "check after free: ENOENT");
@@ -531,9 +536,9 @@ static void bad_env(void)
           count_maps());
     setenv("NUMAPLACE_POLICY", "cyclic", 1);
     char *a = npl_alloc(4 * PAGE, NULL);
-    struct npl_array_info info;
-    CHECK(a && npl_array_info(a, &info) == 0 && strcmp(info.policy, "cyclic") == 0,
-          "a good NUMAPLACE_POLICY is used ('%s')", a ? info.policy : "");
+    char polstr[256] = "";
+    CHECK(a && npl_array_policy(a, polstr, sizeof polstr) > 0 && strcmp(polstr, "cyclic") == 0,
+          "a good NUMAPLACE_POLICY is used ('%s')", polstr);
     npl_free(a);
     setenv("NUMAPLACE_POLICY", "", 1);
     a = npl_alloc(4 * PAGE, NULL);
@@ -708,10 +713,10 @@ static void concurrent_apply(void)
     }
     CHECK(bad == 0 && checksum(race_arr + 16, PAGE - 16) == sum0, "data checksummed: %zu bytes differ", bad);
     struct npl_check c;
-    struct npl_array_info info;
+    char polstr[256] = "";
     CHECK(npl_check(race_arr, &c) == 0 && c.pages == RACE_PAGES && c.absent == 0,
           "array consistent after the race: %zu/%zu placed", c.placed, c.pages);
-    CHECK(npl_array_info(race_arr, &info) == 0 && info.policy[0], "policy recorded: '%s'", info.policy);
+    CHECK(npl_array_policy(race_arr, polstr, sizeof polstr) > 0, "policy recorded: '%s'", polstr);
     CHECK(npl_free(race_arr) == 0, "free");
 }
 

@@ -196,15 +196,15 @@ int main(void)
           "npl_config_self loads it once");
     /* the library's default policy: [policy] default, unless NUMAPLACE_POLICY says otherwise */
     unsetenv("NUMAPLACE_POLICY");
-    struct npl_array_info info;
+    char polstr[256] = "";
     void *arr = npl_alloc(1 << 20, NULL);
-    CHECK(arr && npl_array_info(arr, &info) == 0 && !strncmp(info.policy, "prime_mapp:7", 12),
-          "npl_alloc(NULL policy) uses [policy] default: [%s]", arr ? info.policy : npl_last_error());
+    CHECK(arr && npl_array_policy(arr, polstr, sizeof polstr) > 0 && !strncmp(polstr, "prime_mapp:7", 12),
+          "npl_alloc(NULL policy) uses [policy] default: [%s]", arr ? polstr : npl_last_error());
     npl_free(arr);
     setenv("NUMAPLACE_POLICY", "cyclic", 1);
     arr = npl_alloc(1 << 20, NULL);
-    CHECK(arr && npl_array_info(arr, &info) == 0 && !strncmp(info.policy, "cyclic", 6),
-          "NUMAPLACE_POLICY wins over the file: [%s]", arr ? info.policy : npl_last_error());
+    CHECK(arr && npl_array_policy(arr, polstr, sizeof polstr) > 0 && !strncmp(polstr, "cyclic", 6),
+          "NUMAPLACE_POLICY wins over the file: [%s]", arr ? polstr : npl_last_error());
     npl_free(arr);
     unsetenv("NUMAPLACE_POLICY");
     unlink(tmp);
