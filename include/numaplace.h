@@ -149,8 +149,7 @@ typedef enum {
     NPL_PRIME_MAPP,      /**< cyclic over P >= M virtual nodes, overflow re-cycled over M */
     NPL_RANDOM,          /**< page i on a uniform, seeded, reproducible node */
     NPL_RANDOM_BLOCK,    /**< block b on a uniform, seeded, reproducible node */
-    NPL_WEIGHTED,        /**< interleave with per-node weights, e.g. 3:1 */
-    NPL_POLICY_KIND_COUNT
+    NPL_WEIGHTED         /**< interleave with per-node weights, e.g. 3:1 */
 } npl_policy_kind;
 
 typedef struct npl_policy npl_policy;

@@ -18,6 +18,8 @@
 #include <stdatomic.h>
 
 #define NPL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* number of policy kinds (not public: a public count would freeze the enum) */
+#define NPL_POLICY_KIND_COUNT (NPL_WEIGHTED + 1)
 
 /* ---- errors (util.c) ---- */
 /* Set errno and the thread's message; always returns -1. */

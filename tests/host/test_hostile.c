@@ -194,7 +194,7 @@ static void bad_policies(void)
     int dup2[] = {0, 0}, neg[] = {-1};
     CHECK(FAILS(npl_policy_create(NULL, NPL_CYCLIC, NULL, 0), EINVAL, EINVAL), "create NULL out");
     CHECK(FAILS(npl_policy_create(&p, (npl_policy_kind)-1, NULL, 0), EINVAL, EINVAL), "kind -1");
-    CHECK(FAILS(npl_policy_create(&p, NPL_POLICY_KIND_COUNT, NULL, 0), EINVAL, EINVAL), "kind count");
+    CHECK(FAILS(npl_policy_create(&p, (npl_policy_kind)(NPL_WEIGHTED + 1), NULL, 0), EINVAL, EINVAL), "kind past the last");
     CHECK(FAILS(npl_policy_create(&p, NPL_CYCLIC, neg, 1), EINVAL, EINVAL), "negative node id");
     CHECK(FAILS(npl_policy_create(&p, NPL_CYCLIC, dup2, 2), EINVAL, EINVAL), "duplicate node ids");
     CHECK(FAILS(npl_policy_create(&p, NPL_CYCLIC, NULL, 3), EINVAL, EINVAL), "nnodes with NULL list");
