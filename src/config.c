@@ -81,8 +81,8 @@ const char *npl_config_get(const npl_config *c, const char *section, const char 
         return NULL;
     }
     struct entry *e = find(c, section, key);
-    if (!e)
-        npl__fail(ENOENT, "[%s] %s is not set", section, key);
+    if (!e) /* not set: ENOENT, but not an error worth a debug line */
+        npl__note(ENOENT, "[%s] %s is not set", section, key);
     return e ? e->value : NULL;
 }
 
@@ -288,6 +288,68 @@ static void trim(char **s)
         *--e = 0;
 }
 
+/* A "[name]" header: the section it opens, or -1. */
+static int parse_section(char *s, char *section, size_t size, const char *name, int lineno)
+{
+    char *close = strchr(s, ']');
+    if (!close || close[1])
+        return npl__fail(EINVAL, "%s:%d: bad section header \"%s\" (expected [name])", name,
+                         lineno, s);
+    *close = 0;
+    s++;
+    trim(&s);
+    if (!*s || strlen(s) >= size || strspn(s, "abcdefghijklmnopqrstuvwxyz_") != strlen(s))
+        return npl__fail(EINVAL, "%s:%d: bad section name \"%s\"", name, lineno, s);
+    if (strcmp(s, "machine") && strcmp(s, "threads") && strcmp(s, "policy") && strcmp(s, "factors"))
+        return npl__fail(EINVAL, "%s:%d: unknown section [%s] (machine, threads, policy, factors)",
+                         name, lineno, s);
+    snprintf(section, size, "%s", s);
+    return 0;
+}
+
+/* A "key = value" line of `section`, validated and stored. */
+static int parse_entry(npl_config *c, char *s, const char *section, const char *name, int lineno)
+{
+    char *eq = strchr(s, '=');
+    if (!eq)
+        return npl__fail(EINVAL, "%s:%d: expected \"key = value\" or \"[section]\", got \"%s\"",
+                         name, lineno, s);
+    *eq = 0;
+    char *key = s, *value = eq + 1;
+    trim(&key);
+    trim(&value);
+    if (!*key || strspn(key, "abcdefghijklmnopqrstuvwxyz_0123456789.") != strlen(key))
+        return npl__fail(EINVAL, "%s:%d: bad key \"%s\"", name, lineno, key);
+    if (!*section)
+        return npl__fail(EINVAL, "%s:%d: \"%s\" outside any [section]", name, lineno, key);
+    if (!*value)
+        return npl__fail(EINVAL, "%s:%d: %s has no value", name, lineno, key);
+    if (find(c, section, key))
+        return npl__fail(EINVAL, "%s:%d: [%s] %s given twice (first on line %d)", name, lineno,
+                         section, key, find(c, section, key)->line);
+    if (validate(name, lineno, section, key, value) < 0)
+        return -1;
+    return put(c, section, key, value, lineno);
+}
+
+/* The next line of text into `line` (at most CFG_MAX_LINE bytes, no control characters). */
+static int next_line(const char *text, size_t len, size_t *pos, char *line, const char *name,
+                     int lineno)
+{
+    const char *nl = memchr(text + *pos, '\n', len - *pos);
+    size_t l = nl ? (size_t)(nl - (text + *pos)) : len - *pos;
+    if (l > CFG_MAX_LINE)
+        return npl__fail(EINVAL, "%s:%d: line longer than %d bytes", name, lineno, CFG_MAX_LINE);
+    memcpy(line, text + *pos, l);
+    line[l] = 0;
+    *pos += l + (nl ? 1 : 0);
+    for (size_t i = 0; i < l; i++)
+        if ((unsigned char)line[i] < 0x20 && line[i] != '\t' && line[i] != '\r')
+            return npl__fail(EINVAL, "%s:%d: control character 0x%02x (binary data?)", name,
+                             lineno, (unsigned char)line[i]);
+    return 0;
+}
+
 int npl_config_parse(npl_config **out, const char *text, size_t len, const char *name)
 {
     if (!out || (!text && len))
@@ -312,78 +374,17 @@ int npl_config_parse(npl_config **out, const char *text, size_t len, const char 
     size_t pos = 0;
     int lineno = 0, rc = 0;
     while (pos < len && !rc) {
-        lineno++;
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        if (l > CFG_MAX_LINE) {
-            rc = npl__fail(EINVAL, "%s:%d: line longer than %d bytes", name, lineno, CFG_MAX_LINE);
-            break;
-        }
-        memcpy(line, text + pos, l);
-        line[l] = 0;
-        pos += l + (nl ? 1 : 0);
-        for (size_t i = 0; i < l; i++)
-            if ((unsigned char)line[i] < 0x20 && line[i] != '\t' && line[i] != '\r') {
-                rc = npl__fail(EINVAL, "%s:%d: control character 0x%02x (binary data?)", name,
-                               lineno, (unsigned char)line[i]);
-                break;
-            }
-        if (rc)
+        if ((rc = next_line(text, len, &pos, line, name, ++lineno)) < 0)
             break;
         char *s = line;
         char *hash = strchr(s, '#');
         if (hash)
             *hash = 0;
         trim(&s);
-        if (!*s)
-            continue;
-        if (*s == '[') {
-            char *close = strchr(s, ']');
-            if (!close || close[1]) {
-                rc = npl__fail(EINVAL, "%s:%d: bad section header \"%s\" (expected [name])", name,
-                               lineno, s);
-                break;
-            }
-            *close = 0;
-            s++;
-            trim(&s);
-            if (!*s || strlen(s) >= sizeof section || strspn(s, "abcdefghijklmnopqrstuvwxyz_") != strlen(s)) {
-                rc = npl__fail(EINVAL, "%s:%d: bad section name \"%s\"", name, lineno, s);
-                break;
-            }
-            if (strcmp(s, "machine") && strcmp(s, "threads") && strcmp(s, "policy") &&
-                strcmp(s, "factors")) {
-                rc = npl__fail(EINVAL, "%s:%d: unknown section [%s] (machine, threads, policy, "
-                               "factors)", name, lineno, s);
-                break;
-            }
-            snprintf(section, sizeof section, "%s", s);
-            continue;
-        }
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            rc = npl__fail(EINVAL, "%s:%d: expected \"key = value\" or \"[section]\", got \"%s\"",
-                           name, lineno, s);
-            break;
-        }
-        *eq = 0;
-        char *key = s, *value = eq + 1;
-        trim(&key);
-        trim(&value);
-        if (!*key || strspn(key, "abcdefghijklmnopqrstuvwxyz_0123456789.") != strlen(key)) {
-            rc = npl__fail(EINVAL, "%s:%d: bad key \"%s\"", name, lineno, key);
-        } else if (!*section) {
-            rc = npl__fail(EINVAL, "%s:%d: \"%s\" outside any [section]", name, lineno, key);
-        } else if (!*value) {
-            rc = npl__fail(EINVAL, "%s:%d: %s has no value", name, lineno, key);
-        } else if (find(c, section, key)) {
-            rc = npl__fail(EINVAL, "%s:%d: [%s] %s given twice (first on line %d)", name, lineno,
-                           section, key, find(c, section, key)->line);
-        } else if (validate(name, lineno, section, key, value) == 0) {
-            rc = put(c, section, key, value, lineno);
-        } else {
-            rc = -1;
-        }
+        if (*s == '[')
+            rc = parse_section(s, section, sizeof section, name, lineno);
+        else if (*s)
+            rc = parse_entry(c, s, section, name, lineno);
     }
     free(line);
     if (!rc)

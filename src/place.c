@@ -118,6 +118,31 @@ static void *touch_worker(void *arg)
 #define NOT_DONE (-1000000) /* a status move_pages did not write */
 #define MOVE_ROUNDS 4
 
+/* Count where every page ended up (the last query): already there, moved, absent, or left
+ * elsewhere with the reason (its query status, the move's status, or the node that was full). */
+static void tally(struct worker *w, void **pages, const int *target, const int *where, size_t n,
+                  const unsigned char *was_right, const int *last, const int *dropped,
+                  int ndropped)
+{
+    for (size_t j = 0; j < n; j++) {
+        if (where[j] == target[j]) {
+            if (!was_right || was_right[j])
+                w->already++;
+            else
+                w->moved++;
+        } else if (where[j] == -ENOENT || where[j] == -EFAULT) { /* not present (6.1: EFAULT) */
+            w->absent++;
+        } else {
+            w->misplaced++;
+            int st = last ? last[j] : NOT_DONE;
+            note_failure(w, pages[j], where[j] < 0 ? -where[j]
+                                      : st < 0 && st != NOT_DONE ? -st
+                                      : npl__in_list(target[j], dropped, ndropped) ? ENOMEM
+                                                                                  : EBUSY);
+        }
+    }
+}
+
 /* Put pages[j] on target[j], j < n, where[j] being where they are now (a query). move_pages(2)
  * has two failure modes: a positive return (some pages of a batch could not move; then the
  * kernel writes no status for that batch) and -1 (e.g. ENOMEM: a target node is full; the kernel
@@ -191,23 +216,8 @@ static void move_listed(struct worker *w, void **pages, const int *target, int *
         }
         npl__debug("move round %d: %zu pages, err %d", round, nmv, err);
     }
-    for (size_t j = 0; j < n; j++) {
-        if (where[j] == target[j]) {
-            if (!wrong || was_right[j])
-                w->already++;
-            else
-                w->moved++;
-        } else if (where[j] == -ENOENT || where[j] == -EFAULT) { /* not present (6.1: EFAULT) */
-            w->absent++;
-        } else {
-            w->misplaced++;
-            int st = wrong ? last[j] : NOT_DONE;
-            note_failure(w, pages[j], where[j] < 0 ? -where[j]
-                                      : st < 0 && st != NOT_DONE ? -st
-                                      : npl__in_list(target[j], dropped, ndropped) ? ENOMEM
-                                                                                  : EBUSY);
-        }
-    }
+    tally(w, pages, target, where, n, wrong ? was_right : NULL, wrong ? last : NULL, dropped,
+          ndropped);
 out:
     scratch_free(scratch, bytes);
 }

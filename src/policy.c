@@ -212,6 +212,51 @@ static int parse_size_value(const char *item, const char *val, size_t *out)
     return 0;
 }
 
+/* weighted:0=3,1=1 */
+static int parse_weights(npl_policy *p, char *params, const char *whole)
+{
+    int cap = 0, n = 0, *nodes = NULL, *weights = NULL;
+    for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
+         it = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(it, '=');
+        uint64_t node, w;
+        if (eq)
+            *eq = 0;
+        if (!eq || npl__parse_u64(it, &node) < 0 || npl__parse_u64(eq + 1, &w) < 0 ||
+            node > MAX_NODE_ID || w > 1 << 16) {
+            if (eq)
+                *eq = '=';
+            npl__fail(EINVAL, "policy \"%s\": weight \"%s\" is not NODE=WEIGHT", whole, it);
+            free(nodes);
+            free(weights);
+            return -1;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            int *a = realloc(nodes, (size_t)cap * sizeof *a);
+            int *b = a ? realloc(weights, (size_t)cap * sizeof *b) : NULL;
+            if (a)
+                nodes = a;
+            if (b)
+                weights = b;
+            if (!a || !b) {
+                free(nodes);
+                free(weights);
+                return npl__fail(ENOMEM, "out of memory");
+            }
+        }
+        nodes[n] = (int)node;
+        weights[n] = (int)w;
+        n++;
+    }
+    int rc = npl_policy_set_weights(p, nodes, weights, n);
+    free(nodes);
+    free(weights);
+    if (rc < 0)
+        return npl__fail(errno, "policy \"%s\": %s", whole, npl_last_error());
+    return 0;
+}
+
 static int parse_params(npl_policy *p, char *params, const char *whole)
 {
     if (p->kind == NPL_BIND_ALL) { /* bind_all:0,2 - the nodes, in fill order */
@@ -219,51 +264,8 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
         p->nodes = NULL;
         return npl__parse_list(params, MAX_NODE_ID, "node", &p->nodes, &p->nnodes);
     }
-    if (p->kind == NPL_WEIGHTED) { /* weighted:0=3,1=1 */
-        int cap = 0, n = 0, *nodes = NULL, *weights = NULL;
-        for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
-             it = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(it, '=');
-            uint64_t node, w;
-            if (!eq)
-                goto badw;
-            *eq = 0;
-            if (npl__parse_u64(it, &node) < 0 || npl__parse_u64(eq + 1, &w) < 0 ||
-                node > MAX_NODE_ID || w > 1 << 16) {
-                *eq = '=';
-                goto badw;
-            }
-            if (n == cap) {
-                cap = cap ? cap * 2 : 8;
-                int *a = realloc(nodes, (size_t)cap * sizeof *a);
-                int *b = a ? realloc(weights, (size_t)cap * sizeof *b) : NULL;
-                if (a)
-                    nodes = a;
-                if (b)
-                    weights = b;
-                if (!a || !b) {
-                    free(nodes);
-                    free(weights);
-                    return npl__fail(ENOMEM, "out of memory");
-                }
-            }
-            nodes[n] = (int)node;
-            weights[n] = (int)w;
-            n++;
-            continue;
-        badw:
-            npl__fail(EINVAL, "policy \"%s\": weight \"%s\" is not NODE=WEIGHT", whole, it);
-            free(nodes);
-            free(weights);
-            return -1;
-        }
-        int rc = npl_policy_set_weights(p, nodes, weights, n);
-        free(nodes);
-        free(weights);
-        if (rc < 0)
-            return npl__fail(errno, "policy \"%s\": %s", whole, npl_last_error());
-        return 0;
-    }
+    if (p->kind == NPL_WEIGHTED)
+        return parse_weights(p, params, whole);
     for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
          it = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(it, '=');

@@ -116,6 +116,36 @@ void npl_replica_free(npl_replica *r)
     free(r);
 }
 
+/* Lookup tables: every node (with or without a copy) -> its nearest copy; every CPU the
+ * topology knows -> the copy of its node. */
+static int build_lookup(npl_replica *r, const npl_topo *t)
+{
+    for (int n = 0; n <= r->max_node; n++)
+        r->by_node[n] = 0;
+    for (int a = 0; a < t->nnodes; a++) {
+        int best = 0, bestd = -1;
+        for (int i = 0; i < r->ncopies; i++) {
+            int d = npl_topo_distance(t, t->nodes[a].os, r->node[i]);
+            if (bestd < 0 || d < bestd) {
+                best = i;
+                bestd = d;
+            }
+        }
+        r->by_node[t->nodes[a].os] = best;
+    }
+    for (int i = 0; i < t->ncpus; i++)
+        if (t->cpus[i].os > r->max_cpu)
+            r->max_cpu = t->cpus[i].os;
+    if (!(r->by_cpu = malloc(((size_t)r->max_cpu + 1) * sizeof *r->by_cpu)))
+        return npl__fail(ENOMEM, "out of memory");
+    for (int c = 0; c <= r->max_cpu; c++)
+        r->by_cpu[c] = -1;
+    for (int i = 0; i < t->ncpus; i++)
+        if (t->cpus[i].node >= 0)
+            r->by_cpu[t->cpus[i].os] = r->by_node[t->nodes[t->cpus[i].node].os];
+    return 0;
+}
+
 int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int *nodes,
                   int nnodes, unsigned flags)
 {
@@ -174,31 +204,10 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
         npl_plan_free(p);
         r->filler_cpu[i] = filler_for(t, npl_topo_node_index(t, list[i]));
     }
-    /* every node (with or without a copy) -> its nearest copy */
-    for (int n = 0; n <= max_node; n++) {
-        int idx = npl_topo_node_index(t, n), best = 0, bestd = -1;
-        for (int i = 0; idx >= 0 && i < m; i++) {
-            int d = t->dist[idx * t->nnodes + npl_topo_node_index(t, list[i])];
-            if (bestd < 0 || d < bestd) {
-                best = i;
-                bestd = d;
-            }
-        }
-        r->by_node[n] = best;
-    }
-    /* every CPU the topology knows -> the copy of its node */
-    for (int i = 0; i < t->ncpus; i++)
-        if (t->cpus[i].os > r->max_cpu)
-            r->max_cpu = t->cpus[i].os;
-    if (!(r->by_cpu = malloc(((size_t)r->max_cpu + 1) * sizeof *r->by_cpu))) {
+    if (build_lookup(r, t) < 0) {
         npl_replica_free(r);
-        return npl__fail(ENOMEM, "out of memory");
+        return -1;
     }
-    for (int c = 0; c <= r->max_cpu; c++)
-        r->by_cpu[c] = -1;
-    for (int i = 0; i < t->ncpus; i++)
-        if (t->cpus[i].node >= 0)
-            r->by_cpu[t->cpus[i].os] = r->by_node[t->nodes[t->cpus[i].node].os];
     npl_replica_sync(r);
     *out = r;
     return 0;

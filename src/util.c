@@ -32,6 +32,18 @@ void npl__debug(const char *fmt, ...)
     va_end(ap);
 }
 
+int npl__note(int err, const char *fmt, ...)
+{
+    char msg[sizeof last_error];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
+    errno = err;
+    return -1;
+}
+
 int npl__fail(int err, const char *fmt, ...)
 {
     char msg[sizeof last_error]; /* the arguments may point into last_error */
