@@ -33,9 +33,9 @@ extern "C" {
 #endif
 
 #define NPL_VERSION_MAJOR 0
-#define NPL_VERSION_MINOR 1
+#define NPL_VERSION_MINOR 2
 #define NPL_VERSION_PATCH 0
-#define NPL_VERSION "0.1.0"
+#define NPL_VERSION "0.2.0"
 
 /** Version string of the library that is linked (may differ from NPL_VERSION at build time). */
 const char *npl_version(void);
