@@ -168,7 +168,7 @@ int npl_topo_core_count(const npl_topo *topo);
 int npl_topo_cpu_node(const npl_topo *topo, int cpu_os_id);
 /** Allowed CPUs (OS ids) of node index idx, written to cpus (up to max).
  *  @return their number (may exceed max: only max are written), or -1 with errno EINVAL (NULL
- *          topology, idx out of range, cpus NULL with max > 0, max < 0). */
+ *          topology, idx out of range, cpus NULL with max > 0). */
 int npl_topo_node_cpus(const npl_topo *topo, int idx, int *cpus, int max);
 
 /** Capabilities of the running kernel (probed once per process).
@@ -332,7 +332,8 @@ void *npl_alloc(size_t bytes, const npl_policy *pol);
  *          without memory). */
 void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags);
 /** Release a library array (from npl_alloc() or npl_alloc_array()).
- *  @return 0, or -1 with errno ENOENT for a pointer the library does not know (NULL too). */
+ *  @return 0 (also for NULL, which does nothing), or -1 with errno ENOENT for a pointer the
+ *          library does not know. */
 int npl_free(void *array);
 
 /** Re-place a whole library array under a new policy: pages already touched move, data kept.
@@ -412,8 +413,9 @@ int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol);
 /** Node OS id of each page overlapping [addr, addr+len), or a negative errno for pages that
  *  are not present (-ENOENT; kernels before 6.x may say -EFAULT for a page never touched) or
  *  not mapped (-EFAULT). Batched move_pages(2).
- *  @return the number of pages (only the first max_pages are written), or -1 with errno EINVAL
- *          (NULL argument), EOVERFLOW, ENOMEM, ENOSYS/EPERM (move_pages(2) denied). */
+ *  @return the number of pages, or -1 with errno EINVAL (empty range, NULL nodes, more pages than
+ *          max_pages), EOVERFLOW (range wraps around), ENOSYS (move_pages(2) denied), ENOMEM, or
+ *          the errno of a failing move_pages(2) (EPERM...). */
 int npl_query_pages(const void *addr, size_t len, int *nodes, size_t max_pages);
 /** Per-node page counts of a range: counts[i] for node index i of npl_topo_self(), plus
  *  *absent pages not present. counts has npl_topo_node_count(npl_topo_self(), 1) entries.
@@ -424,8 +426,8 @@ int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent);
  *  NULL) base pages not present. Only 2 MiB units wholly inside the range count as huge. THP are
  *  located through /proc/self/pagemap and /proc/kpageflags (CAP_SYS_ADMIN): without them the
  *  function returns 1 and counts THP as base pages; otherwise 0.
- *  @return 0, 1 (THP not located), or -1 with errno EINVAL (NULL argument), EOVERFLOW, ENOMEM,
- *          ENOSYS/EPERM (move_pages(2) denied). */
+ *  @return 0, 1 (THP not located), or -1 with errno EINVAL (empty range, NULL huge or base),
+ *          EOVERFLOW, ENOMEM, and the errors of npl_query_pages(). */
 int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base, size_t *absent);
 
 /** Intended vs actual placement of a library array (npl_check()). */
