@@ -68,7 +68,7 @@ case "${1:-}" in
 --exports) exports "$2"; exit $? ;;
 --selftest) need_tools; exec sh tests/abi/test_abi_check.sh ;;
 --update | "") ;;
-*) sed -n '2,25p' "$0"; exit 2 ;;
+*) sed -n '2,/^set -eu/p' "$0" | sed '$d'; exit 2 ;;
 esac
 
 need_tools
