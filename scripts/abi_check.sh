@@ -3,9 +3,10 @@
 #
 #   scripts/abi_check.sh             compare; exit 0 only when the ABI is identical to the baseline
 #   scripts/abi_check.sh --update    rewrite abi/libnumaplace.abi from the current build (commit it)
-#   scripts/abi_check.sh --selftest  prove the check fails: tests/abi/test_abi_check.sh builds a
-#                                    library with a member added to a public struct and a function
-#                                    dropped, and expects abidiff to report both
+#   scripts/abi_check.sh --selftest  prove the check fails: tests/abi/test_abi_check.sh builds
+#                                    changed copies (a member added to a public struct and a
+#                                    function dropped; a function added) and expects this script
+#                                    to fail on each, naming the changes
 #   scripts/abi_check.sh --exports LIB  only check LIB's dynamic exports: every defined symbol is
 #                                    npl_[a-z0-9]* at version NUMAPLACE_0.2 (ctest abi.exports)
 #
@@ -26,9 +27,11 @@
 # src/libnumaplace.map. The report is printed on failure.
 #
 # Part of scripts/test.sh (the CI test command): the ABI stage fails CI on a break.
+#
+# After header changes are merged (new or changed npl_ functions/structs): build, review the
+# report of scripts/abi_check.sh, then scripts/abi_check.sh --update && git add abi/ && commit.
 set -eu
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 BASELINE=abi/libnumaplace.abi
 BUILD=${NPL_BUILD_DIR:-build}
 ABIDW_FLAGS="--headers-dir include --drop-private-types --no-corpus-path --no-comp-dir-path
@@ -41,11 +44,12 @@ need_tools() {
     sh scripts/deps.sh # installs abigail-tools
 }
 
-# abi_of LIB OUT: the ABI of a built library as abixml
+# has_debug LIB: abidw/abidiff need DWARF (without it only symbols would be compared)
 has_debug() {
     readelf -S "$1" | grep -q '\.debug_info' ||
         { echo "abi_check: $1 has no debug info (build it with -g, e.g. RelWithDebInfo)" >&2; exit 2; }
 }
+# abi_of LIB OUT: the ABI of a built library as abixml
 abi_of() {
     has_debug "$1"
     # shellcheck disable=SC2086
