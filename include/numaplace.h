@@ -237,7 +237,8 @@ int npl_policy_set_threads(npl_policy *pol, int nthreads, const char *pin_strate
 /** The seed of random and random_block (same seed, same map).
  *  @return 0, or -1 with errno EINVAL (NULL policy, another kind). */
 int npl_policy_set_seed(npl_policy *pol, uint64_t seed);
-/** The number P of virtual nodes of prime_mapp (a prime >= the node count when mapped).
+/** The number P of virtual nodes of prime_mapp: a prime, at least the node count when the
+ *  policy is mapped (else EINVAL then); not set: the smallest prime above the node count.
  *  @return 0, or -1 with errno EINVAL (NULL policy, another kind, prime not a prime). */
 int npl_policy_set_prime(npl_policy *pol, int prime);
 /** Weights for NPL_WEIGHTED: weights[i] pages on nodes[i] per round (all > 0).
@@ -307,7 +308,7 @@ int npl_policy_map(const npl_policy *pol, const npl_topo *topo, const npl_shape 
  *  Allocate 1D/2D/3D arrays or place raw ranges under a policy; re-place; free.
  *  @{ */
 
-/* Placement flags (the flags argument of npl_alloc_array(), npl_apply(), npl_place_range()...). */
+/* Placement flags (the flags argument of npl_alloc_array(), npl_apply(), npl_place_range()). */
 #define NPL_F_STRICT      0x1u /**< fail (ENOMEM) instead of leaving pages on other nodes */
 #define NPL_F_NO_PROTECT  0x2u /**< let automatic NUMA balancing move the pages later */
 #define NPL_F_THP         0x4u /**< allow transparent huge pages (blocks become 2 MiB units) */
@@ -316,9 +317,9 @@ int npl_policy_map(const npl_policy *pol, const npl_topo *topo, const npl_shape 
                                     NPL_F_STRICT; npl_array_info says what was obtained) */
 
 /** Allocate `bytes` bytes placed under `pol` (NULL: NUMAPLACE_POLICY from the environment, else
- *  the config file's [policy] default, else first_touch). The memory is zero-filled, page-aligned and registered as a library
- *  array (release it with npl_free()). Same as npl_alloc_array() with a 1D shape of 1-byte
- *  elements and no flags.
+ *  the config file's [policy] default, else first_touch). The memory is zero-filled,
+ *  page-aligned and registered as a library array (release it with npl_free()). Same as
+ *  npl_alloc_array() with a 1D shape of 1-byte elements and no flags.
  *  @return the array, or NULL with errno as npl_alloc_array(). */
 void *npl_alloc(size_t bytes, const npl_policy *pol);
 /** Allocate an array of the given shape placed under `pol` (NULL: as npl_alloc()) with
@@ -349,8 +350,9 @@ int npl_apply_part(void *array, size_t first_unit, size_t nunits, const npl_poli
                    unsigned flags);
 
 /** Place a raw page-aligned range (not registered): memory already written moves, memory not
- *  yet touched is faulted in on its node. shape may be NULL (bytes). pol NULL: as npl_alloc. -1+EFAULT if part of the range is not mapped, EACCES if not writable
- *  (nothing is touched then).
+ *  yet touched is faulted in on its node. shape may be NULL (bytes). pol NULL: as npl_alloc.
+ *  -1+EFAULT if part of the range is not mapped, EACCES if not writable (nothing is touched
+ *  then).
  *  @return 0, or -1 with errno EFAULT, EACCES (above), EINVAL (range empty or not page-aligned,
  *          bad shape or policy), EXDEV, ENOMEM, ENOSYS, EOVERFLOW as npl_alloc_array(). */
 int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
@@ -458,8 +460,9 @@ int npl_check(const void *array, struct npl_check *out);
  *  around (entry n mod count). */
 /** Write the CPU order of a strategy on a topology (NULL: npl_topo_self()): returns the number
  *  of entries (<= max written). Pure.
- *  @return the number of entries, or -1 with errno EINVAL (unknown strategy, bad CPU list, max < 0
- *          or cpus NULL with max > 0), EXDEV (a listed CPU this process may not use), or npl_topo_self()'s errno. */
+ *  @return the number of entries, or -1 with errno EINVAL (unknown strategy, bad CPU list,
+ *          max < 0 or cpus NULL with max > 0), EXDEV (a listed CPU this process may not use),
+ *          or npl_topo_self()'s errno. */
 int npl_pin_order(const npl_topo *topo, const char *strategy, int *cpus, int max);
 /** The CPU thread n gets under a strategy (pure; entry n mod count of npl_pin_order()).
  *  @return the CPU's OS id, or -1 with errno EINVAL (n < 0, or as npl_pin_order()), EXDEV,
@@ -556,7 +559,7 @@ const char *npl_config_get(const npl_config *c, const char *section, const char 
  *          or '#' in the value), ENOMEM. */
 int npl_config_set(npl_config *c, const char *section, const char *key, const char *value);
 /** The config as text (parseable again), written to buf like snprintf.
- *  @return the length it needs, or -1 with errno EINVAL (NULL config, buf NULL with size > 0). */
+ *  @return the length it needs, or -1 with errno EINVAL (NULL config). */
 int npl_config_format(const npl_config *c, char *buf, size_t size);
 /** An int list value ("0-3,8"): the number of entries (those beyond max not written), 0 if not
  *  set.
