@@ -1,4 +1,6 @@
-/* numaplace/migrate.h - explicit migration: correct a placement after the fact (MAi: "any
+/**
+ * @file numaplace/migrate.h
+ * @brief numaplace/migrate.h - explicit migration: correct a placement after the fact (MAi: "any
  * incorrect memory placement can be corrected with the migration functions").
  *
  * Pages move with move_pages(2), batched and split over several threads for large ranges; data is
@@ -7,7 +9,12 @@
  * node, EXDEV node outside this process's allowed nodes or memory-less, ENOENT unknown array,
  * ENOSYS no move_pages here). A call that moved some pages and could not move others returns
  * -1 with the errno of the first page that failed (ENOMEM: the node is full; EBUSY: the page is
- * busy or pinned; EFAULT, EACCES): the result is filled either way and says which pages. */
+ * busy or pinned; EFAULT, EACCES): the result is filled either way and says how many. */
+/** @defgroup npl_migration Migration
+ *  Move pages of ranges and library arrays to a node or to where a policy says (move_pages(2),
+ *  batched, several threads for large ranges). Pages that cannot move are counted in struct
+ *  npl_migrate_result, and the call then returns -1 with the first failure's errno.
+ *  @{ */
 #ifndef NUMAPLACE_MIGRATE_H
 #define NUMAPLACE_MIGRATE_H
 
@@ -28,30 +35,47 @@ struct npl_migrate_result {
     size_t already;  /**< already on their target */
     size_t absent;   /**< not present (never touched): nothing to move */
     size_t failed;   /**< present but left elsewhere (target node full, page busy or pinned) */
-    size_t syscalls; /**< system calls made */
-    double seconds;  /**< wall time */
-    int first_errno;       /**< errno of the first page that failed (ENOMEM node full, EBUSY page
-                                busy or pinned, EFAULT, EACCES; 0: none failed) */
-    void *first_fail_addr; /**< address of that page (NULL: none failed) */
+    /** system calls made */
+    size_t syscalls;
+    /** wall time of the call */
+    double seconds;
+    /** errno of the first page that failed (ENOMEM node full, EBUSY page busy or pinned, EFAULT,
+     *  EACCES; 0: none failed) */
+    int first_errno;
+    /** address of that page (NULL: none failed) */
+    void *first_fail_addr;
 };
 
-/** Move every present page of [addr, addr+len) (page-aligned start) to node `node`. */
+/** Move every present page of [addr, addr+len) (page-aligned start) to node `node` (OS id).
+ *  result may be NULL.
+ *  @return 0 (read *result: some pages may have failed), or -1 with errno EINVAL (bad range or
+ *          node), EXDEV (node outside the allowed nodes or memory-less), EOVERFLOW, ENOMEM,
+ *          ENOSYS/EPERM (move_pages(2) denied). */
 int npl_migrate_range(void *addr, size_t len, int node, struct npl_migrate_result *result);
 /** Move the pages of a range to where `pol` says (its page map counted from addr): the general
- *  form; shape may be NULL. Absent pages stay absent (use npl_place_range to fault them in). */
+ *  form; shape may be NULL. Absent pages stay absent (use npl_place_range to fault them in).
+ *  @return 0 (read *result), or -1 with errno EINVAL (NULL policy, bad range, shape or policy),
+ *          EXDEV, EOVERFLOW, ENOMEM, ENOSYS/EPERM as npl_migrate_range(). */
 int npl_migrate_range_policy(void *addr, size_t len, const npl_policy *pol,
                              const npl_shape *shape, struct npl_migrate_result *result);
-/** Move the pages of a range to where a plan says (as npl_migrate_range_policy). */
+/** Move the pages of a range to where a plan says, as npl_migrate_range_policy().
+ *  @return 0, or -1 with errno as npl_migrate_range_policy(). */
 int npl_migrate_range_planned(void *addr, size_t len, const npl_plan *plan,
                               const npl_shape *shape, struct npl_migrate_result *result);
 /** Move units (rows/columns/planes) [first_unit, first_unit+nunits) of a library array to `node`;
- *  the array then records that part as bind_all:node (npl_check agrees). */
+ *  the array then records that part as bind_all:node (npl_check agrees).
+ *  @return 0 (read *result), or -1 with errno ENOENT (not a library array), EINVAL (units outside
+ *          the array, bad node), and the errors of npl_migrate_range(). */
 int npl_migrate_units(void *array, size_t first_unit, size_t nunits, int node,
                       struct npl_migrate_result *result);
-/** Move a whole library array to `node`. */
+/** Move a whole library array to `node`.
+ *  @return as npl_migrate_units() for all its units. */
 int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
 
-/* ---- migrate-on-next-touch, in user space (Linux has none: MPOL_MF_LAZY is rejected) ----
+/** @} */
+
+/** @defgroup npl_next_touch Migrate-on-next-touch
+ * Migrate-on-next-touch, in user space (Linux has none: MPOL_MF_LAZY is rejected).
  * Arming a range protects it (one mprotect(PROT_NONE)) and gives it the MPOL_LOCAL policy; the
  * first thread that touches a chunk afterwards takes a SIGSEGV that numaplace handles: it
  * unprotects the chunk, moves its present pages to the thread's node (move_pages) and faults
@@ -61,34 +85,51 @@ int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
  * installs its own handler after arming must arm again. See docs/NEXT_TOUCH.md.
  *
  * System calls that write into an armed range (read(2), recv(2), MPI receives) get EFAULT
- * instead of a signal: call npl_next_touch_prepare() on the buffer first. */
+ * instead of a signal: call npl_next_touch_prepare() on the buffer first.
+ * @{ */
 
+/** Chunk size (bytes) of npl_next_touch_arm() when chunk_bytes is 0. */
 #define NPL_NEXT_TOUCH_DEFAULT_CHUNK (64 * 1024)
+/** Most ranges armed or registered at the same time. */
 #define NPL_NEXT_TOUCH_MAX_RANGES 256
 
 /** Arm [addr, addr+len) (page-aligned start; len rounded up to pages) with chunks of
  *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; raised so that a range has
  *  at most 65536/4 chunks, which bounds the mappings a half-touched range can need). Arming an
- *  armed range again re-arms it (cheap: two system calls). ENOSPC: too many armed ranges. */
+ *  armed range again re-arms it (cheap: two system calls).
+ *  @return 0, or -1 with errno EINVAL (NULL, empty or unaligned range; armed with another length
+ *          or chunk; overlapping an armed range), EOVERFLOW (wraps around), ENOSYS (no
+ *          move_pages(2)), ENOSPC (too many armed ranges), ENOMEM, or the errno of
+ *          sigaction(2), mbind(2) or mprotect(2). */
 int npl_next_touch_arm(void *addr, size_t len, size_t chunk_bytes);
-/** Arm a library array (whole). */
+/** Arm a library array (whole).
+ *  @return as npl_next_touch_arm(), or -1 with errno ENOENT (not a library array). */
 int npl_next_touch_arm_array(void *array, size_t chunk_bytes);
-/** Disarm the range that starts at addr: everything becomes accessible where it is. */
+/** Disarm the range that starts at addr: everything becomes accessible where it is.
+ *  @return 0, or -1 with errno ENOENT (addr does not start an armed or registered range), or
+ *          mprotect(2)'s errno. */
 int npl_next_touch_disarm(void *addr);
 /** Resolve (as if the calling thread touched them) the armed chunks overlapping a buffer, before
- *  a system call writes into it. Memory that is not armed is ignored. */
+ *  a system call writes into it. Memory that is not armed is ignored.
+ *  @return 0, or -1 with errno EINVAL (NULL or wrapping buffer), or the errno of resolving a
+ *          chunk (mprotect(2), move_pages(2)). */
 int npl_next_touch_prepare(void *addr, size_t len);
 /** Register [addr, addr+len) (same rules as npl_next_touch_arm) without arming it now: the
  *  range stays accessible until npl_next_touch_rearm_all() arms it (the transparent OpenMP mode
  *  does at every parallel region from a new code address). Registering twice changes nothing;
- *  npl_next_touch_disarm() forgets the range. ENOSPC: too many ranges. */
+ *  npl_next_touch_disarm() forgets the range.
+ *  @return 0, or -1 with errno as npl_next_touch_arm() (ENOSPC: too many ranges). */
 int npl_next_touch_register(void *addr, size_t len, size_t chunk_bytes);
-/** Register a library array (whole); ENOENT for a pointer that is not one. */
+/** Register a library array (whole).
+ *  @return as npl_next_touch_register(), or -1 with errno ENOENT for a pointer that is not one. */
 int npl_next_touch_register_array(void *array, size_t chunk_bytes);
 /** Re-arm every armed or registered range (the transparent OpenMP mode calls it at new parallel
- *  regions). Do not call it while other threads may be touching those ranges. */
+ *  regions). Do not call it while other threads may be touching those ranges.
+ *  @return 0, or -1 with the errno of the first range that could not be armed (mbind(2),
+ *          mprotect(2)). */
 int npl_next_touch_rearm_all(void);
 
+/** Process-wide next-touch statistics (npl_next_touch_get_stats()). */
 struct npl_next_touch_stats {
     uint64_t faults;         /**< next-touch faults handled */
     uint64_t chunks;         /**< chunks resolved */
@@ -99,22 +140,31 @@ struct npl_next_touch_stats {
                                   resolved together with its armed neighbours (coarser placement)
                                   so that no mapping had to be added (docs/NEXT_TOUCH.md) */
 };
-/** Process-wide next-touch statistics. */
+/** Process-wide next-touch statistics.
+ *  @return 0, or -1 with errno EINVAL (out NULL). */
 int npl_next_touch_get_stats(struct npl_next_touch_stats *out);
 
 /** Process-wide migration statistics. */
 struct npl_migrate_stats {
+    /** migration calls (npl_migrate_*, npl_apply re-placements) */
     uint64_t calls;
+    /** pages moved */
     uint64_t pages_moved;
+    /** bytes of the pages moved */
     uint64_t bytes_moved;
+    /** present pages that could not move */
     uint64_t pages_failed;
+    /** wall time spent migrating */
     double seconds;
 };
+/** Process-wide migration statistics.
+ *  @return 0, or -1 with errno EINVAL (out NULL). */
 int npl_get_migrate_stats(struct npl_migrate_stats *out);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
+/** @} */
 #ifdef __cplusplus
 }
 #endif

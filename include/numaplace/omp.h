@@ -1,6 +1,11 @@
-/* numaplace/omp.h - OpenMP helpers (header only: compiled with the caller's OpenMP flags).
+/**
+ * @file numaplace/omp.h
+ * @brief numaplace/omp.h - OpenMP helpers (header only: compiled with the caller's OpenMP flags).
  * Call npl_omp_pin_team() before any data is touched; the OpenMP runtime keeps its threads,
  * so later parallel regions of the same size run on the same pinned threads. */
+/** @defgroup npl_omp OpenMP helpers
+ *  Pin an OpenMP team with the strategies of npl_pin_self().
+ *  @{ */
 #ifndef NUMAPLACE_OMP_H
 #define NUMAPLACE_OMP_H
 
@@ -10,7 +15,8 @@
 
 /** Pin every thread of a new team: thread n (omp_get_thread_num()) to entry n of the
  *  strategy's CPU order ("compact", "scatter" or a CPU list). Returns 0, or -1 if any thread
- *  failed (errno of the last failure). */
+ *  failed (errno of the last failure).
+ *  @return 0, or -1 with errno as npl_pin_self() (EINVAL, EXDEV, ENOMEM...). */
 static inline int npl_omp_pin_team(const char *strategy)
 {
     int failed = 0, err = 0;
@@ -29,4 +35,5 @@ static inline int npl_omp_pin_team(const char *strategy)
     return 0;
 }
 
+/** @} */
 #endif

@@ -24,7 +24,7 @@ check "missing node exit code" 2 $rc
 check "missing node message" 1 "$(grep -c 'node 5 does not exist' /tmp/npl_cli_err.$$)"
 rm -f /tmp/npl_cli_err.$$
 $N frobnicate >/dev/null 2>&1; check "unknown command exit code" 2 $?
-check "version" "numaplace 0.1.0" "$($N --version)"
+check "version" "numaplace 0.2.0" "$($N --version)"
 $N topo >/dev/null; check "topo runs" 0 $?
 $N topo --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["nodes"] and d["cpus_allowed"]>0' ; check "topo --json parses" 0 $?
 check "synthetic topo" "4" "$($N topo --json --synthetic 'numa:4 core:1 pu:1' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["nodes"]))')"
