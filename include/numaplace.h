@@ -173,6 +173,16 @@ int npl_topo_cpu_count(const npl_topo *topo);
 /** Number of allowed cores (cores with at least one allowed PU).
  *  @return the count, or -1 with errno EINVAL (NULL topology). */
 int npl_topo_core_count(const npl_topo *topo);
+/** hwloc's bitmap (hwloc_bitmap_t is `struct hwloc_bitmap_s *`): CPU and node sets are hwloc
+ *  bitmaps, so they mix with hwloc calls and have no size limit. Include <hwloc.h> to make one. */
+struct hwloc_bitmap_s;
+/** The allowed CPUs (OS ids) of node `node`, or of the whole topology when node is -1, into
+ *  `set` (an hwloc bitmap the caller allocated; it is overwritten).
+ *  @return 0, or -1 with errno EINVAL (NULL argument, no such node) or ENOMEM. */
+int npl_topo_cpuset(const npl_topo *topo, int node, struct hwloc_bitmap_s *set);
+/** The usable nodes (OS ids: allowed and with memory) of the topology into `set` (overwritten).
+ *  @return 0, or -1 with errno EINVAL (NULL argument) or ENOMEM. */
+int npl_topo_nodeset(const npl_topo *topo, struct hwloc_bitmap_s *set);
 /** Node OS id of CPU cpu_os_id.
  *  @return the node OS id, or -1 with errno EINVAL (NULL topology, unknown CPU, CPU without a
  *          node). */
@@ -348,6 +358,10 @@ int npl_plan_node(const npl_plan *plan, int i);
 /** Thread count of a block policy's static schedule.
  *  @return the count (0 for other policies), or -1 with errno EINVAL (NULL plan). */
 int npl_plan_threads(const npl_plan *plan);
+/** The nodes the plan spreads over into `set` (an hwloc bitmap, overwritten; empty for
+ *  first_touch).
+ *  @return 0, or -1 with errno EINVAL (NULL argument) or ENOMEM. */
+int npl_plan_nodeset(const npl_plan *plan, struct hwloc_bitmap_s *set);
 /** The plan as text, "POLICY nodes=LIST[ threads=T]", like snprintf.
  *  @return the length it needs, or -1 with errno EINVAL (NULL plan, buf NULL with size > 0). */
 int npl_plan_format(const npl_plan *plan, char *buf, size_t size);

@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,17 @@ int npl_plan_node(const npl_plan *pl, int i)
 int npl_plan_threads(const npl_plan *pl)
 {
     return pl ? pl->nthreads : npl__fail(EINVAL, "NULL plan");
+}
+
+int npl_plan_nodeset(const npl_plan *pl, struct hwloc_bitmap_s *set)
+{
+    if (!pl || !set)
+        return npl__fail(EINVAL, "npl_plan_nodeset: NULL argument");
+    hwloc_bitmap_zero(set);
+    for (int i = 0; i < pl->m; i++)
+        if (hwloc_bitmap_set(set, (unsigned)pl->nodes[i]) < 0)
+            return npl__fail(ENOMEM, "out of memory");
+    return 0;
 }
 
 int npl_plan_format(const npl_plan *pl, char *buf, size_t size)

@@ -503,3 +503,27 @@ int npl_topo_node_cpus(const npl_topo *t, int node, int *cpus, int max)
         }
     return n;
 }
+
+int npl_topo_cpuset(const npl_topo *t, int node, struct hwloc_bitmap_s *set)
+{
+    int idx = node < 0 ? -1 : node_idx(t, node);
+    if (!t || !set || node < -1 || (node >= 0 && idx < 0))
+        return npl__fail(EINVAL, "npl_topo_cpuset: NULL argument or no node %d", node);
+    hwloc_bitmap_zero(set);
+    for (int k = 0; k < t->ncpus; k++)
+        if (t->cpus[k].allowed && (idx < 0 || t->cpus[k].node == idx) &&
+            hwloc_bitmap_set(set, (unsigned)t->cpus[k].os) < 0)
+            return npl__fail(ENOMEM, "out of memory");
+    return 0;
+}
+
+int npl_topo_nodeset(const npl_topo *t, struct hwloc_bitmap_s *set)
+{
+    if (!t || !set)
+        return npl__fail(EINVAL, "npl_topo_nodeset: NULL argument");
+    hwloc_bitmap_zero(set);
+    for (int i = 0; i < t->nnodes; i++)
+        if (npl__topo_node_usable(t, i) && hwloc_bitmap_set(set, (unsigned)t->nodes[i].os) < 0)
+            return npl__fail(ENOMEM, "out of memory");
+    return 0;
+}

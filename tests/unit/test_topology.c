@@ -2,6 +2,7 @@
  * (cpuset masks), distances, shapes that overflow. */
 #include "check.h"
 #include <errno.h>
+#include <hwloc.h>
 #include <numaplace.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,6 +84,20 @@ int main(void)
     char buf[128];
     CHECK(npl_plan_format(pl, buf, sizeof buf) > 0 && !strcmp(buf, "cyclic nodes=0,2"),
           "plan format \"%s\"", buf);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    char sbuf[64];
+    CHECK(npl_plan_nodeset(pl, set) == 0 && hwloc_bitmap_list_snprintf(sbuf, sizeof sbuf, set) > 0 &&
+              !strcmp(sbuf, "0,2"),
+          "plan nodeset 0,2 (%s)", sbuf);
+    CHECK(npl_topo_nodeset(t, set) == 0 && hwloc_bitmap_list_snprintf(sbuf, sizeof sbuf, set) > 0 &&
+              !strcmp(sbuf, "0,2"),
+          "usable nodeset of the restricted topology 0,2 (%s)", sbuf);
+    CHECK(npl_topo_cpuset(t, 4, set) == 0 && hwloc_bitmap_list_snprintf(sbuf, sizeof sbuf, set) > 0 &&
+              !strcmp(sbuf, "2"),
+          "cpuset of node 4: CPU 2 (%s)", sbuf);
+    CHECK(npl_topo_cpuset(t, -1, set) == 0 && hwloc_bitmap_weight(set) == 4, "all allowed CPUs");
+    CHECK(npl_topo_cpuset(t, 3, set) == -1 && errno == EINVAL, "cpuset of a hole: EINVAL");
+    hwloc_bitmap_free(set);
     npl_plan_free(pl);
     npl_policy_free(p);
     npl_topo_destroy(t);
