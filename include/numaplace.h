@@ -119,6 +119,10 @@ int npl_topo_core_count(const npl_topo *topo);
 int npl_topo_cpu_node(const npl_topo *topo, int cpu_os_id);
 /** Allowed CPUs of node index idx, written to cpus (up to max); returns their number. */
 int npl_topo_node_cpus(const npl_topo *topo, int idx, int *cpus, int max);
+/** Size of the level-`level` data/unified cache (1..5) above the first allowed CPU, from hwloc;
+ *  topo NULL: this process's. Returns 0, or -1 with errno EINVAL (bad level/NULL bytes) or
+ *  ENOENT (no such cache). */
+int npl_topo_cache_size(const npl_topo *topo, int level, uint64_t *bytes);
 
 /** Capabilities of the running kernel (probed once per process). Never NULL. */
 const struct npl_support *npl_get_support(void);

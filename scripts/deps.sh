@@ -3,7 +3,7 @@
 # Quiet when everything is already there.
 set -eu
 PKGS="gcc make cmake pkg-config libhwloc-dev hwloc libnuma-dev numactl libomp-dev
-      qemu-system-x86 busybox-static python3 python3-matplotlib python3-jsonschema time"
+      qemu-system-x86 busybox-static python3 python3-matplotlib python3-jsonschema time libcjson-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
