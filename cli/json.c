@@ -111,14 +111,67 @@ cJSON *json_add_ints(cJSON *parent, const char *key, const int *v, int n)
     return a;
 }
 
+/* cJSON's compact text laid out for people and for line-oriented tools: ": " and ", " between
+ * items, the members of the top object and the elements of the arrays and objects inside it (depth
+ * <= 2) one per line, deeper containers on one line ({"start": "0x...", "pages": {"0": 12}}). Only
+ * whitespace outside strings is added, so the text is still exactly cJSON's JSON. */
+static int layout(FILE *f, const char *t)
+{
+    int depth = 0, in_str = 0;
+    for (const char *p = t; *p; p++) {
+        char ch = *p;
+        if (in_str) {
+            if (fputc(ch, f) == EOF)
+                return -1;
+            if (ch == '\\' && p[1])
+                fputc(*++p, f);
+            else if (ch == '"')
+                in_str = 0;
+            continue;
+        }
+        switch (ch) {
+        case '"':
+            in_str = 1;
+            fputc(ch, f);
+            break;
+        case '{':
+        case '[':
+            fputc(ch, f);
+            depth++;
+            if (depth <= 2 && p[1] != '}' && p[1] != ']')
+                fprintf(f, "\n%*s", 2 * depth, "");
+            break;
+        case '}':
+        case ']':
+            if (depth <= 2 && p[-1] != '{' && p[-1] != '[')
+                fprintf(f, "\n%*s", 2 * (depth - 1), "");
+            depth--;
+            fputc(ch, f);
+            break;
+        case ',':
+            if (depth <= 2)
+                fprintf(f, ",\n%*s", 2 * depth, "");
+            else
+                fputs(", ", f);
+            break;
+        case ':':
+            fputs(": ", f);
+            break;
+        default:
+            fputc(ch, f);
+        }
+    }
+    return fputc('\n', f) == EOF || ferror(f) ? -1 : 0;
+}
+
 int json_write(FILE *f, const cJSON *root)
 {
     if (!root)
         return -1;
-    char *text = cJSON_Print(root);
+    char *text = cJSON_PrintUnformatted(root);
     if (!text)
         return -1;
-    int rc = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -1 : 0;
+    int rc = layout(f, text);
     cJSON_free(text);
     return rc;
 }
