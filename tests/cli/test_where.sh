@@ -66,7 +66,24 @@ check "exit mid-scan: says partial" 1 "$(grep -c 'partial result' "$T/exit.err")
 check "exit mid-scan: \"partial\": true" True "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["partial"])' <"$T/exit.json")"
 wait $p 2>/dev/null
 
-# 4. a zombie
+# 4. mappings that change between the numa_maps and smaps reads: said, still exit 0, and every
+# address range counted once (no two counted mappings overlap)
+"$W" churn >"$T/churn.out" &
+p=$!; pids="$pids $p"
+wait_ready "$T/churn.out"
+NUMAPLACE_WHERE_TEST_DELAY_MS=300 "$N" where "$p" --json --all >"$T/churn.json" 2>"$T/churn.err"
+check "mappings changed: exit 0" 0 $?
+check "mappings changed: said on stderr" 1 "$(grep -c 'mappings changed during the scan' "$T/churn.err")"
+python3 - "$T/churn.json" <<'PY'; check "mappings changed: flagged, no range counted twice" 0 $?
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = sorted((int(m["start"], 16), int(m.get("end", m["start"]), 16)) for m in d["mappings"])
+overlap = any(b[0] < a[1] for a, b in zip(r, r[1:]))
+sys.exit(0 if d["mappings_changed"] and not overlap and not d["partial"] else 1)
+PY
+kill $p
+
+# 5. a zombie
 "$W" zombie >"$T/zombie.out" &
 p=$!; pids="$pids $p"
 wait_ready "$T/zombie.out"

@@ -2,6 +2,7 @@
  *   where_target many N            N separate mappings of one touched page each, then wait
  *   where_target names DIR NAME... one touched file mapping per name (created in DIR), then wait
  *   where_target exit-after MS N   N mappings, then exit MS milliseconds after "ready"
+ *   where_target churn             after "ready", a new one-page mapping every millisecond
  *   where_target zombie            fork a child that exits at once, never reap it; prints its PID
  * Prints "ready" (zombie: "ready PID") on stdout when set up; waits for SIGTERM/SIGKILL. */
 #define _GNU_SOURCE
@@ -53,6 +54,19 @@ int main(int argc, char **argv)
         fflush(stdout);
         usleep((useconds_t)atol(argv[2]) * 1000);
         return 0;
+    } else if (argc >= 2 && !strcmp(argv[1], "churn")) {
+        if (many(64) < 0)
+            return perror("many"), 1;
+        printf("ready\n");
+        fflush(stdout);
+        for (int i = 0; i < 100000; i++) {
+            char *p = mmap(NULL, 4096, i % 2 ? PROT_READ | PROT_WRITE : PROT_READ,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED && i % 2)
+                *(volatile char *)p = 1;
+            usleep(1000);
+        }
+        return 0;
     } else if (argc >= 2 && !strcmp(argv[1], "zombie")) {
         pid_t c = fork();
         if (c == 0)
@@ -63,7 +77,7 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     } else {
-        fprintf(stderr, "usage: where_target many N | names DIR NAME... | exit-after MS N | zombie\n");
+        fprintf(stderr, "usage: where_target many N | names DIR NAME... | exit-after MS N | churn | zombie\n");
         return 2;
     }
     printf("ready\n");
