@@ -21,6 +21,9 @@ int cli_fail(const char *what);
 /* A file numaplace ships: $env_name if set, else the first readable of rel[0..n-1], each a path
  * relative to the directory of this executable. 0 and the path in out, or -1. */
 int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size);
+/* getopt_long's '?' or ':' for subcommand cmd: prints what was wrong; returns EXIT_USAGE.
+ * Every subcommand's optstring starts with ':' (missing values reported as ':'). */
+int cli_bad_option(const char *cmd, int c, char **argv);
 /* Load a synthetic topology when desc != NULL, else this machine's. */
 int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use);
 #endif

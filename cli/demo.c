@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,27 +68,40 @@ int cmd_demo(int argc, char **argv)
 {
     const char *policy = NULL;
     size_t mib = 64;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help")) {
+    static const struct option opts[] = {{"policy", required_argument, NULL, 'p'},
+                                         {"mib", required_argument, NULL, 'm'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             printf("usage: numaplace demo [--policy STR] [--mib N]\n"
                    "Allocates an N MiB array (default 64) under each policy (or the one given),\n"
                    "and prints the time, system calls, mappings covering the array (1: not split),\n"
                    "intended-vs-actual pages\n"
                    "and the pages per node.\n");
             return 0;
-        } else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
-            policy = argv[++i];
-        } else if (!strcmp(argv[i], "--mib") && i + 1 < argc) {
+        case 'p':
+            policy = optarg;
+            break;
+        case 'm': {
             char *end;
-            mib = strtoul(argv[++i], &end, 10);
-            if (*end || mib == 0 || mib > (1 << 20)) {
-                fprintf(stderr, "numaplace demo: bad --mib \"%s\"\n", argv[i]);
+            errno = 0;
+            mib = strtoul(optarg, &end, 10);
+            if (errno || *end || !*optarg || *optarg == '-' || mib == 0 || mib > (1 << 20)) {
+                fprintf(stderr, "numaplace demo: bad --mib \"%s\"\n", optarg);
                 return EXIT_USAGE;
             }
-        } else {
-            fprintf(stderr, "numaplace demo: unknown option \"%s\"\n", argv[i]);
-            return EXIT_USAGE;
+            break;
         }
+        default:
+            return cli_bad_option("demo", c, argv);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "numaplace demo: unknown option \"%s\"\n", argv[optind]);
+        return EXIT_USAGE;
     }
     const npl_topo *t = npl_topo_self();
     if (!t)

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,16 @@ int cli_fail(const char *what)
 {
     fprintf(stderr, "numaplace: %s: %s (%s)\n", what, npl_last_error(), strerror(errno));
     return EXIT_FAILED;
+}
+
+int cli_bad_option(const char *cmd, int c, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "?";
+    if (c == ':')
+        fprintf(stderr, "numaplace %s: option \"%s\" needs a value\n", cmd, arg);
+    else
+        fprintf(stderr, "numaplace %s: unknown option \"%s\" (try --help)\n", cmd, arg);
+    return EXIT_USAGE;
 }
 
 int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size)

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,49 +17,80 @@ static int parse_size(const char *s, size_t *v)
     return 0;
 }
 
+/* Limits of the synthetic machine of --nodes/--cores-per-node: building it (hwloc's synthetic
+ * topology, then the library's topology struct) grows faster than linearly with PUs and nodes
+ * (1024 x 1024 never finished, 128 x 128 took 251 s, 1024 x 2 takes 5 s); at these limits it
+ * takes about a second on 2 busy cores. */
+#define MAP_MAX_NODES 512
+#define MAP_MAX_CORES 1024
+#define MAP_MAX_PUS 2048
+
 int cmd_map(int argc, char **argv)
 {
     const char *policy = NULL, *synthetic = NULL;
     size_t nodes = 0, pages = 0, cores = 1, page_size = 4096, rows = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    static const struct option opts[] = {{"policy", required_argument, NULL, 'p'},
+                                         {"synthetic", required_argument, NULL, 's'},
+                                         {"nodes", required_argument, NULL, 'n'},
+                                         {"pages", required_argument, NULL, 'k'},
+                                         {"cores-per-node", required_argument, NULL, 'c'},
+                                         {"page-size", required_argument, NULL, 'b'},
+                                         {"rows", required_argument, NULL, 'r'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c, idx = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
         int bad = 0;
-        if (!strcmp(a, "--help")) {
+        switch (c) {
+        case 'h':
             printf("usage: numaplace map --policy STR (--nodes N | --synthetic DESC) --pages K\n"
                    "                     [--cores-per-node C] [--rows R] [--page-size B]\n"
                    "Prints the node of each of K pages under the policy, whitespace-separated.\n"
                    "Pure: no memory is touched, no system call made. --nodes N uses a synthetic\n"
                    "machine of N nodes with C cores each (node ids 0..N-1). --rows R lays the\n"
-                   "pages out as R rows (units for block sizes and thread schedules).\n");
+                   "pages out as R rows (units for block sizes and thread schedules).\n"
+                   "Limits: N <= %d, C <= %d, N x C <= %d (building larger synthetic machines\n"
+                   "takes more than about a second); K <= 2^32.\n",
+                   MAP_MAX_NODES, MAP_MAX_CORES, MAP_MAX_PUS);
             return 0;
-        }
-        if (!v) {
-            fprintf(stderr, "numaplace map: option \"%s\" needs a value\n", a);
-            return EXIT_USAGE;
-        }
-        if (!strcmp(a, "--policy"))
-            policy = v;
-        else if (!strcmp(a, "--synthetic"))
-            synthetic = v;
-        else if (!strcmp(a, "--nodes"))
-            bad = parse_size(v, &nodes) || nodes == 0 || nodes > 1024;
-        else if (!strcmp(a, "--pages"))
-            bad = parse_size(v, &pages) || pages == 0 || pages > (size_t)1 << 32;
-        else if (!strcmp(a, "--cores-per-node"))
-            bad = parse_size(v, &cores) || cores == 0 || cores > 1024;
-        else if (!strcmp(a, "--page-size"))
-            bad = parse_size(v, &page_size) || page_size == 0;
-        else if (!strcmp(a, "--rows"))
-            bad = parse_size(v, &rows) || rows == 0;
-        else {
-            fprintf(stderr, "numaplace map: unknown option \"%s\"\n", a);
-            return EXIT_USAGE;
+        case 'p':
+            policy = optarg;
+            break;
+        case 's':
+            synthetic = optarg;
+            break;
+        case 'n':
+            bad = parse_size(optarg, &nodes) || nodes == 0 || nodes > MAP_MAX_NODES;
+            break;
+        case 'k':
+            bad = parse_size(optarg, &pages) || pages == 0 || pages > (size_t)1 << 32;
+            break;
+        case 'c':
+            bad = parse_size(optarg, &cores) || cores == 0 || cores > MAP_MAX_CORES;
+            break;
+        case 'b':
+            bad = parse_size(optarg, &page_size) || page_size == 0;
+            break;
+        case 'r':
+            bad = parse_size(optarg, &rows) || rows == 0;
+            break;
+        default:
+            return cli_bad_option("map", c, argv);
         }
         if (bad) {
-            fprintf(stderr, "numaplace map: bad value \"%s\" for %s\n", v, a);
+            fprintf(stderr, "numaplace map: bad value \"%s\" for --%s (see --help for the "
+                            "limits)\n", optarg, opts[idx].name);
             return EXIT_USAGE;
         }
-        i++;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "numaplace map: unknown argument \"%s\"\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (!synthetic && nodes * cores > MAP_MAX_PUS) {
+        fprintf(stderr, "numaplace map: --nodes %zu x --cores-per-node %zu is over the limit of "
+                        "%d cores\n", nodes, cores, MAP_MAX_PUS);
+        return EXIT_USAGE;
     }
     if (!policy || !pages || (!nodes && !synthetic)) {
         fprintf(stderr, "numaplace map: --policy, --pages and --nodes (or --synthetic) are "

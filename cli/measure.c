@@ -13,6 +13,8 @@
 #include "measure.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -187,9 +189,10 @@ int measure_run(int quick, int verbose, struct measure_result *r)
     int all = npl_topo_node_count(t, 1);
     for (int i = 0; i < all && r->n < MEASURE_MAX_NODES; i++) {
         struct npl_node_info info;
-        if (npl_topo_node_info(t, i, &info) == 0 && info.allowed && info.memory_bytes) {
+        if (npl_topo_node_info(t, npl_topo_node_id(t, i), &info) == 0 && info.allowed &&
+            info.memory_bytes) {
             r->nodes[r->n] = info.os_id;
-            r->ncpus[r->n] = npl_topo_node_cpus(t, i, r->cpus[r->n], MEASURE_MAX_CPUS);
+            r->ncpus[r->n] = npl_topo_node_cpus(t, info.os_id, r->cpus[r->n], MEASURE_MAX_CPUS);
             r->n++;
         }
     }
@@ -197,12 +200,18 @@ int measure_run(int quick, int verbose, struct measure_result *r)
         fprintf(stderr, "numaplace measure: no usable node\n");
         return EXIT_FAILED;
     }
-    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (llc <= 0)
-        llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (llc <= 0)
-        llc = 8 << 20;
-    r->llc_bytes = (size_t)llc;
+    /* cache sizes from hwloc (sysconf's can be wrong: 320 MiB LLC said on a 32 MiB machine) */
+    uint64_t cb;
+    for (int l = 5; l >= 1; l--)
+        if (npl_topo_cache_size(t, l, &cb) == 0) {
+            if (!r->llc_bytes)
+                r->llc_bytes = (size_t)cb, r->llc_level = l;
+            if (l <= 2)
+                r->cache_bytes[l] = (size_t)cb;
+        }
+    if (!r->llc_bytes) /* hwloc knows no cache here (some VMs): assume 8 MiB */
+        r->llc_bytes = (size_t)8 << 20;
+    long llc = (long)r->llc_bytes;
     size_t lat_bytes = quick ? (size_t)2 << 20 : (size_t)llc * 2;
     if (!quick && lat_bytes < ((size_t)64 << 20))
         lat_bytes = (size_t)64 << 20;
@@ -217,8 +226,10 @@ int measure_run(int quick, int verbose, struct measure_result *r)
     snprintf(r->note, sizeof r->note, "%s", r->n == 1 ? "one NUMA node: the matrix is 1x1, "
              "there is no remote memory to compare with" : "");
     if (verbose)
-        fprintf(stderr, "measure: %d node(s), LLC %ld KiB, latency buffer %zu KiB, triad arrays "
-                        "3 x %zu KiB%s\n", r->n, llc >> 10, lat_bytes >> 10, (bw_n * 8) >> 10,
+        fprintf(stderr, "measure: %d node(s), L1 %zu KiB, L2 %zu KiB, LLC (L%d) %ld KiB%s, "
+                        "latency buffer %zu KiB, triad arrays 3 x %zu KiB%s\n", r->n,
+                r->cache_bytes[1] >> 10, r->cache_bytes[2] >> 10, r->llc_level, llc >> 10,
+                r->llc_level ? "" : " (unknown: assumed)", lat_bytes >> 10, (bw_n * 8) >> 10,
                 quick ? " (quick)" : "");
     cpu_set_t saved;
     sched_getaffinity(0, sizeof saved, &saved);
@@ -338,7 +349,17 @@ int measure_write_config(const struct measure_result *r, const char *path)
     npl_config_free(c);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) { /* appeared while measuring */
+        free(text);
+        fprintf(stderr, "numaplace measure: %s is a symbolic link: not written (give the file it "
+                        "points to)\n", path);
+        return EXIT_FAILED;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
     int ok = f && fputs(text, f) >= 0;
     if (f && fclose(f) != 0)
         ok = 0;
@@ -384,57 +405,156 @@ void measure_print(FILE *f, const struct measure_result *r)
         fprintf(f, "  %3d thread(s)  %8.0f MB/s\n", k + 1, r->bw_by_threads[k]);
 }
 
-static void default_path(char *out, size_t size)
+/* mkdir -p of the directory part of path (not of path itself) */
+static int mkdir_parents(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+int measure_default_path(char *out, size_t size)
 {
     const char *env = getenv("NUMAPLACE_CONFIG"), *home = getenv("HOME");
     if (env && *env) {
         snprintf(out, size, "%s", env);
-        return;
+        return 0;
     }
-    snprintf(out, size, "%s/.config", home ? home : ".");
-    mkdir(out, 0755);
-    snprintf(out, size, "%s/.config/numaplace", home ? home : ".");
-    mkdir(out, 0755);
-    snprintf(out, size, "%s/.config/numaplace/config", home ? home : ".");
+    if (!home || !*home) {
+        fprintf(stderr, "numaplace measure: HOME is not set (nor NUMAPLACE_CONFIG): there is no "
+                        "config file the library would read; say where to write with --out FILE "
+                        "(and point NUMAPLACE_CONFIG at it), or use --no-write\n");
+        return EXIT_FAILED;
+    }
+    snprintf(out, size, "%s/.config/numaplace/config", home);
+    if (mkdir_parents(out) < 0) {
+        fprintf(stderr, "numaplace measure: cannot create the directory of %s: %s\n", out,
+                strerror(errno));
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+int measure_check_out(const char *who, const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        if (S_ISLNK(sb.st_mode)) {
+            fprintf(stderr, "numaplace %s: %s is a symbolic link: refused (give the file it points "
+                            "to)\n", who, path);
+            return EXIT_FAILED;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            fprintf(stderr, "numaplace %s: %s is not a regular file: refused\n", who, path);
+            return EXIT_FAILED;
+        }
+        /* an existing file must open without following links and be a config to keep */
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "numaplace %s: cannot read %s: %s\n", who, path, strerror(errno));
+            return EXIT_FAILED;
+        }
+        close(fd);
+        npl_config *c = NULL;
+        if (npl_config_load(&c, path) < 0) {
+            fprintf(stderr, "numaplace %s: %s exists but is not a valid config (%s): not "
+                            "overwritten\n", who, path, npl_last_error());
+            return EXIT_FAILED;
+        }
+        npl_config_free(c);
+    } else if (errno != ENOENT) {
+        fprintf(stderr, "numaplace %s: %s: %s\n", who, path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    /* test-write the directory the file will be renamed into */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.check.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int ok = fd >= 0 && write(fd, "\n", 1) == 1;
+    int e = errno;
+    if (fd >= 0 && close(fd) < 0 && ok)
+        ok = 0, e = errno;
+    if (fd >= 0)
+        unlink(tmp);
+    if (!ok) {
+        fprintf(stderr, "numaplace %s: cannot write next to %s: %s\n", who, path, strerror(e));
+        return EXIT_FAILED;
+    }
+    return 0;
 }
 
 int cmd_measure(int argc, char **argv)
 {
     int quick = 0, print_only = 0;
     const char *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
+    static const struct option opts[] = {{"quick", no_argument, NULL, 'q'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"no-write", no_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'q':
             quick = 1;
-        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
-        else if (!strcmp(argv[i], "--no-write"))
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'n':
             print_only = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            break;
+        case 'h':
             printf("usage: numaplace measure [--quick] [--out FILE] [--no-write]\n"
                    "The NUMA factor matrix: latency (pointer chase) and triad bandwidth for every\n"
                    "(CPU node, memory node) pair, the local/remote ratios, latency against working-set\n"
                    "size and bandwidth against threads. Progress on stderr, tables on stdout.\n"
-                   "Writes the [factors] of the platform config FILE (default $NUMAPLACE_CONFIG, else\n"
-                   "~/.config/numaplace/config), keeping its other sections.\n"
+                   "Cache sizes (the latency buffer is larger than the last-level cache) from hwloc.\n"
+                   "Writes the [factors] of the platform config FILE, keeping its other sections.\n"
+                   "Default FILE: the one the library reads, $NUMAPLACE_CONFIG, else\n"
+                   "~/.config/numaplace/config; with neither HOME nor NUMAPLACE_CONFIG set, --out is\n"
+                   "required. FILE is checked before measuring: a symbolic link, a file that is not\n"
+                   "a regular file or not a valid config, or a directory that cannot be written in is\n"
+                   "refused (exit 1).\n"
                    "  --quick     tiny sizes (seconds; the numbers are only indicative)\n"
                    "  --no-write  print only\n"
                    "exit status: 0; 1 measurement or writing failed; 2 bad usage\n");
             return 0;
-        } else {
-            fprintf(stderr, "numaplace measure: unknown argument \"%s\" (try --help)\n", argv[i]);
-            return EXIT_USAGE;
+        default:
+            return cli_bad_option("measure", c, argv);
         }
     }
+    if (optind < argc) {
+        fprintf(stderr, "numaplace measure: unknown argument \"%s\" (try --help)\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    char path[4096];
+    if (!print_only) { /* where the result goes, checked before minutes of measuring */
+        int rc = 0;
+        if (out)
+            snprintf(path, sizeof path, "%s", out);
+        else
+            rc = measure_default_path(path, sizeof path);
+        if (rc == 0)
+            rc = measure_check_out("measure", path);
+        if (rc)
+            return rc;
+    }
     struct measure_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return cli_fail("out of memory");
     int rc = measure_run(quick, 1, r);
     if (rc == 0) {
         measure_print(stdout, r);
         if (!print_only) {
-            char path[4096];
-            if (out)
-                snprintf(path, sizeof path, "%s", out);
-            else
-                default_path(path, sizeof path);
             rc = measure_write_config(r, path);
             if (rc == 0)
                 printf("\nwrote %s\n", path);

@@ -19,7 +19,11 @@
 #include "measure.h"
 #include "recommend.h"
 
+#include "json.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -171,150 +175,129 @@ static int characterize(int quick, const struct measure_result *m, struct charac
     return 0;
 }
 
-/* ---- JSON ---- */
-static void jnum(FILE *f, double v)
+/* ---- JSON (cli/json.c) ---- */
+static double matrix_value(const struct measure_result *m, int which, int i, int j)
 {
-    if (v < 0 || v != v)
-        fputs("null", f);
-    else
-        fprintf(f, "%.6g", v);
+    if (!m->has_cpus[i])
+        return -1;
+    if (which == 0)
+        return m->lat[i][j];
+    if (which == 1)
+        return m->bw[i][j];
+    if (which == 2)
+        return m->lat[i][i] > 0 && m->lat[i][j] > 0 ? m->lat[i][j] / m->lat[i][i] : -1;
+    return m->bw[i][j] > 0 && m->bw[i][i] > 0 ? m->bw[i][i] / m->bw[i][j] : -1;
 }
 
-static void jstr(FILE *f, const char *s)
+/* Create path for writing: never through a symbolic link, never an existing non-regular file. */
+static FILE *open_out(const char *path)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        errno = EINVAL;
+        fd = -1;
     }
-    fputc('"', f);
-}
-
-static void matrix(FILE *f, const struct measure_result *m, int which)
-{
-    fputc('[', f);
-    for (int i = 0; i < m->n; i++) {
-        fprintf(f, "%s[", i ? ", " : "");
-        for (int j = 0; j < m->n; j++) {
-            double v = -1;
-            if (m->has_cpus[i]) {
-                if (which == 0)
-                    v = m->lat[i][j];
-                else if (which == 1)
-                    v = m->bw[i][j];
-                else if (which == 2)
-                    v = m->lat[i][i] > 0 && m->lat[i][j] > 0 ? m->lat[i][j] / m->lat[i][i] : -1;
-                else
-                    v = m->bw[i][j] > 0 && m->bw[i][i] > 0 ? m->bw[i][i] / m->bw[i][j] : -1;
-            }
-            if (j)
-                fputs(", ", f);
-            jnum(f, v);
-        }
-        fputc(']', f);
-    }
-    fputc(']', f);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    if (!f)
+        fprintf(stderr, "numaplace report: cannot write %s: %s\n", path,
+                errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+    return f;
 }
 
 static int write_json(const char *path, int quick, const struct measure_result *m,
                       const struct charac *c, int recs_only_print)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "numaplace report: cannot write %s: %s\n", path, strerror(errno));
-        return EXIT_FAILED;
-    }
     const npl_topo *t = npl_topo_self();
     time_t tt = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", localtime(&tt));
-    fprintf(f, "{\n  \"schema\": \"numaplace-report/1\",\n  \"version\": \"%s\",\n"
-               "  \"generated\": \"%s\",\n  \"quick\": %s,\n",
-            npl_version(), when, quick ? "true" : "false");
+    cJSON *root = json_object();
+    json_add_str(root, "schema", "numaplace-report/1");
+    json_add_str(root, "version", npl_version());
+    json_add_str(root, "generated", when);
+    json_add_bool(root, "quick", quick);
     /* machine */
-    fprintf(f, "  \"machine\": {\n    \"nnodes\": %d,\n    \"cpus_allowed\": %d,\n    \"note\": ",
-            m->n, npl_topo_cpu_count(t));
-    jstr(f, m->note);
-    fprintf(f, ",\n    \"nodes\": [");
+    cJSON *mach = json_add_obj(root, "machine");
+    json_add_num(mach, "nnodes", m->n);
+    json_add_num(mach, "cpus_allowed", npl_topo_cpu_count(t));
+    json_add_str(mach, "note", m->note);
+    cJSON *nodes = json_add_arr(mach, "nodes");
     for (int i = 0; i < m->n; i++) {
         struct npl_node_info info = {0};
-        npl_topo_node_info(t, npl_topo_node_index(t, m->nodes[i]), &info);
-        fprintf(f, "%s\n      {\"os_id\": %d, \"memory_bytes\": %llu, \"cpus\": [", i ? "," : "",
-                m->nodes[i], (unsigned long long)info.memory_bytes);
-        for (int k = 0; k < m->ncpus[i]; k++)
-            fprintf(f, "%s%d", k ? ", " : "", m->cpus[i][k]);
-        fprintf(f, "]}");
+        npl_topo_node_info(t, m->nodes[i], &info);
+        cJSON *o = json_add_obj(nodes, NULL);
+        json_add_num(o, "os_id", m->nodes[i]);
+        json_add_num(o, "memory_bytes", (double)info.memory_bytes);
+        json_add_ints(o, "cpus", m->cpus[i], m->ncpus[i]);
     }
-    fprintf(f, "\n    ],\n    \"distances\": [");
+    cJSON *dist = json_add_arr(mach, "distances");
     for (int i = 0; i < m->n; i++) {
-        fprintf(f, "%s[", i ? ", " : "");
+        cJSON *r = json_add_arr(dist, NULL);
         for (int j = 0; j < m->n; j++)
-            fprintf(f, "%s%d", j ? ", " : "",
-                    npl_topo_distance(t, npl_topo_node_index(t, m->nodes[i]),
-                                      npl_topo_node_index(t, m->nodes[j])));
-        fputc(']', f);
+            json_add_num(r, NULL, npl_topo_distance(t, m->nodes[i], m->nodes[j]));
     }
-    fprintf(f, "]\n  },\n");
     /* factors */
-    fprintf(f, "  \"factors\": {\n    \"nodes\": [");
-    for (int i = 0; i < m->n; i++)
-        fprintf(f, "%s%d", i ? ", " : "", m->nodes[i]);
-    fprintf(f, "],\n    \"latency_buffer_bytes\": %zu,\n    \"triad_array_bytes\": %zu,\n"
-               "    \"llc_bytes\": %zu,\n",
-            m->lat_bytes, m->bw_bytes, m->llc_bytes);
+    cJSON *fac = json_add_obj(root, "factors");
+    json_add_ints(fac, "nodes", m->nodes, m->n);
+    json_add_num(fac, "latency_buffer_bytes", (double)m->lat_bytes);
+    json_add_num(fac, "triad_array_bytes", (double)m->bw_bytes);
+    json_add_num(fac, "llc_bytes", (double)m->llc_bytes);
     const char *names[] = {"latency_ns", "bandwidth_mbs", "numa_factor", "bandwidth_ratio"};
     for (int w = 0; w < 4; w++) {
-        fprintf(f, "    \"%s\": ", names[w]);
-        matrix(f, m, w);
-        fprintf(f, ",\n");
+        cJSON *mat = json_add_arr(fac, names[w]);
+        for (int i = 0; i < m->n; i++) {
+            cJSON *r = json_add_arr(mat, NULL);
+            for (int j = 0; j < m->n; j++)
+                json_add_num_or_null(r, NULL, matrix_value(m, w, i, j));
+        }
     }
-    fprintf(f, "    \"latency_by_size\": [");
+    cJSON *lbs = json_add_arr(fac, "latency_by_size");
     for (int k = 0; k < m->nsizes; k++) {
-        fprintf(f, "%s{\"bytes\": %zu, \"ns\": ", k ? ", " : "", m->sizes[k]);
-        jnum(f, m->lat_by_size[k]);
-        fputc('}', f);
+        cJSON *o = json_add_obj(lbs, NULL);
+        json_add_num(o, "bytes", (double)m->sizes[k]);
+        json_add_num_or_null(o, "ns", m->lat_by_size[k]);
     }
-    fprintf(f, "],\n    \"bandwidth_node\": %d,\n    \"bandwidth_by_threads\": [", m->bw_node);
+    json_add_num(fac, "bandwidth_node", m->bw_node);
+    cJSON *bbt = json_add_arr(fac, "bandwidth_by_threads");
     for (int k = 0; k < m->nthreads; k++) {
-        fprintf(f, "%s{\"threads\": %d, \"mbs\": ", k ? ", " : "", k + 1);
-        jnum(f, m->bw_by_threads[k]);
-        fputc('}', f);
+        cJSON *o = json_add_obj(bbt, NULL);
+        json_add_num(o, "threads", k + 1);
+        json_add_num_or_null(o, "mbs", m->bw_by_threads[k]);
     }
-    fprintf(f, "]\n  },\n");
     /* characterization */
-    fprintf(f, "  \"characterization\": {\n    \"threads\": %d,\n    \"array_bytes\": %zu,\n"
-               "    \"reps\": %d,\n    \"policies\": [",
-            c->nthreads, c->n * sizeof(double), c->reps);
-    for (int p = 0; p < NPOL; p++) {
-        fprintf(f, "%s", p ? ", " : "");
-        jstr(f, c->polstr[p]);
-    }
-    fprintf(f, "],\n    \"results\": [");
-    int first = 1;
+    cJSON *ch = json_add_obj(root, "characterization");
+    json_add_num(ch, "threads", c->nthreads);
+    json_add_num(ch, "array_bytes", (double)(c->n * sizeof(double)));
+    json_add_num(ch, "reps", c->reps);
+    cJSON *pols = json_add_arr(ch, "policies");
+    for (int p = 0; p < NPOL; p++)
+        json_add_str(pols, NULL, c->polstr[p]);
+    cJSON *res = json_add_arr(ch, "results");
     for (int p = 0; p < NPOL; p++)
         for (int o = 0; o < NOPS; o++)
             for (int x = 0; x < NACC; x++)
                 for (int s = 0; s < NSCH; s++) {
                     double sec = c->sec[p][o][x][s];
-                    fprintf(f, "%s\n      {\"op\": \"%s\", \"access\": \"%s\", \"schedule\": \"%s\", "
-                               "\"policy\": \"%s\", \"seconds\": ",
-                            first ? "" : ",", ops[o], accesses[x], scheds[s], policies[p]);
-                    jnum(f, sec);
-                    fprintf(f, ", \"mbs\": ");
-                    jnum(f, sec > 0 ? (double)(c->n * sizeof(double)) * (o == 2 ? 2 : 1) / sec / 1e6 : -1);
-                    fputc('}', f);
-                    first = 0;
+                    cJSON *e = json_add_obj(res, NULL);
+                    json_add_str(e, "op", ops[o]);
+                    json_add_str(e, "access", accesses[x]);
+                    json_add_str(e, "schedule", scheds[s]);
+                    json_add_str(e, "policy", policies[p]);
+                    json_add_num_or_null(e, "seconds", sec);
+                    json_add_num_or_null(e, "mbs", sec > 0 ? (double)(c->n * sizeof(double)) *
+                                                                 (o == 2 ? 2 : 1) / sec / 1e6
+                                                           : -1);
                 }
-    fprintf(f, "\n    ]\n  },\n");
     /* recommendations */
-    fprintf(f, "  \"rule\": \"one node: first_touch; else the fastest policy, ties within 5%% going to "
-               "the first of first_touch, bind_block, cyclic, cyclic_block, skew_mapp, prime_mapp, "
-               "random_block, random, bind_all (cli/recommend.h)\",\n  \"recommendations\": [");
-    first = 1;
+    json_add_str(root, "rule", "one node: first_touch; else the fastest policy, ties within 5% "
+                               "going to the first of first_touch, bind_block, cyclic, "
+                               "cyclic_block, skew_mapp, prime_mapp, random_block, random, "
+                               "bind_all (cli/recommend.h)");
+    cJSON *recs = json_add_arr(root, "recommendations");
     for (int o = 0; o < NOPS; o++)
         for (int x = 0; x < NACC; x++)
             for (int s = 0; s < NSCH; s++) {
@@ -323,25 +306,26 @@ static int write_json(const char *path, int quick, const struct measure_result *
                     e[p] = (struct rec_entry){policies[p], c->sec[p][o][x][s]};
                 char why[256];
                 const char *r = recommend(e, NPOL, m->n, 0.05, why, sizeof why);
-                fprintf(f, "%s\n    {\"op\": \"%s\", \"access\": \"%s\", \"schedule\": \"%s\", "
-                           "\"policy\": ",
-                        first ? "" : ",", ops[o], accesses[x], scheds[s]);
-                if (r)
-                    jstr(f, r);
-                else
-                    fputs("null", f);
-                fprintf(f, ", \"reason\": ");
-                jstr(f, why);
-                fputc('}', f);
+                cJSON *j = json_add_obj(recs, NULL);
+                json_add_str(j, "op", ops[o]);
+                json_add_str(j, "access", accesses[x]);
+                json_add_str(j, "schedule", scheds[s]);
+                json_add_str(j, "policy", r); /* NULL: null */
+                json_add_str(j, "reason", why);
                 if (recs_only_print)
                     printf("  %-10s %-9s %-7s -> %-12s %s\n", ops[o], accesses[x], scheds[s],
                            r ? r : "-", why);
-                first = 0;
             }
-    fprintf(f, "\n  ]\n}\n");
-    int bad = ferror(f);
+    FILE *f = open_out(path);
+    if (!f) {
+        json_free(root);
+        return EXIT_FAILED;
+    }
+    int bad = json_write(f, root) < 0;
+    json_free(root);
+    bad |= ferror(f);
     if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "numaplace report: error writing %s\n", path);
+        fprintf(stderr, "numaplace report: error writing %s: %s\n", path, strerror(errno));
         return EXIT_FAILED;
     }
     return 0;
@@ -349,11 +333,9 @@ static int write_json(const char *path, int quick, const struct measure_result *
 
 static int write_html(const char *path, const struct measure_result *m, const struct charac *c)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "numaplace report: cannot write %s: %s\n", path, strerror(errno));
+    FILE *f = open_out(path);
+    if (!f)
         return EXIT_FAILED;
-    }
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>numaplace report"
                "</title></head><body>\n<h1>numaplace report</h1>\n<p>%d node(s). %s</p>\n"
                "<p>Plots: run <code>python3 tools/report_plot.py DIR</code> (matplotlib); "
@@ -379,7 +361,12 @@ static int write_html(const char *path, const struct measure_result *m, const st
                 fprintf(f, "</tr>\n");
             }
     fprintf(f, "</table>\n</body></html>\n");
-    return fclose(f) == 0 ? 0 : EXIT_FAILED;
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "numaplace report: error writing %s: %s\n", path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    return 0;
 }
 
 /* tools/report_plot.py: $NUMAPLACE_PLOT, next to the binary, or ../tools from a build dir */
@@ -399,24 +386,77 @@ static int find_plot(char *out, size_t size)
 #endif
 }
 
+/* The output directory, before minutes of measuring: created (with its parents), a directory,
+ * and writable (a test file written, flushed and removed). 0, or -1 with the message printed. */
+static int check_dir(const char *dir)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++) { /* mkdir -p */
+        if (*p != '/')
+            continue;
+        *p = 0;
+        mkdir(buf, 0755);
+        *p = '/';
+    }
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        fprintf(stderr, "numaplace report: cannot create %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "numaplace report: --out %s is not a directory\n", dir);
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s/.numaplace-check.%d", dir, (int)getpid());
+    int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    char block[4096];
+    memset(block, '\n', sizeof block);
+    int ok = fd >= 0 && write(fd, block, sizeof block) == (ssize_t)sizeof block;
+    int e = errno;
+    if (fd >= 0) {
+        if ((fsync(fd) < 0 || close(fd) < 0) && ok)
+            ok = 0, e = errno;
+        unlink(buf);
+    }
+    if (!ok) {
+        fprintf(stderr, "numaplace report: cannot write in %s: %s\n", dir, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     int quick = 0, plots = 1;
     const char *dir = "report";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
+    static const struct option opts[] = {{"quick", no_argument, NULL, 'q'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"no-plots", no_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'q':
             quick = 1;
-        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            dir = argv[++i];
-        else if (!strcmp(argv[i], "--no-plots"))
+            break;
+        case 'o':
+            dir = optarg;
+            break;
+        case 'n':
             plots = 0;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            break;
+        case 'h':
             printf("usage: numaplace report [--quick] [--out DIR] [--no-plots]\n"
                    "Topology, the NUMA factor matrix and the characterization run (read/write/\n"
                    "read-write x regular/irregular/random x static/dynamic schedules under\n"
                    "first_touch and every policy), with a recommendation per access pattern.\n"
                    "Writes DIR/results.json (docs/report.schema.json) and DIR/index.html, with\n"
                    "matplotlib plots from tools/report_plot.py when python3-matplotlib is installed.\n"
+                   "DIR is created and test-written before measuring: a DIR that is not a\n"
+                   "directory, or cannot be written in, fails at once (exit 1); files are never\n"
+                   "written through symbolic links.\n"
                    "  --out DIR    default ./report\n"
                    "  --quick      tiny sizes (under 2 minutes on 2 cores; numbers indicative only)\n"
                    "  --no-plots   do not run the plotting script\n"
@@ -424,15 +464,16 @@ int cmd_report(int argc, char **argv)
                    "exit status: 0; 1 a measurement or writing failed (or the plots, when asked\n"
                    "for and python3/matplotlib are present but fail); 2 bad usage\n");
             return 0;
-        } else {
-            fprintf(stderr, "numaplace report: unknown argument \"%s\" (try --help)\n", argv[i]);
-            return EXIT_USAGE;
+        default:
+            return cli_bad_option("report", opt, argv);
         }
     }
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        fprintf(stderr, "numaplace report: cannot create %s: %s\n", dir, strerror(errno));
-        return EXIT_FAILED;
+    if (optind < argc) {
+        fprintf(stderr, "numaplace report: unknown argument \"%s\" (try --help)\n", argv[optind]);
+        return EXIT_USAGE;
     }
+    if (check_dir(dir) < 0)
+        return EXIT_FAILED;
     double t0 = now();
     const npl_topo *t = npl_topo_self();
     if (!t)

@@ -1,37 +1,104 @@
 /* topo.c - numaplace topo [--json] [--synthetic DESC] */
 #include "cli.h"
+#include "json.h"
 
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void print_cpus(const npl_topo *t, int idx)
+static void print_cpus(const npl_topo *t, int node)
 {
     int cpus[4096];
-    int n = npl_topo_node_cpus(t, idx, cpus, 4096);
+    int n = npl_topo_node_cpus(t, node, cpus, 4096);
     for (int i = 0; i < n && i < 4096; i++)
         printf("%s%d", i ? "," : "", cpus[i]);
     if (n == 0)
         printf("-");
 }
 
+static int topo_json(const npl_topo *t, int synthetic)
+{
+    int nn = npl_topo_node_count(t, 1);
+    const struct npl_support *s = npl_get_support();
+    cJSON *root = json_object();
+    json_add_str(root, "version", npl_version());
+    json_add_bool(root, "synthetic", synthetic);
+    json_add_num(root, "cpus_allowed", npl_topo_cpu_count(t));
+    json_add_num(root, "cores_allowed", npl_topo_core_count(t));
+    json_add_num(root, "nodes_usable", npl_topo_node_count(t, 0));
+    cJSON *nodes = json_add_arr(root, "nodes");
+    int *cpus = malloc(sizeof(int) * 4096), *dist = malloc(sizeof(int) * (size_t)(nn > 0 ? nn : 1));
+    for (int i = 0; i < nn && cpus && dist; i++) {
+        struct npl_node_info ni;
+        npl_topo_node_info(t, npl_topo_node_id(t, i), &ni);
+        cJSON *o = json_add_obj(nodes, NULL);
+        json_add_num(o, "id", ni.os_id);
+        json_add_bool(o, "allowed", ni.allowed);
+        json_add_num(o, "memory_bytes", (double)ni.memory_bytes);
+        json_add_num(o, "free_bytes", (double)ni.free_bytes);
+        int n = npl_topo_node_cpus(t, ni.os_id, cpus, 4096);
+        json_add_ints(o, "cpus", cpus, n < 4096 ? n : 4096);
+        for (int j = 0; j < nn; j++)
+            dist[j] = npl_topo_distance(t, ni.os_id, npl_topo_node_id(t, j));
+        json_add_ints(o, "distances", dist, nn);
+    }
+    free(cpus);
+    free(dist);
+    cJSON *caches = json_add_obj(root, "caches_bytes");
+    for (int l = 1; l <= 5; l++) {
+        uint64_t b;
+        char key[8];
+        snprintf(key, sizeof key, "L%d", l);
+        if (npl_topo_cache_size(t, l, &b) == 0)
+            json_add_num(caches, key, (double)b);
+    }
+    cJSON *sup = json_add_obj(root, "support");
+    json_add_num(sup, "get_mempolicy", s->get_mempolicy);
+    json_add_num(sup, "set_mempolicy", s->set_mempolicy);
+    json_add_num(sup, "mbind", s->mbind);
+    json_add_num(sup, "move_pages", s->move_pages);
+    json_add_num(sup, "preferred_many", s->preferred_many);
+    json_add_num(sup, "populate_write", s->populate_write);
+    json_add_num(sup, "thp", s->thp);
+    json_add_num(sup, "hugetlb_2m", s->hugetlb_2m);
+    int rc = json_write(stdout, root);
+    json_free(root);
+    if (rc < 0) {
+        fprintf(stderr, "numaplace topo: cannot write the JSON output\n");
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
 int cmd_topo(int argc, char **argv)
 {
     int json = 0;
     const char *synthetic = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"synthetic", required_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
             json = 1;
-        else if (!strcmp(argv[i], "--synthetic") && i + 1 < argc)
-            synthetic = argv[++i];
-        else if (!strcmp(argv[i], "--help")) {
+            break;
+        case 's':
+            synthetic = optarg;
+            break;
+        case 'h':
             printf("usage: numaplace topo [--json] [--synthetic HWLOC_SYNTHETIC_DESC]\n"
                    "Nodes (OS ids), their allowed CPUs, memory, the SLIT distance matrix, and the\n"
                    "CPUs and nodes this process may use (affinity mask, cpuset Mems_allowed).\n");
             return 0;
-        } else {
-            fprintf(stderr, "numaplace topo: unknown option \"%s\"\n", argv[i]);
-            return EXIT_USAGE;
+        default:
+            return cli_bad_option("topo", c, argv);
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "numaplace topo: unknown argument \"%s\"\n", argv[optind]);
+        return EXIT_USAGE;
     }
     npl_topo *own;
     const npl_topo *t;
@@ -39,33 +106,9 @@ int cmd_topo(int argc, char **argv)
         return cli_fail("cannot load the topology");
     int nn = npl_topo_node_count(t, 1), usable = npl_topo_node_count(t, 0);
     const struct npl_support *s = npl_get_support();
+    int rc = 0;
     if (json) {
-        printf("{\n  \"version\": \"%s\",\n  \"synthetic\": %s,\n", npl_version(),
-               synthetic ? "true" : "false");
-        printf("  \"cpus_allowed\": %d,\n  \"cores_allowed\": %d,\n  \"nodes_usable\": %d,\n",
-               npl_topo_cpu_count(t), npl_topo_core_count(t), usable);
-        printf("  \"nodes\": [\n");
-        for (int i = 0; i < nn; i++) {
-            struct npl_node_info ni;
-            npl_topo_node_info(t, i, &ni);
-            printf("    {\"id\": %d, \"allowed\": %s, \"memory_bytes\": %llu, \"free_bytes\": %llu, "
-                   "\"cpus\": [",
-                   ni.os_id, ni.allowed ? "true" : "false", (unsigned long long)ni.memory_bytes,
-                   (unsigned long long)ni.free_bytes);
-            int cpus[4096];
-            int n = npl_topo_node_cpus(t, i, cpus, 4096);
-            for (int k = 0; k < n && k < 4096; k++)
-                printf("%s%d", k ? ", " : "", cpus[k]);
-            printf("], \"distances\": [");
-            for (int j = 0; j < nn; j++)
-                printf("%s%d", j ? ", " : "", npl_topo_distance(t, i, j));
-            printf("]}%s\n", i + 1 < nn ? "," : "");
-        }
-        printf("  ],\n  \"support\": {\"get_mempolicy\": %d, \"set_mempolicy\": %d, \"mbind\": %d, "
-               "\"move_pages\": %d, \"preferred_many\": %d, \"populate_write\": %d, \"thp\": %d, "
-               "\"hugetlb_2m\": %d}\n}\n",
-               s->get_mempolicy, s->set_mempolicy, s->mbind, s->move_pages, s->preferred_many,
-               s->populate_write, s->thp, s->hugetlb_2m);
+        rc = topo_json(t, synthetic != NULL);
     } else {
         printf("%d NUMA node%s (%d usable by this process), %d CPUs and %d cores allowed%s\n", nn,
                nn == 1 ? "" : "s", usable, npl_topo_cpu_count(t), npl_topo_core_count(t),
@@ -73,11 +116,11 @@ int cmd_topo(int argc, char **argv)
         printf("%-6s %-8s %12s %12s  %s\n", "node", "allowed", "memory MiB", "free MiB", "cpus");
         for (int i = 0; i < nn; i++) {
             struct npl_node_info ni;
-            npl_topo_node_info(t, i, &ni);
+            npl_topo_node_info(t, npl_topo_node_id(t, i), &ni);
             printf("%-6d %-8s %12llu %12llu  ", ni.os_id, ni.allowed ? "yes" : "NO",
                    (unsigned long long)(ni.memory_bytes >> 20),
                    (unsigned long long)(ni.free_bytes >> 20));
-            print_cpus(t, i);
+            print_cpus(t, ni.os_id);
             printf("\n");
         }
         printf("distances:\n      ");
@@ -87,9 +130,17 @@ int cmd_topo(int argc, char **argv)
         for (int i = 0; i < nn; i++) {
             printf("%5d ", npl_topo_node_id(t, i));
             for (int j = 0; j < nn; j++)
-                printf("%5d", npl_topo_distance(t, i, j));
+                printf("%5d", npl_topo_distance(t, npl_topo_node_id(t, i), npl_topo_node_id(t, j)));
             printf("\n");
         }
+        printf("caches:");
+        int any = 0;
+        for (int l = 1; l <= 5; l++) {
+            uint64_t b;
+            if (npl_topo_cache_size(t, l, &b) == 0)
+                printf(" L%d %llu KiB", l, (unsigned long long)(b >> 10)), any = 1;
+        }
+        printf("%s\n", any ? "" : " unknown");
         if (!synthetic) {
             printf("kernel support: get_mempolicy=%s set_mempolicy=%s mbind=%s move_pages=%s "
                    "preferred_many=%s populate_write=%s\n",
@@ -105,5 +156,5 @@ int cmd_topo(int argc, char **argv)
         }
     }
     npl_topo_destroy(own);
-    return 0;
+    return rc;
 }

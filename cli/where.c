@@ -1,60 +1,295 @@
-/* where.c - numaplace where PID [--json]: pages per node of a running process, per mapping and
- * in total, from /proc/PID/numa_maps (N<node>=<pages>, kernelpagesize_kB) and /proc/PID/smaps
- * (AnonHugePages: transparent huge pages). Exit: 0; 1 the process is gone or unreadable; 2 usage. */
+/* where.c - numaplace where PID [--json] [--all]: pages per node of a running process, per mapping
+ * and in total, from /proc/PID/numa_maps (N<node>=<pages>, kernelpagesize_kB) and /proc/PID/smaps
+ * (mapping ends, path names, AnonHugePages: transparent huge pages).
+ *
+ * One linear pass: each file is read whole into memory first (one scan of the process's mappings
+ * per file), then parsed; the two are merged by start address (sorted, binary search). Mappings
+ * may change between (or during) the two reads - next-touch splits and merges them - so the sets
+ * of ranges are compared ("mappings changed during the scan") and totals are summed by address
+ * range, a range that overlaps one already counted being skipped: nothing is counted twice.
+ * Exit: 0; 1 the process is gone, unreadable, a zombie, or exited during the scan (partial
+ * result, said on stderr and as "partial": true); 2 usage. */
+#define _GNU_SOURCE
 #include "cli.h"
+#include "json.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAXN 1024
 
-struct mapping {
+struct smap {
     unsigned long start, end;
+    const char *name; /* path, [heap], [stack], ... or "" (points into the smaps text) */
+    long thp_kb;      /* AnonHugePages */
+};
+struct nmap {
+    unsigned long start;
     char policy[64];
-    long pages[MAXN];  /* in the mapping's page size */
-    long page_kb;
-    long thp_kb;       /* AnonHugePages */
-    char what[128];    /* file name, heap, stack, anon */
+    const char *what;        /* heap, stack, huge, anon, or the file= value (points into text) */
+    long page_kb, present;
+    size_t first, count;     /* its (node, pages) pairs in the pair array */
+};
+struct pair {
+    int node;
+    long pages;
 };
 
-static long thp_of(const char *pid, unsigned long start)
+/* The whole file at dirfd/name into a malloc'ed, NUL-terminated buffer. 0, or -1 + errno. */
+static int read_all(int dirfd, const char *name, char **out, size_t *len)
 {
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%s/smaps", pid);
-    FILE *f = fopen(path, "r");
-    int in = 0;
-    long kb = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long s, e;
-        if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' '))
-            in = s == start;
-        else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+    *out = NULL;
+    *len = 0;
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (cap - n < 4096 + 1) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            buf = NULL;
+            errno = e;
             break;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
     }
-    if (f)
-        fclose(f);
-    return in ? kb : 0;
+    int e = errno;
+    close(fd);
+    if (!buf) {
+        errno = e;
+        return -1;
+    }
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* State letter of /proc/PID/stat (R, S, D, Z, X, ...), or 0 if the process is gone/unreadable. */
+static char proc_state(int dirfd)
+{
+    char *text;
+    size_t len;
+    if (read_all(dirfd, "stat", &text, &len) < 0)
+        return 0;
+    char *p = strrchr(text, ')'), st = 0;
+    if (p && p[1] == ' ')
+        st = p[2];
+    free(text);
+    return st;
+}
+
+static int cmp_smap(const void *a, const void *b)
+{
+    unsigned long x = ((const struct smap *)a)->start, y = ((const struct smap *)b)->start;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_nmap(const void *a, const void *b)
+{
+    unsigned long x = ((const struct nmap *)a)->start, y = ((const struct nmap *)b)->start;
+    return x < y ? -1 : x > y;
+}
+
+/* Parse smaps text (modified in place: names NUL-terminated). */
+static int parse_smaps(char *text, struct smap **out, size_t *n)
+{
+    size_t cap = 256, k = 0;
+    struct smap *v = malloc(cap * sizeof *v);
+    if (!v)
+        return -1;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        unsigned long s, e;
+        int off = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s%n", &s, &e, &off) == 2 && off > 0 &&
+            strchr(line, '-') < strchr(line, ' ')) {
+            if (k == cap) {
+                struct smap *nv = realloc(v, cap * 2 * sizeof *v);
+                if (!nv) {
+                    free(v);
+                    return -1;
+                }
+                v = nv;
+                cap *= 2;
+            }
+            char *name = line + off;
+            while (*name == ' ')
+                name++;
+            v[k++] = (struct smap){s, e, name, 0};
+        } else if (k > 0 && !strncmp(line, "AnonHugePages:", 14)) {
+            v[k - 1].thp_kb = strtol(line + 14, NULL, 10);
+        }
+    }
+    qsort(v, k, sizeof *v, cmp_smap);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/* Parse numa_maps text (modified in place). */
+static int parse_numa_maps(char *text, struct nmap **out, size_t *n, struct pair **pairs_out,
+                           size_t *npairs, int *maxnode)
+{
+    size_t cap = 256, k = 0, pcap = 1024, np = 0;
+    struct nmap *v = malloc(cap * sizeof *v);
+    struct pair *pairs = malloc(pcap * sizeof *pairs);
+    if (!v || !pairs)
+        goto oom;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        char *save = NULL, *tok = strtok_r(line, " ", &save);
+        unsigned long start;
+        if (!tok || sscanf(tok, "%lx", &start) != 1)
+            continue;
+        if (k == cap) {
+            struct nmap *nv = realloc(v, cap * 2 * sizeof *v);
+            if (!nv)
+                goto oom;
+            v = nv;
+            cap *= 2;
+        }
+        struct nmap *m = &v[k++];
+        memset(m, 0, sizeof *m);
+        m->start = start;
+        m->page_kb = 4;
+        m->what = "anon";
+        m->first = np;
+        tok = strtok_r(NULL, " ", &save);
+        snprintf(m->policy, sizeof m->policy, "%s", tok ? tok : "?");
+        while ((tok = strtok_r(NULL, " ", &save))) {
+            int node;
+            long val;
+            if (sscanf(tok, "N%d=%ld", &node, &val) == 2 && node >= 0 && node < MAXN) {
+                if (np == pcap) {
+                    struct pair *npv = realloc(pairs, pcap * 2 * sizeof *pairs);
+                    if (!npv)
+                        goto oom;
+                    pairs = npv;
+                    pcap *= 2;
+                }
+                pairs[np++] = (struct pair){node, val};
+                m->count++;
+                m->present += val;
+                if (node > *maxnode)
+                    *maxnode = node;
+            } else if (sscanf(tok, "kernelpagesize_kB=%ld", &val) == 1) {
+                m->page_kb = val;
+            } else if (!strncmp(tok, "file=", 5)) {
+                m->what = tok + 5;
+            } else if (!strcmp(tok, "heap") || !strcmp(tok, "stack") || !strcmp(tok, "huge")) {
+                m->what = tok;
+            }
+        }
+    }
+    qsort(v, k, sizeof *v, cmp_nmap);
+    *out = v;
+    *n = k;
+    *pairs_out = pairs;
+    *npairs = np;
+    return 0;
+oom:
+    free(v);
+    free(pairs);
+    return -1;
+}
+
+static const struct smap *find_smap(const struct smap *v, size_t n, unsigned long start)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].start == start ? &v[lo] : NULL;
+}
+
+/* numa_maps escapes ' ', '\t', '\n' and '=' in file names as \ooo: undo it (in place). */
+static void unescape_octal(char *s)
+{
+    char *o = s;
+    for (; *s; s++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+            s[3] >= '0' && s[3] <= '7') {
+            *o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+            s += 3;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = 0;
+}
+
+static int usage_where(FILE *f)
+{
+    fprintf(f, "usage: numaplace where PID [--json] [--all]\n"
+               "Pages per node of a running process, per mapping (those with pages present;\n"
+               "--all: every mapping) and in total; huge pages are counted as such.\n"
+               "Reads /proc/PID/numa_maps and /proc/PID/smaps once each. When the mappings\n"
+               "change during the scan (the process maps, unmaps, or next-touch splits them) it\n"
+               "says so; totals are summed by address range, never counting a range twice.\n"
+               "Exit status: 0; 1 no such process (or no permission), a zombie, or the process\n"
+               "exited during the scan (partial result, \"partial\": true); 2 bad usage.\n");
+    return 0;
 }
 
 int cmd_where(int argc, char **argv)
 {
     const char *pid = NULL;
     int json = 0, all = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"all", no_argument, NULL, 'a'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
             json = 1;
-        else if (!strcmp(argv[i], "--all"))
+            break;
+        case 'a':
             all = 1;
-        else if (!strcmp(argv[i], "--help")) {
-            printf("usage: numaplace where PID [--json] [--all]\n"
-                   "Pages per node of a running process, per mapping (those with pages present;\n"
-                   "--all: every mapping) and in total; huge pages are counted as such.\n"
-                   "Exit status: 0; 1 no such process (or no permission); 2 bad usage.\n");
-            return 0;
-        } else if (!pid && strspn(argv[i], "0123456789") == strlen(argv[i]) && *argv[i])
+            break;
+        case 'h':
+            return usage_where(stdout);
+        default:
+            return cli_bad_option("where", c, argv);
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!pid && *argv[i] && strspn(argv[i], "0123456789") == strlen(argv[i]) &&
+            strlen(argv[i]) < 12) {
             pid = argv[i];
-        else {
+        } else {
             fprintf(stderr, "numaplace where: bad argument \"%s\"\n", argv[i]);
             return EXIT_USAGE;
         }
@@ -63,84 +298,162 @@ int cmd_where(int argc, char **argv)
         fprintf(stderr, "numaplace where: which PID?\n");
         return EXIT_USAGE;
     }
-    char path[64], line[8192];
-    snprintf(path, sizeof path, "/proc/%s/numa_maps", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s", pid);
+    int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char st = dirfd >= 0 ? proc_state(dirfd) : 0;
+    if (dirfd < 0 || !st) {
         fprintf(stderr, "numaplace where: process %s: %s\n", pid,
-                errno == ENOENT ? "no such process (gone?)" : strerror(errno));
+                dirfd < 0 && errno != ENOENT ? strerror(errno) : "no such process (gone?)");
+        if (dirfd >= 0)
+            close(dirfd);
         return EXIT_FAILED;
     }
-    long total_base[MAXN] = {0}, total_huge[MAXN] = {0}, thp_kb = 0;
-    int maxnode = -1, first = 1;
-    if (json)
-        printf("{\n  \"pid\": %s,\n  \"mappings\": [", pid);
-    else
+    if (st == 'Z' || st == 'X') {
+        fprintf(stderr, "numaplace where: process %s is a zombie (exited, not reaped)\n", pid);
+        close(dirfd);
+        return EXIT_FAILED;
+    }
+    char *ntext = NULL, *stext = NULL;
+    size_t nlen, slen;
+    if (read_all(dirfd, "numa_maps", &ntext, &nlen) < 0) {
+        int e = errno;
+        fprintf(stderr, "numaplace where: process %s: %s\n", pid,
+                e == ENOENT || e == ESRCH ? "no such process (gone?)" : strerror(e));
+        close(dirfd);
+        return EXIT_FAILED;
+    }
+    const char *delay = getenv("NUMAPLACE_WHERE_TEST_DELAY_MS"); /* tests: exit mid-scan */
+    if (delay && *delay)
+        usleep((useconds_t)atoi(delay) * 1000);
+    int smaps_ok = read_all(dirfd, "smaps", &stext, &slen) == 0;
+    char st2 = proc_state(dirfd);
+    close(dirfd);
+    int partial = !smaps_ok || !st2 || st2 == 'Z' || st2 == 'X';
+
+    struct smap *sm = NULL;
+    struct nmap *nm = NULL;
+    struct pair *pairs = NULL;
+    size_t nsm = 0, nnm = 0, npairs = 0;
+    int maxnode = -1;
+    if ((stext && parse_smaps(stext, &sm, &nsm) < 0) ||
+        parse_numa_maps(ntext, &nm, &nnm, &pairs, &npairs, &maxnode) < 0) {
+        fprintf(stderr, "numaplace where: out of memory\n");
+        free(ntext);
+        free(stext);
+        free(sm);
+        return EXIT_FAILED;
+    }
+    /* did the mappings change between (or during) the reads? compare the sets of ranges */
+    int changed = 0;
+    for (size_t i = 1; i < nsm; i++)
+        if (sm[i].start < sm[i - 1].end)
+            changed = 1; /* smaps itself overlaps: split or merged while being read */
+
+    static long total_base[MAXN], total_huge[MAXN];
+    long thp_kb = 0;
+    unsigned long covered = 0;
+    size_t skipped = 0;
+    cJSON *root = NULL, *jmaps = NULL;
+    if (json) {
+        root = json_object();
+        json_add_num(root, "pid", atof(pid));
+        jmaps = json_add_arr(root, "mappings");
+    } else {
         printf("%-18s %-10s %8s  %s\n", "address", "policy", "pagesize", "pages per node");
-    struct mapping m;
-    while (fgets(line, sizeof line, f)) {
-        memset(&m, 0, sizeof m);
-        m.page_kb = 4;
-        char *save = NULL, *tok = strtok_r(line, " \n", &save);
-        if (!tok || sscanf(tok, "%lx", &m.start) != 1)
+    }
+    for (size_t i = 0; i < nnm; i++) {
+        struct nmap *m = &nm[i];
+        const struct smap *s = find_smap(sm, nsm, m->start);
+        if (!s && !partial)
+            changed = 1;
+        unsigned long end = s ? s->end : i + 1 < nnm ? nm[i + 1].start : m->start + 1;
+        if (m->start < covered) { /* overlaps a range already counted */
+            changed = 1;
+            skipped++;
             continue;
-        tok = strtok_r(NULL, " \n", &save);
-        snprintf(m.policy, sizeof m.policy, "%s", tok ? tok : "?");
-        snprintf(m.what, sizeof m.what, "anon");
-        long present = 0;
-        while ((tok = strtok_r(NULL, " \n", &save))) {
-            int node;
-            long v;
-            if (sscanf(tok, "N%d=%ld", &node, &v) == 2 && node >= 0 && node < MAXN) {
-                m.pages[node] = v;
-                present += v;
-                if (node > maxnode)
-                    maxnode = node;
-            } else if (sscanf(tok, "kernelpagesize_kB=%ld", &v) == 1) {
-                m.page_kb = v;
-            } else if (!strncmp(tok, "file=", 5)) {
-                snprintf(m.what, sizeof m.what, "%s", tok + 5);
-            } else if (!strcmp(tok, "heap") || !strcmp(tok, "stack") || !strcmp(tok, "huge")) {
-                snprintf(m.what, sizeof m.what, "%s", tok);
-            }
         }
-        if (!present && !all)
+        if (end > covered)
+            covered = end;
+        const char *what = m->what;
+        if (s && s->name[0] == '/')
+            what = s->name; /* smaps escapes only '\n' in path names: take them from there */
+        else if (what[0] == '/')
+            unescape_octal((char *)what); /* points into the numa_maps text */
+        if (!m->present && !all)
             continue;
-        m.thp_kb = thp_of(pid, m.start);
-        thp_kb += m.thp_kb;
-        for (int n = 0; n <= maxnode && n < MAXN; n++) {
-            if (m.page_kb > 4)
-                total_huge[n] += m.pages[n];
+        long thp = s ? s->thp_kb : 0;
+        thp_kb += thp;
+        for (size_t k = m->first; k < m->first + m->count; k++) {
+            if (m->page_kb > 4)
+                total_huge[pairs[k].node] += pairs[k].pages;
             else
-                total_base[n] += m.pages[n];
+                total_base[pairs[k].node] += pairs[k].pages;
         }
         if (json) {
-            printf("%s\n    {\"start\": \"0x%lx\", \"policy\": \"%s\", \"what\": \"%s\", "
-                   "\"page_kb\": %ld, \"thp_kb\": %ld, \"pages\": {",
-                   first ? "" : ",", m.start, m.policy, m.what, m.page_kb, m.thp_kb);
-            int c = 0;
-            for (int n = 0; n <= maxnode && n < MAXN; n++)
-                if (m.pages[n])
-                    printf("%s\"%d\": %ld", c++ ? ", " : "", n, m.pages[n]);
-            printf("}}");
-            first = 0;
+            cJSON *o = json_add_obj(jmaps, NULL);
+            char addr[32];
+            snprintf(addr, sizeof addr, "0x%lx", m->start);
+            json_add_str(o, "start", addr);
+            if (s) {
+                snprintf(addr, sizeof addr, "0x%lx", s->end);
+                json_add_str(o, "end", addr);
+            }
+            json_add_str(o, "policy", m->policy);
+            json_add_str(o, "what", what);
+            json_add_num(o, "page_kb", (double)m->page_kb);
+            json_add_num(o, "thp_kb", (double)thp);
+            cJSON *pg = json_add_obj(o, "pages");
+            for (size_t k = m->first; k < m->first + m->count; k++) {
+                if (!pairs[k].pages)
+                    continue;
+                char key[16];
+                snprintf(key, sizeof key, "%d", pairs[k].node);
+                json_add_num(pg, key, (double)pairs[k].pages);
+            }
         } else {
-            printf("0x%-16lx %-10.10s %6ldkB ", m.start, m.policy, m.page_kb);
-            for (int n = 0; n <= maxnode && n < MAXN; n++)
-                if (m.pages[n])
-                    printf(" N%d=%ld", n, m.pages[n]);
-            if (m.thp_kb)
-                printf(" (THP %ld kB)", m.thp_kb);
-            printf("  %s\n", m.what);
+            printf("0x%-16lx %-10.10s %6ldkB ", m->start, m->policy, m->page_kb);
+            for (size_t k = m->first; k < m->first + m->count; k++)
+                if (pairs[k].pages)
+                    printf(" N%d=%ld", pairs[k].node, pairs[k].pages);
+            if (thp)
+                printf(" (THP %ld kB)", thp);
+            printf("  %s\n", what);
         }
     }
-    fclose(f);
+    /* smaps ranges that numa_maps did not list */
+    if (!partial && !changed) {
+        for (size_t i = 0; i < nsm && !changed; i++) {
+            size_t lo = 0, hi = nnm;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (nm[mid].start < sm[i].start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if ((lo == nnm || nm[lo].start != sm[i].start) && strcmp(sm[i].name, "[vsyscall]"))
+                changed = 1; /* numa_maps never lists the vsyscall page */
+        }
+    }
+    int rc = 0;
     if (json) {
-        printf("\n  ],\n  \"total\": {");
-        for (int n = 0; n <= maxnode; n++)
-            printf("%s\"%d\": {\"base_pages\": %ld, \"huge_pages\": %ld}", n ? ", " : "", n,
-                   total_base[n], total_huge[n]);
-        printf("},\n  \"thp_kb\": %ld\n}\n", thp_kb);
+        cJSON *tot = json_add_obj(root, "total");
+        for (int n = 0; n <= maxnode; n++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", n);
+            cJSON *o = json_add_obj(tot, key);
+            json_add_num(o, "base_pages", (double)total_base[n]);
+            json_add_num(o, "huge_pages", (double)total_huge[n]);
+        }
+        json_add_num(root, "thp_kb", (double)thp_kb);
+        json_add_bool(root, "partial", partial);
+        json_add_bool(root, "mappings_changed", changed);
+        if (json_write(stdout, root) < 0) {
+            fprintf(stderr, "numaplace where: cannot write the JSON output\n");
+            rc = EXIT_FAILED;
+        }
+        json_free(root);
     } else {
         printf("total base pages:");
         for (int n = 0; n <= maxnode; n++)
@@ -152,5 +465,20 @@ int cmd_where(int argc, char **argv)
         if (thp_kb)
             printf("transparent huge pages: %ld kB\n", thp_kb);
     }
-    return 0;
+    fflush(stdout);
+    if (changed)
+        fprintf(stderr, "numaplace where: process %s: mappings changed during the scan (%zu "
+                        "overlapping range%s not counted again): the result is approximate\n",
+                pid, skipped, skipped == 1 ? "" : "s");
+    if (partial) {
+        fprintf(stderr, "numaplace where: process %s exited during the scan: partial result\n",
+                pid);
+        rc = EXIT_FAILED;
+    }
+    free(ntext);
+    free(stext);
+    free(sm);
+    free(nm);
+    free(pairs);
+    return rc;
 }

@@ -191,6 +191,11 @@ int npl_topo_cpu_node(const npl_topo *topo, int cpu_os_id);
  *  @return their number (may exceed max: only max are written), or -1 with errno EINVAL (NULL
  *          topology, no such node, cpus NULL with max > 0, max < 0). */
 int npl_topo_node_cpus(const npl_topo *topo, int node, int *cpus, int max);
+/** Size of the level-`level` data/unified cache (1..5) above the first allowed CPU, from hwloc
+ *  (recorded when the topology was loaded; topo NULL: this process's).
+ *  @return 0 and *bytes, or -1 with errno EINVAL (bad level, NULL bytes) or ENOENT (no such
+ *          cache). */
+int npl_topo_cache_size(const npl_topo *topo, int level, uint64_t *bytes);
 
 /** Capabilities of the running kernel (probed once per process).
  *  @return the capabilities; never NULL, sets no errno. */

@@ -62,6 +62,9 @@ struct npl_topo {
     int ncpus;
     struct npl_cpu_entry *cpus;   /* ascending OS id */
     int synthetic;
+    /* data/unified cache sizes above the first allowed PU, [level] for levels 1..5 (0: none),
+     * recorded from hwloc while building (npl_topo_cache_size) */
+    uint64_t cache_bytes[6];
 };
 /* Usable node OS ids (allowed, with memory), ascending; returns count. */
 int npl__topo_usable_nodes(const npl_topo *t, int *out, int max);

@@ -164,6 +164,8 @@ static int cmp_cpu(const void *a, const void *b)
     return ((const struct npl_cpu_entry *)a)->os - ((const struct npl_cpu_entry *)b)->os;
 }
 
+static void record_caches(hwloc_topology_t h, struct npl_topo *t); /* at the end of the file */
+
 static int load(npl_topo **out, const char *synthetic)
 {
     *out = NULL;
@@ -227,6 +229,8 @@ static int load(npl_topo **out, const char *synthetic)
         }
         free(mems);
     }
+    if (rc == 0)
+        record_caches(h, t);
     hwloc_topology_destroy(h);
     if (rc < 0) {
         npl_topo_destroy(t);
@@ -525,5 +529,37 @@ int npl_topo_nodeset(const npl_topo *t, struct hwloc_bitmap_s *set)
     for (int i = 0; i < t->nnodes; i++)
         if (npl__topo_node_usable(t, i) && hwloc_bitmap_set(set, (unsigned)t->nodes[i].os) < 0)
             return npl__fail(ENOMEM, "out of memory");
+    return 0;
+}
+
+/* ---- cache sizes (npl_topo_cache_size): recorded while hwloc's topology is still loaded ---- */
+static void record_caches(hwloc_topology_t h, struct npl_topo *t)
+{
+    memset(t->cache_bytes, 0, sizeof t->cache_bytes);
+    int k = 0;
+    while (k < t->ncpus && !t->cpus[k].allowed)
+        k++;
+    hwloc_obj_t pu = k < t->ncpus ? hwloc_get_pu_obj_by_os_index(h, (unsigned)t->cpus[k].os) : NULL;
+    for (hwloc_obj_t o = pu ? pu->parent : NULL; o; o = o->parent) {
+        if (!hwloc_obj_type_is_cache(o->type) || !o->attr)
+            continue;
+        if (o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION)
+            continue;
+        unsigned lvl = o->attr->cache.depth;
+        if (lvl >= 1 && lvl <= 5 && !t->cache_bytes[lvl])
+            t->cache_bytes[lvl] = o->attr->cache.size;
+    }
+}
+
+int npl_topo_cache_size(const npl_topo *topo, int level, uint64_t *bytes)
+{
+    if (level < 1 || level > 5 || !bytes)
+        return npl__fail(EINVAL, "npl_topo_cache_size: bad level %d or NULL bytes", level);
+    const npl_topo *t = topo ? topo : npl_topo_self();
+    if (!t)
+        return -1;
+    if (!t->cache_bytes[level])
+        return npl__fail(ENOENT, "no level-%d data cache", level);
+    *bytes = t->cache_bytes[level];
     return 0;
 }

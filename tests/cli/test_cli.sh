@@ -24,6 +24,20 @@ check "missing node exit code" 2 $rc
 check "missing node message" 1 "$(grep -c 'node 5 does not exist' /tmp/npl_cli_err.$$)"
 rm -f /tmp/npl_cli_err.$$
 $N frobnicate >/dev/null 2>&1; check "unknown command exit code" 2 $?
+# map at its documented limits finishes (about a second), beyond them it is a usage error
+$N map --policy cyclic --nodes 512 --cores-per-node 4 --pages 4 >/dev/null; check "map at the node limit (512 x 4)" 0 $?
+$N map --policy bind_block --nodes 2 --cores-per-node 1024 --pages 4 >/dev/null; check "map at the core limit (2 x 1024)" 0 $?
+$N map --policy cyclic --nodes 1024 --cores-per-node 1024 --pages 4 >/dev/null 2>&1; check "map 1024 x 1024: usage error" 2 $?
+$N map --policy cyclic --nodes 64 --cores-per-node 64 --pages 4 >/dev/null 2>&1; check "map over 2048 cores: usage error" 2 $?
+$N map --policy cyclic --nodes 2 --cores-per-node 1025 --pages 4 >/dev/null 2>&1; check "map 1025 cores per node: usage error" 2 $?
+$N map --policy cyclic --nodes >/dev/null 2>&1; check "map option without value: 2" 2 $?
+$N map --frob >/dev/null 2>&1; check "map unknown option: 2" 2 $?
+$N map --help >/dev/null; check "map --help: 0" 0 $?
+for c in topo demo where measure report; do
+    $N $c --frob >/dev/null 2>&1; check "$c unknown option: 2" 2 $?
+    $N $c --help >/dev/null; check "$c --help: 0" 0 $?
+done
+$N demo --mib 0 >/dev/null 2>&1; check "demo --mib 0: 2" 2 $?
 check "version" "numaplace 0.2.0" "$($N --version)"
 $N topo >/dev/null; check "topo runs" 0 $?
 $N topo --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["nodes"] and d["cpus_allowed"]>0' ; check "topo --json parses" 0 $?

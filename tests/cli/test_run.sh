@@ -80,6 +80,7 @@ $N where 999999999 2>$T/err; check "where on a gone PID: 1" 1 $?
 check "where message" 1 "$(grep -c 'no such process' $T/err)"
 sleep 30 & sp=$!
 check "where --json totals" 1 "$($N where --json $sp | python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(sum(v["base_pages"] for v in d["total"].values()) > 0))')"
+check "where --json: not partial, mappings unchanged" "False False" "$($N where --json $sp | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["partial"], d["mappings_changed"])')"
 kill $sp
 # measure
 $N measure --quick --out $T/m.conf >$T/out 2>&1; check "measure --quick: 0" 0 $?
@@ -118,7 +119,7 @@ rm -rf /tmp/npl_badrep
 for c in topo map demo run where measure report; do
     $N $c --help >/dev/null 2>&1; check "$c --help: 0" 0 $?
 done
-for m in numaplace numaplace-run numaplace-where numaplace-measure numaplace-report; do
+for m in numaplace numaplace-run numaplace-topo numaplace-map numaplace-demo numaplace-where numaplace-measure numaplace-report; do
     f=$SRC/docs/man/$m.1
     check "man page $m.1 exists" 1 "$( [ -f $f ] && echo 1 || echo 0)"
     if command -v groff >/dev/null 2>&1 && [ -f $f ]; then
