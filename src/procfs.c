@@ -168,6 +168,22 @@ bad:
     return -1;
 }
 
+/* The kernel writes maps in several reads and resumes each at the end address of the last
+ * mapping it wrote: a mapping that grew or merged meanwhile can start before that address. Its
+ * part already covered is cut off, so that callers see increasing, disjoint mappings. Returns 0
+ * when nothing is left of it. */
+static int clip_entry(struct npl_maps_entry *e, uintptr_t *prev_end)
+{
+    if (e->end <= *prev_end)
+        return 0;
+    if (e->start < *prev_end) {
+        e->offset += (uint64_t)(*prev_end - e->start);
+        e->start = *prev_end;
+    }
+    *prev_end = e->end;
+    return 1;
+}
+
 int npl__maps_parse_buffer(const char *text, size_t len, npl_maps_cb cb, void *ctx)
 {
     if (!text && len) {
@@ -182,15 +198,12 @@ int npl__maps_parse_buffer(const char *text, size_t len, npl_maps_cb cb, void *c
         struct npl_maps_entry e;
         if (npl__maps_parse_line(text + pos, n, &e) < 0)
             return -1;
-        if (e.start < prev_end) {
-            errno = EINVAL; /* overlapping or out of order: not a maps file */
-            return -1;
-        }
-        prev_end = e.end;
+        pos += n + (nl != NULL);
+        if (!clip_entry(&e, &prev_end))
+            continue;
         int rc = cb ? cb(&e, ctx) : 0;
         if (rc)
             return rc;
-        pos += n + (nl != NULL);
     }
     return 0;
 }
@@ -220,12 +233,13 @@ int npl__maps_foreach(int pid, npl_maps_cb cb, void *ctx)
         if (line[l - 1] == '\n')
             line[--l] = 0;
         struct npl_maps_entry e;
-        if (npl__maps_parse_line(line, l, &e) < 0 || e.start < prev_end) {
+        if (npl__maps_parse_line(line, l, &e) < 0) {
             rc = -1;
             errno = EINVAL;
             break;
         }
-        prev_end = e.end;
+        if (!clip_entry(&e, &prev_end))
+            continue;
         if ((rc = cb ? cb(&e, ctx) : 0) != 0)
             break;
     }

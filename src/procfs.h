@@ -41,8 +41,10 @@ typedef int (*npl_maps_cb)(const struct npl_maps_entry *e, void *ctx);
 /* Parse one line (without its '\n'; len bytes, need not be NUL-terminated): 0, or -1 (EINVAL). */
 int npl__maps_parse_line(const char *line, size_t len, struct npl_maps_entry *e);
 /* Parse a whole maps text (lines separated by '\n', the last one may lack it; NUL bytes are
- * malformed). Returns 0, the callback's non-zero value, or -1 + errno (EINVAL: a malformed line,
- * or start addresses not increasing) without calling npl__fail. */
+ * malformed). Returns 0, the callback's non-zero value, or -1 + errno (EINVAL: a malformed line)
+ * without calling npl__fail. The callback sees increasing, disjoint mappings: the kernel writes
+ * maps in several reads, and a mapping that grew meanwhile can overlap the one before it; the
+ * overlapping part is cut off (a mapping entirely covered already is skipped). */
 int npl__maps_parse_buffer(const char *text, size_t len, npl_maps_cb cb, void *ctx);
 /* Walk /proc/PID/maps (pid 0: self), under the fs root. Same returns; ENOENT etc. when it cannot
  * be read. Does not call npl__fail. */
