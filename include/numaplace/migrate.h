@@ -64,13 +64,19 @@ int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
 #define NPL_NEXT_TOUCH_MAX_RANGES 256
 
 /** Arm [addr, addr+len) (page-aligned start; len rounded up to pages) with chunks of
- *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; raised so that a range has
- *  at most 65536/4 chunks, which bounds the mappings a half-touched range can need). Arming an
- *  armed range again re-arms it (cheap: two system calls). ENOSPC: too many armed ranges. */
+ *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; at most the range; raised
+ *  so that a range has at most 65536/4 chunks, which bounds the mappings a half-touched range can
+ *  need). The range must be mapped with one protection (not PROT_NONE): resolving a chunk and
+ *  disarming restore exactly that protection. Arming an armed range again re-arms it, also while
+ *  other threads touch it (they wait for the arm). Errors: EINVAL (unaligned, empty, mixed
+ *  protections or mappings), EACCES (PROT_NONE), EFAULT (holes, file pages beyond the end of the
+ *  file), EOVERFLOW (sizes that overflow when rounded), ENOSPC (too many armed ranges). A range
+ *  whose memory was unmapped or replaced without a disarm is forgotten, never re-protected. */
 int npl_next_touch_arm(void *addr, size_t len, size_t chunk_bytes);
 /** Arm a library array (whole). */
 int npl_next_touch_arm_array(void *array, size_t chunk_bytes);
-/** Disarm the range that starts at addr: everything becomes accessible where it is. */
+/** Disarm the range that starts at addr: everything gets back the protection it had when it was
+ *  armed, where it is. ENOENT if no range starts there. */
 int npl_next_touch_disarm(void *addr);
 /** Resolve (as if the calling thread touched them) the armed chunks overlapping a buffer, before
  *  a system call writes into it. Memory that is not armed is ignored. */
@@ -83,7 +89,8 @@ int npl_next_touch_register(void *addr, size_t len, size_t chunk_bytes);
 /** Register a library array (whole); ENOENT for a pointer that is not one. */
 int npl_next_touch_register_array(void *array, size_t chunk_bytes);
 /** Re-arm every armed or registered range (the transparent OpenMP mode calls it at new parallel
- *  regions). Do not call it while other threads may be touching those ranges. */
+ *  regions). Safe while other threads touch those ranges, but placement is only meaningful
+ *  between parallel phases. Ranges whose memory is gone or changed are dropped silently. */
 int npl_next_touch_rearm_all(void);
 
 struct npl_next_touch_stats {
