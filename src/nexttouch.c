@@ -320,7 +320,7 @@ static void fork_child(void)
                 atomic_store(&s->state[c], ARMED);
             }
     }
-    pthread_mutex_init(&arm_lock, NULL);
+    pthread_mutex_unlock(&arm_lock); /* taken by fork_prepare in the thread that forked */
 }
 static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
 static void lock(void)
