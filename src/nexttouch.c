@@ -499,12 +499,20 @@ static int probe_step(uintptr_t lo, uintptr_t hi, const struct npl_maps_entry *m
 /* fill s's protection and identity from the maps; 0 or -1 (error set) */
 static int probe(struct slot *s, void *addr, size_t len)
 {
-    if (npl__range_check(addr, len, 0) < 0) /* holes, pages beyond the end of a file */
-        return -1;
     struct probe_ctx p = {.cur = (uintptr_t)addr, .base = (uintptr_t)addr};
     int rc = npl__maps_ranges((uintptr_t)addr, (uintptr_t)addr + len, probe_step, &p);
-    if (rc < 0)
-        return npl__fail(errno, "cannot read /proc/self/maps: %s", strerror(errno));
+    if (rc < 0) { /* no /proc here: private read-write memory assumed, as before */
+        npl__debug("next-touch: /proc/self/maps unreadable (%s): %p+%zu taken as rw-p",
+                   strerror(errno), addr, len);
+        s->shared = 0;
+        s->prot = PROT_READ | PROT_WRITE;
+        s->inode = s->file_off = 0;
+        s->dev_major = s->dev_minor = 0;
+        s->populate = MADV_POPULATE_WRITE;
+        return 0;
+    }
+    if (npl__range_check(addr, len, 0) < 0) /* holes, pages beyond the end of a file */
+        return -1;
     if (rc == 1 || p.n == 0 || p.cur != (uintptr_t)addr + len)
         return npl__fail(EFAULT, "%p+%zu is not entirely mapped", addr, len);
     if (p.bad == 1)
