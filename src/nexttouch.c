@@ -209,7 +209,6 @@ static int resolve(struct slot *s, size_t c)
 /* 1: handled (the access can be retried), 0: not ours */
 static int touch(char *a)
 {
-    unsigned ret = atomic_load(&retired);
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         /* base/len are read before `users` pins the slot: a disarm + re-arm of this slot by other
@@ -252,6 +251,8 @@ static int touch(char *a)
     }
     /* no slot holds a: if a range was retired since this thread last looked, the access may have
      * faulted before its protection came back: retry once */
+    unsigned ret = atomic_load(&retired); /* read after the slots: a slot found inactive was
+                                             * counted (retired++ comes before active = 0) */
     if (ret != retired_seen) {
         retired_seen = ret;
         return 1;
@@ -393,8 +394,8 @@ static int still_ours(struct slot *s)
  * in the memory; handlers of late faults there retry once and then see a real fault */
 static void drop(struct slot *s)
 {
-    atomic_store(&s->active, 0);
     atomic_fetch_add(&retired, 1);
+    atomic_store(&s->active, 0);
     while (atomic_load(&s->users) > 0)
         sched_yield();
     munmap((void *)s->state, s->nchunks);
@@ -632,8 +633,8 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
                 if (arm && (rc = arm_slot(s)) != 0) {
                     if (rc > 0) /* changed under us since probe(): say what it is now */
                         rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
-                    atomic_store(&s->active, 0);
                     atomic_fetch_add(&retired, 1);
+                    atomic_store(&s->active, 0);
                     while (atomic_load(&s->users) > 0)
                         sched_yield();
                     munmap(st, n);

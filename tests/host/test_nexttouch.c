@@ -92,6 +92,7 @@ struct racer {
     _Atomic int *stop;
     uint64_t done; /* increments made */
     int arm_fail;
+    int disarm;    /* a re-armer that also disarms between arms */
 };
 /* a toucher: increments its own word of every page, round after round */
 static void *race_toucher(void *arg)
@@ -111,6 +112,8 @@ static void *race_armer(void *arg)
     while (!atomic_load(r->stop)) {
         if (npl_next_touch_arm(r->buf, RACE_PAGES * 4096, 4096) < 0)
             r->arm_fail++;
+        if (r->disarm && npl_next_touch_disarm(r->buf) < 0)
+            r->arm_fail++;
         r->done++;
     }
     return NULL;
@@ -118,7 +121,7 @@ static void *race_armer(void *arg)
 
 /* nt touchers + na re-armers on one range for `secs`, in a child (a crash is a failure, not the
  * end of the test): exit 0 if every increment is in memory */
-static int race_child(int nt, int na, double secs)
+static int race_child(int nt, int na, double secs, int disarm)
 {
     uint64_t *buf = mmap(NULL, RACE_PAGES * 4096, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -128,7 +131,7 @@ static int race_child(int nt, int na, double secs)
     struct racer r[16];
     pthread_t th[16];
     for (int i = 0; i < nt + na; i++) {
-        r[i] = (struct racer){buf, i, &stop, 0, 0};
+        r[i] = (struct racer){buf, i, &stop, 0, 0, disarm};
         pthread_create(&th[i], NULL, i < nt ? race_toucher : race_armer, &r[i]);
     }
     double t0 = now_s();
@@ -156,7 +159,7 @@ static int race_child(int nt, int na, double secs)
     }
     printf("race %d touchers + %d re-armers: %llu arms\n", nt, na, (unsigned long long)arms);
     fflush(stdout);
-    if (npl_next_touch_disarm(buf) < 0)
+    if (!disarm && npl_next_touch_disarm(buf) < 0)
         rc = 5;
     return rc;
 }
@@ -174,8 +177,9 @@ static int run_child(int (*fn)(void *), void *arg, int timeout)
     return st;
 }
 
-static int race_7_1(void *arg) { (void)arg; return race_child(7, 1, 3.0); }
-static int race_8_armers(void *arg) { (void)arg; return race_child(2, 8, 2.0); }
+static int race_7_1(void *arg) { (void)arg; return race_child(7, 1, 3.0, 0); }
+static int race_8_armers(void *arg) { (void)arg; return race_child(2, 8, 2.0, 0); }
+static int race_disarm(void *arg) { (void)arg; return race_child(4, 1, 2.0, 1); }
 
 /* fork while another thread holds (almost always) arm_lock: the child can arm and disarm */
 static void *lock_holder(void *arg)
@@ -212,6 +216,10 @@ static void test_regressions(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
           "re-arm in a loop while 7 threads increment their words: no crash, every increment "
           "kept (status %#x)", st);
+    st = run_child(race_disarm, NULL, 60);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "arm + disarm in a loop while 4 threads increment: no crash, nothing lost (status %#x)",
+          st);
     st = run_child(race_8_armers, NULL, 60);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
           "8 threads re-arming one range while 2 touch it: no crash, nothing lost (status %#x)",
@@ -352,7 +360,7 @@ static void test_regressions(void)
     uint64_t *buf = mmap(NULL, RACE_PAGES * 4096, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     _Atomic int stop = 0;
-    struct racer r = {buf, 0, &stop, 0, 0};
+    struct racer r = {buf, 0, &stop, 0, 0, 0};
     pthread_t th;
     pthread_create(&th, NULL, lock_holder, &r);
     int bad = 0;
