@@ -221,9 +221,8 @@ static int touch(char *a)
         int handled = 0, arming = 0;
         unsigned seq = atomic_load(&s->seq);
         if (!atomic_load(&s->active) || a < s->base || a >= s->base + s->len) {
-            handled = 0; /* retired meanwhile: decided below, like any fault outside slots */
-            atomic_fetch_sub(&s->users, 1);
-            break;
+            atomic_fetch_sub(&s->users, 1); /* retired or reused meanwhile: another slot may */
+            continue;                       /* hold a now; if none, decided below */
         } else if (seq & 1) {
             handled = arming = 1; /* being re-armed: retry the access until it is armed */
         } else {
