@@ -45,7 +45,7 @@ static int demo_one(const char *str, size_t bytes)
         return cli_fail("check");
     }
     int nn = npl_topo_node_count(t, 1);
-    size_t *counts = calloc((size_t)nn, sizeof *counts), absent = 0;
+    size_t *counts = calloc((size_t)npl_topo_max_node_id(t) + 1, sizeof *counts), absent = 0;
     if (!counts || npl_histogram(a, bytes, counts, &absent) < 0) {
         free(counts);
         npl_free(a);
@@ -57,7 +57,7 @@ static int demo_one(const char *str, size_t bytes)
            polstr, info.last.seconds, info.last.syscalls, maps, maps == 1 ? " " : "s", chk.placed,
            chk.pages, chk.misplaced, chk.absent);
     for (int i = 0; i < nn; i++)
-        printf(" n%d=%zu", npl_topo_node_id(t, i), counts[i]);
+        printf(" n%d=%zu", npl_topo_node_id(t, i), counts[npl_topo_node_id(t, i)]);
     printf("\n");
     free(counts);
     npl_free(a);

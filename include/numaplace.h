@@ -512,8 +512,9 @@ int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol);
  *          max_pages), EOVERFLOW (range wraps around), ENOSYS (move_pages(2) denied), ENOMEM, or
  *          the errno of a failing move_pages(2) (EPERM...). */
 int npl_query_pages(const void *addr, size_t len, int *nodes, size_t max_pages);
-/** Per-node page counts of a range: counts[i] for node index i of npl_topo_self(), plus
- *  *absent pages not present. counts has npl_topo_node_count(npl_topo_self(), 1) entries.
+/** Per-node page counts of a range: counts[n] pages on the node with OS id n, plus *absent (may
+ *  be NULL) pages not present or not mapped. counts has npl_topo_max_node_id(npl_topo_self()) + 1
+ *  entries. Costs follow the mapped pages, not the length of the range.
  *  @return 0, or -1 with errno as npl_query_pages(). */
 int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent);
 /** What a range really got, per node (arrays indexed by node OS id, with

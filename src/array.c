@@ -3,6 +3,7 @@
  * table; each array has its own lock so that two re-placements of one array serialise. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "nexttouch.h"
 #include "numaplace/migrate.h"
 
 #include <errno.h>
@@ -68,6 +69,7 @@ static struct array *acquire(const void *p)
 
 static void destroy(struct array *a)
 {
+    npl__next_touch_forget(a->base, a->mapped); /* an armed array's next-touch state goes too */
     munmap(a->base, a->mapped);
     for (int i = 0; i < a->nseg; i++)
         npl_plan_free(a->seg[i].plan);

@@ -6,9 +6,24 @@
  *
  * The signal handler must be async-signal-safe: it only reads the fixed slot table below (no
  * locks, no malloc), makes raw system calls and uses atomics. A slot's state array is unmapped
- * only after its `users` count (handlers inside it) has drained. */
+ * only after its `users` count (handlers inside it) has drained.
+ *
+ * (Re-)arming while other threads touch the range: a slot's `seq` is odd while it is being armed.
+ * The armer makes it odd, waits until no handler is inside the slot (`users` drained: every
+ * chunk being resolved is DONE), checks that the memory is still the mapping it recorded, then
+ * protects the range, marks every chunk ARMED and makes `seq` even again (a value never used
+ * before, by any slot). A handler increments `users` before it reads `seq` (and the armer writes
+ * `seq` before it reads `users`: both sequentially consistent), so either the armer waits for it
+ * or it sees the odd value and lets the access retry. A fault that finds its chunk DONE retries
+ * once per arming (the access raced with the resolution); a second fault at the same address in
+ * the same arming is a real one (a write to a range that was read-only before arming).
+ *
+ * Protection: arming records the protection the range had (one for the whole range, not
+ * PROT_NONE) and resolving or disarming restores exactly that one. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "nexttouch.h"
+#include "procfs.h"
 #include "numaplace/migrate.h"
 
 #include <errno.h>
@@ -18,6 +33,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -25,6 +41,9 @@
 
 #ifndef MPOL_LOCAL
 #define MPOL_LOCAL 4
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
 #endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -37,23 +56,39 @@ enum { ARMED = 0, BUSY = 1, DONE = 2 };
 struct slot {
     _Atomic int active;
     _Atomic int users;
+    _Atomic unsigned seq; /* odd while the slot is being (re-)armed; even values never reused */
     char *base;
     size_t len, chunk, nchunks;
     size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
+    int prot;    /* the protection found when the range was first armed/registered */
+    int populate; /* MADV_POPULATE_WRITE (private anonymous writable) or _READ */
+    /* the mapping it was: for file mappings, the file and the offset at base */
+    int shared;
+    uint64_t inode, file_off;
+    unsigned dev_major, dev_minor;
     _Atomic unsigned char *state; /* mmap'ed, nchunks entries */
-    _Atomic unsigned epoch;       /* changes at every (re-)arm */
 };
 
 static struct slot slots[NPL_NEXT_TOUCH_MAX_RANGES];
 static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER; /* arm/disarm, not the handler */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static struct sigaction previous;
-/* the last address this thread found already resolved: a second fault there is a real one */
+/* the last address this thread found already resolved, and in which arming: a second fault
+ * there in the same arming is a real one */
 static __thread char *last_done __attribute__((tls_model("initial-exec")));
-static __thread unsigned last_epoch __attribute__((tls_model("initial-exec")));
-static _Atomic unsigned next_epoch;
+static __thread unsigned last_seq __attribute__((tls_model("initial-exec")));
+/* slots retired (disarmed, forgotten) so far, and the count this thread has seen: a fault that
+ * finds no slot retries once after a retirement (it may have hit the range before its
+ * protection was restored) */
+static _Atomic unsigned retired;
+static __thread unsigned retired_seen __attribute__((tls_model("initial-exec")));
+static _Atomic unsigned next_seq;
 static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
 
 static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* a new even sequence value, never used before by any slot (never 0) */
+static unsigned new_seq(void) { return atomic_fetch_add(&next_seq, 2) + 2; }
 
 /* Pull chunk c's present pages to `node` and fault the absent ones in there. Raw system calls
  * only. The chunk is already accessible. */
@@ -86,18 +121,20 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
                 atomic_fetch_add_explicit(&st_failed, 1, memory_order_relaxed);
         }
     }
-    /* absent pages: fault them in here, under the range's MPOL_LOCAL policy */
+    /* absent pages: fault them in here, under the range's MPOL_LOCAL policy (read-only, shared
+     * and file ranges: read-populated, nothing written, no copy-on-write break) */
     if (absent)
-        syscall(SYS_madvise, start, len, MADV_POPULATE_WRITE);
+        syscall(SYS_madvise, start, len, s->populate);
     atomic_fetch_add_explicit(&st_chunks, 1, memory_order_relaxed);
 }
 
+/* give chunks [lo, hi) back the protection the range had */
 static int unprotect(struct slot *s, size_t lo, size_t hi)
 {
     char *a = s->base + lo * s->chunk, *b = s->base + hi * s->chunk;
-    if (b > s->base + s->len)
+    if (hi >= s->nchunks || b > s->base + s->len)
         b = s->base + s->len;
-    return syscall(SYS_mprotect, a, (size_t)(b - a), PROT_READ | PROT_WRITE) < 0 ? -1 : 0;
+    return syscall(SYS_mprotect, a, (size_t)(b - a), s->prot) < 0 ? -1 : 0;
 }
 
 /* Claim chunks from `from` going in direction dir (-1, +1) until a resolved one (its mapping is
@@ -181,10 +218,15 @@ static int touch(char *a)
         if (!atomic_load(&s->active) || a < base || a >= base + len)
             continue;
         atomic_fetch_add(&s->users, 1);
-        int handled = 0;
-        if (atomic_load(&s->active) && a >= s->base && a < s->base + s->len) {
+        int handled = 0, arming = 0;
+        unsigned seq = atomic_load(&s->seq);
+        if (!atomic_load(&s->active) || a < s->base || a >= s->base + s->len) {
+            atomic_fetch_sub(&s->users, 1); /* retired or reused meanwhile: another slot may */
+            continue;                       /* hold a now; if none, decided below */
+        } else if (seq & 1) {
+            handled = arming = 1; /* being re-armed: retry the access until it is armed */
+        } else {
             size_t c = (size_t)(a - s->base) / s->chunk;
-            unsigned epoch = atomic_load(&s->epoch);
             unsigned char expect = ARMED;
             if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
                 handled = resolve(s, c) == 0;
@@ -196,13 +238,23 @@ static int touch(char *a)
             } else {
                 /* DONE: another thread resolved it after our access faulted, so retry once;
                  * faulting again at the same address in the same arming is a real fault */
-                handled = !(last_done == a && last_epoch == epoch);
+                handled = !(last_done == a && last_seq == seq);
             }
             last_done = expect == DONE ? a : NULL;
-            last_epoch = epoch;
+            last_seq = seq;
         }
         atomic_fetch_sub(&s->users, 1);
+        if (arming)
+            sched_yield();
         return handled;
+    }
+    /* no slot holds a: if a range was retired since this thread last looked, the access may have
+     * faulted before its protection came back: retry once */
+    unsigned ret = atomic_load(&retired); /* read after the slots: a slot found inactive was
+                                             * counted (retired++ comes before active = 0) */
+    if (ret != retired_seen) {
+        retired_seen = ret;
+        return 1;
     }
     return 0;
 }
@@ -249,6 +301,35 @@ static int install(void)
     return 0;
 }
 
+/* ---- fork: the child must not inherit a held arm_lock, handlers that no longer run, or chunks
+ * whose resolving thread does not exist there ---- */
+static void fork_prepare(void) { pthread_mutex_lock(&arm_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&arm_lock); }
+static void fork_child(void)
+{
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
+        struct slot *s = &slots[i];
+        atomic_store(&s->users, 0);
+        if (!atomic_load(&s->active))
+            continue;
+        for (size_t c = 0; c < s->nchunks; c++)
+            if (atomic_load(&s->state[c]) == BUSY) { /* its resolver was another thread */
+                char *a = s->base + c * s->chunk;
+                size_t n = c + 1 == s->nchunks ? (size_t)(s->base + s->len - a) : s->chunk;
+                mprotect(a, n, PROT_NONE);
+                atomic_store(&s->state[c], ARMED);
+            }
+    }
+    pthread_mutex_unlock(&arm_lock); /* taken by fork_prepare in the thread that forked */
+}
+static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void lock(void)
+{
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&arm_lock);
+}
+static void unlock(void) { pthread_mutex_unlock(&arm_lock); }
+
 static struct slot *find(const void *base)
 {
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++)
@@ -257,50 +338,215 @@ static struct slot *find(const void *base)
     return NULL;
 }
 
-/* protect everything, MPOL_LOCAL, all chunks armed */
+/* Make the slot's seq odd and wait until no handler is inside it: afterwards nothing but the
+ * caller (holding arm_lock) changes its chunks. Returns the odd value. */
+static unsigned quiesce(struct slot *s)
+{
+    unsigned q = new_seq() - 1;
+    atomic_store(&s->seq, q);
+    while (atomic_load(&s->users) > 0)
+        sched_yield();
+    return q;
+}
+
+/* ---- is the slot's memory still the mapping it recorded? ---- */
+struct verify_ctx {
+    struct slot *s;
+    uintptr_t cur;
+};
+
+static int verify_step(uintptr_t lo, uintptr_t hi, const struct npl_maps_entry *m, void *arg)
+{
+    struct verify_ctx *v = arg;
+    struct slot *s = v->s;
+    if (lo != v->cur)
+        return 1; /* a hole: unmapped */
+    v->cur = hi;
+    if (m->inode != s->inode || m->dev_major != s->dev_major || m->dev_minor != s->dev_minor ||
+        m->shared != s->shared)
+        return 1; /* another mapping */
+    if (m->inode && m->offset - (uint64_t)(m->start - (uintptr_t)s->base) != s->file_off)
+        return 1; /* the same file, other pages */
+    if (m->prot != PROT_NONE && m->prot != s->prot)
+        return 1; /* mprotect'ed by someone else, or a new mapping */
+    size_t c0 = (lo - (uintptr_t)s->base) / s->chunk;
+    size_t c1 = (hi - 1 - (uintptr_t)s->base) / s->chunk;
+    for (size_t c = c0; c <= c1 && c < s->nchunks; c++) {
+        int st = atomic_load(&s->state[c]);
+        if (m->prot == PROT_NONE ? st == DONE && s->prot != PROT_NONE : st == ARMED)
+            return 1; /* armed but accessible, or resolved but protected: not what we left */
+    }
+    return 0;
+}
+
+/* 1 if the slot's memory is still the mapping we armed (call quiesced: no chunk BUSY) */
+static int still_ours(struct slot *s)
+{
+    struct verify_ctx v = {s, (uintptr_t)s->base};
+    int rc = npl__maps_ranges((uintptr_t)s->base, (uintptr_t)s->base + s->len, verify_step, &v);
+    if (rc < 0)
+        return 1; /* cannot tell (no /proc): trust the table, as before */
+    return rc == 0 && v.cur == (uintptr_t)s->base + s->len;
+}
+
+/* drop a quiesced slot (its memory is not ours any more, or is going away): nothing is changed
+ * in the memory; handlers of late faults there retry once and then see a real fault */
+static void drop(struct slot *s)
+{
+    atomic_fetch_add(&retired, 1);
+    atomic_store(&s->active, 0);
+    while (atomic_load(&s->users) > 0)
+        sched_yield();
+    munmap((void *)s->state, s->nchunks);
+    s->state = NULL;
+    npl__debug("next-touch: forgot %p+%zu", (void *)s->base, s->len);
+}
+
+/* Protect everything, MPOL_LOCAL, all chunks armed. The slot must be quiesced (odd seq, no
+ * handler inside); seq becomes even again on return, whatever happens. Returns 0, -1 (error set)
+ * or 1: the memory is not the recorded mapping any more (nothing done; the caller drops it). */
 static int arm_slot(struct slot *s)
 {
     struct npl_counter cnt = {0};
-    atomic_store(&s->epoch, atomic_fetch_add(&next_epoch, 1) + 1);
-    for (size_t c = 0; c < s->nchunks; c++)
-        atomic_store(&s->state[c], ARMED);
+    int rc = 0;
+    if (!still_ours(s))
+        return 1;
     /* MPOL_LOCAL: pages faulted in later land on the toucher's node, and the range keeps a
      * policy, so automatic NUMA balancing still leaves it alone (kernels without MPOL_LOCAL in
      * mbind: MPOL_DEFAULT) */
     if (npl__mbind(&cnt, s->base, s->len, MPOL_LOCAL, NULL, 0, 0) < 0 &&
-        npl__mbind(&cnt, s->base, s->len, MPOL_DEFAULT, NULL, 0, 0) < 0)
-        return npl__fail(errno, "mbind on the armed range failed");
-    if (mprotect(s->base, s->len, PROT_NONE) < 0)
-        return npl__fail(errno, "mprotect(PROT_NONE) on %p+%zu failed", (void *)s->base, s->len);
-    return 0;
+        npl__mbind(&cnt, s->base, s->len, MPOL_DEFAULT, NULL, 0, 0) < 0) {
+        rc = npl__fail(errno, "mbind on the armed range failed");
+    } else if (mprotect(s->base, s->len, PROT_NONE) < 0) {
+        rc = npl__fail(errno, "mprotect(PROT_NONE) on %p+%zu failed", (void *)s->base, s->len);
+        mprotect(s->base, s->len, s->prot); /* it may have been applied in part */
+        for (size_t c = 0; c < s->nchunks; c++)
+            atomic_store(&s->state[c], DONE);
+    } else {
+        for (size_t c = 0; c < s->nchunks; c++)
+            atomic_store(&s->state[c], ARMED);
+    }
+    atomic_store(&s->seq, new_seq());
+    return rc;
 }
 
 /* KernelPageSize of the mapping holding addr (smaps), or the base page size */
 static size_t mapping_page_size(const void *addr)
 {
     size_t ps = psz();
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[256];
+    FILE *f = npl__fs_open("/proc/self/smaps");
+    if (!f)
+        return ps;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
     int in = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi, kb;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-            in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        struct npl_maps_entry e;
+        unsigned long kb;
+        if (line[n - 1] == '\n')
+            line[--n] = 0;
+        if (npl__maps_parse_line(line, (size_t)n, &e) == 0)
+            in = (uintptr_t)addr >= e.start && (uintptr_t)addr < e.end;
         else if (in && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1) {
-            ps = kb * 1024;
+            if (kb > 0 && kb <= SIZE_MAX / 1024)
+                ps = kb * 1024;
             break;
         }
     }
-    if (f)
-        fclose(f);
+    free(line);
+    fclose(f);
     return ps;
 }
 
-/* mark every chunk resolved: the range is known (registered) but not armed */
-static void register_slot(struct slot *s)
+/* ---- what a new range is: one protection, one mapping kind ---- */
+struct probe_ctx {
+    uintptr_t cur;
+    int n, prot, shared, bad;
+    uint64_t inode, file_off;
+    unsigned dev_major, dev_minor;
+    uintptr_t base;
+};
+
+static int probe_step(uintptr_t lo, uintptr_t hi, const struct npl_maps_entry *m, void *arg)
 {
-    for (size_t c = 0; c < s->nchunks; c++)
-        atomic_store(&s->state[c], DONE);
+    struct probe_ctx *p = arg;
+    if (lo != p->cur)
+        return 1; /* hole: npl__range_check reported it already; cannot happen here */
+    p->cur = hi;
+    uint64_t off = m->offset - (uint64_t)(m->start - p->base);
+    if (p->n++ == 0) {
+        p->prot = m->prot;
+        p->shared = m->shared;
+        p->inode = m->inode;
+        p->dev_major = m->dev_major;
+        p->dev_minor = m->dev_minor;
+        p->file_off = off;
+        return 0;
+    }
+    if (m->prot != p->prot) {
+        p->bad = 1;
+        return 2;
+    }
+    if (m->shared != p->shared || m->inode != p->inode || m->dev_major != p->dev_major ||
+        m->dev_minor != p->dev_minor || (m->inode && off != p->file_off)) {
+        p->bad = 2;
+        return 2;
+    }
+    return 0;
+}
+
+/* fill s's protection and identity from the maps; 0 or -1 (error set) */
+static int probe(struct slot *s, void *addr, size_t len)
+{
+    struct probe_ctx p = {.cur = (uintptr_t)addr, .base = (uintptr_t)addr};
+    int rc = npl__maps_ranges((uintptr_t)addr, (uintptr_t)addr + len, probe_step, &p);
+    if (rc < 0) { /* no /proc here: private read-write memory assumed, as before */
+        npl__debug("next-touch: /proc/self/maps unreadable (%s): %p+%zu taken as rw-p",
+                   strerror(errno), addr, len);
+        s->shared = 0;
+        s->prot = PROT_READ | PROT_WRITE;
+        s->inode = s->file_off = 0;
+        s->dev_major = s->dev_minor = 0;
+        s->populate = MADV_POPULATE_WRITE;
+        return 0;
+    }
+    if (npl__range_check(addr, len, 0) < 0) /* holes, pages beyond the end of a file */
+        return -1;
+    if (rc == 1 || p.n == 0 || p.cur != (uintptr_t)addr + len)
+        return npl__fail(EFAULT, "%p+%zu is not entirely mapped", addr, len);
+    if (p.bad == 1)
+        return npl__fail(EINVAL, "%p+%zu has mixed protections: next-touch restores one "
+                                 "protection, arm each part separately", addr, len);
+    if (p.bad == 2)
+        return npl__fail(EINVAL, "%p+%zu spans several mappings of different kinds or files: "
+                                 "arm each separately", addr, len);
+    if (p.prot == PROT_NONE)
+        return npl__fail(EACCES, "%p+%zu is PROT_NONE: nothing can touch it", addr, len);
+    s->prot = p.prot;
+    s->shared = p.shared;
+    s->inode = p.inode;
+    s->dev_major = p.dev_major;
+    s->dev_minor = p.dev_minor;
+    s->file_off = p.file_off;
+    s->populate = !p.shared && !p.inode && (p.prot & PROT_WRITE) ? MADV_POPULATE_WRITE
+                                                                : MADV_POPULATE_READ;
+    return 0;
+}
+
+/* Slots overlapping [lo, hi) whose memory is gone or changed are dropped (locked). */
+static void drop_stale_overlapping(char *lo, char *hi)
+{
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
+        struct slot *o = &slots[i];
+        if (!atomic_load(&o->active) || lo >= o->base + o->len || o->base >= hi)
+            continue;
+        unsigned q = quiesce(o);
+        if (!still_ours(o))
+            drop(o);
+        else
+            atomic_store(&o->seq, q + 1);
+    }
 }
 
 static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
@@ -314,22 +560,42 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         return npl__fail(ENOSYS, "move_pages(2) is not available (ENOSYS/EPERM)");
     size_t page = mapping_page_size(addr); /* hugetlb: the chunk is (a multiple of) the huge page */
     if (page > ps) {
-        if ((uintptr_t)addr % page)
+        if ((page & (page - 1)) || (uintptr_t)addr % page)
             return npl__fail(EINVAL, "%p is not aligned to its %zu-byte pages", addr, page);
         ps = page;
     }
+    if (len > SIZE_MAX - (ps - 1) || (uintptr_t)addr + (len + ps - 1) / ps * ps < (uintptr_t)addr)
+        return npl__fail(EOVERFLOW, "next-touch range %p+%zu: rounded to pages, it wraps around",
+                         addr, len);
     len = (len + ps - 1) / ps * ps;
     if (chunk == 0)
         chunk = NPL_NEXT_TOUCH_DEFAULT_CHUNK;
+    if (chunk > SIZE_MAX - (ps - 1))
+        return npl__fail(EOVERFLOW, "chunk of %zu bytes: rounded to pages, it overflows", chunk);
     chunk = (chunk + ps - 1) / ps * ps;
-    while (len / chunk + (len % chunk != 0) > MAX_CHUNKS)
+    if (chunk > len)
+        chunk = len; /* one chunk: the whole range */
+    while (len / chunk + (len % chunk != 0) > MAX_CHUNKS) {
+        if (chunk > SIZE_MAX / 2)
+            return npl__fail(EOVERFLOW, "chunk size overflows"); /* cannot happen: len < 2^64 */
         chunk *= 2;
-    pthread_mutex_lock(&arm_lock);
+    }
+    lock();
     int rc = install();
     struct slot *s = rc == 0 ? find(addr) : NULL;
+    if (rc == 0 && s) { /* known: still the same memory? */
+        unsigned q = quiesce(s);
+        if (!still_ours(s)) {
+            drop(s);
+            s = NULL;
+        } else {
+            atomic_store(&s->seq, q + 1);
+        }
+    }
     if (rc == 0 && s && (s->len != len || s->chunk != chunk)) {
         rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first", addr);
     } else if (rc == 0 && !s) {
+        drop_stale_overlapping(addr, (char *)addr + len);
         for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES && !s; i++)
             if (!atomic_load(&slots[i].active) && atomic_load(&slots[i].users) == 0)
                 s = &slots[i];
@@ -343,6 +609,10 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         }
         if (!s && rc == 0)
             rc = npl__fail(ENOSPC, "%d ranges are armed already", NPL_NEXT_TOUCH_MAX_RANGES);
+        if (s && probe(s, addr, len) < 0) {
+            rc = -1;
+            s = NULL;
+        }
         if (s) {
             size_t n = len / chunk + (len % chunk != 0);
             void *st = npl__map_nohuge(n);
@@ -355,18 +625,33 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
                 s->page = ps;
                 s->nchunks = n;
                 s->state = st;
-                if (!arm)
-                    register_slot(s);
-                if (!arm || (rc = arm_slot(s)) == 0)
-                    atomic_store(&s->active, 1);
-                else
+                for (size_t c = 0; c < n; c++) /* registered: known, all resolved */
+                    atomic_store(&s->state[c], DONE);
+                atomic_store(&s->seq, new_seq() - 1); /* odd: being armed */
+                atomic_store(&s->active, 1);
+                if (arm && (rc = arm_slot(s)) != 0) {
+                    if (rc > 0) /* changed under us since probe(): say what it is now */
+                        rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
+                    atomic_fetch_add(&retired, 1);
+                    atomic_store(&s->active, 0);
+                    while (atomic_load(&s->users) > 0)
+                        sched_yield();
                     munmap(st, n);
+                    s->state = NULL;
+                } else if (!arm) {
+                    atomic_store(&s->seq, new_seq());
+                }
             }
         }
-    } else if (rc == 0) {
-        rc = arm ? arm_slot(s) : 0; /* re-arm; registering again changes nothing */
+    } else if (rc == 0 && arm) { /* re-arm; registering again changes nothing */
+        quiesce(s);
+        rc = arm_slot(s);
+        if (rc > 0) { /* gone between the two checks */
+            drop(s);
+            rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
+        }
     }
-    pthread_mutex_unlock(&arm_lock);
+    unlock();
     return rc;
 }
 
@@ -396,23 +681,56 @@ int npl_next_touch_arm_array(void *array, size_t chunk)
     return npl_next_touch_arm(info.base, info.bytes, chunk);
 }
 
+/* locked: disarm s (restore its protection if the memory is still ours), free its slot */
+static int disarm_slot(struct slot *s, int quiet)
+{
+    int rc = 0;
+    quiesce(s);
+    if (still_ours(s) && mprotect(s->base, s->len, s->prot) < 0)
+        rc = quiet ? -1 : npl__fail(errno, "mprotect on disarm failed");
+    drop(s);
+    return rc;
+}
+
 int npl_next_touch_disarm(void *addr)
 {
-    pthread_mutex_lock(&arm_lock);
+    lock();
     struct slot *s = find(addr);
-    if (!s) {
-        pthread_mutex_unlock(&arm_lock);
-        return npl__fail(ENOENT, "%p is not the start of an armed range", addr);
-    }
-    int rc = mprotect(s->base, s->len, PROT_READ | PROT_WRITE) < 0
-                 ? npl__fail(errno, "mprotect on disarm failed") : 0;
-    atomic_store(&s->active, 0);
-    while (atomic_load(&s->users) > 0) /* handlers still inside this slot */
-        sched_yield();
-    munmap((void *)s->state, s->nchunks);
-    s->state = NULL;
-    pthread_mutex_unlock(&arm_lock);
+    int rc = s ? disarm_slot(s, 0) : npl__fail(ENOENT, "%p is not the start of an armed range", addr);
+    unlock();
     return rc;
+}
+
+int npl__next_touch_disarm_quiet(void *addr)
+{
+    int e = errno;
+    lock();
+    struct slot *s = find(addr);
+    if (s)
+        disarm_slot(s, 1);
+    unlock();
+    errno = e;
+    return s != NULL;
+}
+
+void npl__next_touch_forget(void *addr, size_t len)
+{
+    char *lo = addr, *hi = lo + len;
+    if (!addr || len == 0)
+        return;
+    if (hi < lo)
+        hi = (char *)UINTPTR_MAX;
+    int e = errno;
+    lock();
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
+        struct slot *s = &slots[i];
+        if (atomic_load(&s->active) && lo < s->base + s->len && s->base < hi) {
+            quiesce(s);
+            drop(s);
+        }
+    }
+    unlock();
+    errno = e;
 }
 
 int npl_next_touch_prepare(void *addr, size_t len)
@@ -420,6 +738,7 @@ int npl_next_touch_prepare(void *addr, size_t len)
     if (!addr || (uintptr_t)addr + len < (uintptr_t)addr)
         return npl__fail(EINVAL, "bad buffer");
     char *lo = addr, *hi = lo + len;
+    lock(); /* no arming meanwhile: every chunk found armed is resolved */
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         if (!atomic_load(&s->active) || hi <= s->base || lo >= s->base + s->len)
@@ -429,17 +748,26 @@ int npl_next_touch_prepare(void *addr, size_t len)
         for (char *p = s->base + (size_t)(a - s->base) / s->chunk * s->chunk; p < b; p += s->chunk)
             touch(p);
     }
+    unlock();
     return 0;
 }
 
 int npl_next_touch_rearm_all(void)
 {
     int rc = 0;
-    pthread_mutex_lock(&arm_lock);
-    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++)
-        if (atomic_load(&slots[i].active) && arm_slot(&slots[i]) < 0)
+    lock();
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
+        struct slot *s = &slots[i];
+        if (!atomic_load(&s->active))
+            continue;
+        quiesce(s);
+        int r = arm_slot(s);
+        if (r > 0)
+            drop(s); /* its memory was unmapped or replaced: not ours to protect */
+        else if (r < 0)
             rc = -1;
-    pthread_mutex_unlock(&arm_lock);
+    }
+    unlock();
     return rc;
 }
 

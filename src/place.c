@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "numaplace/migrate.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -499,6 +500,47 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
     return rc < 0 ? -1 : 0;
 }
 
+struct migrate_walk {
+    char *base;
+    size_t psz, mapped;
+    const struct npl_map *map;
+    struct npl_migrate_result *res;
+    int err;
+};
+
+/* Verify-and-move the pages of one mapped piece [s, e) of a migration. */
+static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *m, void *ctx)
+{
+    (void)m;
+    struct migrate_walk *mw = ctx;
+    size_t p0 = (s - (uintptr_t)mw->base) / mw->psz, p1 = (e - (uintptr_t)mw->base) / mw->psz;
+    int nw = worker_count_per(p1 - p0, MIGRATE_PAGES_PER_WORKER);
+    struct worker w[MAX_WORKERS];
+    memset(w, 0, sizeof w);
+    slice(w, nw, mw->base, p1 - p0, mw->psz, mw->map);
+    for (int i = 0; i < nw; i++) {
+        w[i].first += p0;
+        w[i].last += p0;
+    }
+    int rc = run_workers(w, nw, verify_worker);
+    struct npl_migrate_result *res = mw->res;
+    mw->mapped += p1 - p0;
+    for (int i = 0; i < nw; i++) {
+        res->moved += w[i].moved;
+        res->already += w[i].already;
+        res->absent += w[i].absent;
+        res->failed += w[i].misplaced;
+        res->syscalls += w[i].cnt.syscalls;
+        if (w[i].nfail && !res->first_errno) { /* pieces and slices are in address order */
+            res->first_errno = w[i].fail_errno[0];
+            res->first_fail_addr = w[i].fail_addr[0];
+        }
+    }
+    if (rc < 0)
+        mw->err = errno ? errno : EIO;
+    return rc < 0 ? 1 : 0;
+}
+
 int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                  struct npl_migrate_result *res)
 {
@@ -517,23 +559,17 @@ int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *
     if (npl__map_init(&map, plan, shape, len, psz) < 0)
         return -1;
     size_t npages = len / psz + (len % psz != 0);
-    int nw = worker_count_per(npages, MIGRATE_PAGES_PER_WORKER);
-    struct worker w[MAX_WORKERS];
-    memset(w, 0, sizeof w);
-    slice(w, nw, addr, npages, psz, &map);
-    int rc = run_workers(w, nw, verify_worker);
+    struct migrate_walk mw = {.base = addr, .psz = psz, .map = &map, .res = res};
+    /* only the mapped pieces: the cost follows the mapped pages, not the length of the range */
+    int rc = npl__maps_ranges((uintptr_t)addr, (uintptr_t)addr + npages * psz, migrate_piece, &mw);
+    if (rc < 0 && !mw.err && mw.mapped == 0) /* maps unreadable (no /proc): the whole range */
+        rc = migrate_piece((uintptr_t)addr, (uintptr_t)addr + npages * psz, NULL, &mw);
+    if (mw.err)
+        rc = npl__fail(mw.err, "migration failed: %s", strerror(mw.err));
+    else if (rc < 0)
+        rc = npl__fail(errno, "cannot read this process's mappings");
     res->pages = npages;
-    for (int i = 0; i < nw; i++) {
-        res->moved += w[i].moved;
-        res->already += w[i].already;
-        res->absent += w[i].absent;
-        res->failed += w[i].misplaced;
-        res->syscalls += w[i].cnt.syscalls;
-        if (w[i].nfail && !res->first_errno) { /* slices are in address order */
-            res->first_errno = w[i].fail_errno[0];
-            res->first_fail_addr = w[i].fail_addr[0];
-        }
-    }
+    res->absent += npages - mw.mapped; /* holes: nothing there to move */
     res->seconds = npl__now() - t0;
     npl__migrate_stats_add(res, psz);
     npl__debug("migrated %zu pages: %zu moved, %zu already there, %zu absent, %zu failed, %.3f s",
@@ -541,51 +577,14 @@ int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *
     return rc;
 }
 
-/* A raw range is the caller's: placing touches its pages, so a hole or a read-only part would
- * crash the process. Check in /proc/self/maps that [addr, addr+len) is mapped and writable. */
-static int range_writable(const void *addr, size_t len)
-{
-    uintptr_t cur = (uintptr_t)addr, end = cur + len;
-    if (!addr || len == 0 || end < cur)
-        return 0; /* npl__place reports these */
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f)
-        return 0; /* cannot tell: as before */
-    char line[512];
-    int rc = 1; /* 1: a hole */
-    while (fgets(line, sizeof line, f)) {
-        unsigned long s, e;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) != 3 || e <= cur)
-            continue;
-        if (s > cur)
-            break; /* the next mapping starts after a hole */
-        if (perms[1] != 'w') {
-            rc = 2;
-            break;
-        }
-        cur = e;
-        if (cur >= end) {
-            rc = 0;
-            break;
-        }
-    }
-    fclose(f);
-    if (rc == 1)
-        return npl__fail(EFAULT, "%p+%zu: address %#lx is not mapped", addr, len,
-                         (unsigned long)cur);
-    if (rc == 2)
-        return npl__fail(EACCES, "%p+%zu: address %#lx is not writable", addr, len,
-                         (unsigned long)cur);
-    return 0;
-}
-
 int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan,
                             const npl_shape *shape, unsigned flags)
 {
     if (!plan)
         return npl__fail(EINVAL, "NULL plan");
-    if (range_writable(addr, len) < 0)
+    /* a raw range is the caller's: placing touches its pages, so a hole, a read-only part or
+     * file pages past the end of their file would crash the process (nothing is touched then) */
+    if (npl__range_check(addr, len, 1) < 0)
         return -1;
     return npl__place(addr, len, plan, shape, flags | NPL__F_SPLIT_THP, 0, NULL);
 }

@@ -94,18 +94,23 @@ int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
 #define NPL_NEXT_TOUCH_MAX_RANGES 256
 
 /** Arm [addr, addr+len) (page-aligned start; len rounded up to pages) with chunks of
- *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; raised so that a range has
- *  at most 65536/4 chunks, which bounds the mappings a half-touched range can need). Arming an
- *  armed range again re-arms it (cheap: two system calls).
- *  @return 0, or -1 with errno EINVAL (NULL, empty or unaligned range; armed with another length
- *          or chunk; overlapping an armed range), EOVERFLOW (wraps around), ENOSYS (no
- *          move_pages(2)), ENOSPC (too many armed ranges), ENOMEM, or the errno of
- *          sigaction(2), mbind(2) or mprotect(2). */
+ *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; at most the range; raised
+ *  so that a range has at most 65536/4 chunks, which bounds the mappings a half-touched range can
+ *  need). The range must be mapped with one protection (not PROT_NONE): resolving a chunk and
+ *  disarming restore exactly that protection. Arming an armed range again re-arms it, also while
+ *  other threads touch it (they wait for the arm). A range whose memory was unmapped or replaced
+ *  without a disarm is forgotten, never re-protected.
+ *  @return 0, or -1 with errno EINVAL (NULL, empty or unaligned range; mixed protections or
+ *          mappings; armed with another length or chunk; overlapping an armed range), EACCES
+ *          (PROT_NONE), EFAULT (holes, file pages beyond the end of the file), EOVERFLOW (sizes
+ *          that overflow when rounded), ENOSYS (no move_pages(2)), ENOSPC (too many armed
+ *          ranges), ENOMEM, or the errno of sigaction(2), mbind(2) or mprotect(2). */
 int npl_next_touch_arm(void *addr, size_t len, size_t chunk_bytes);
 /** Arm a library array (whole).
  *  @return as npl_next_touch_arm(), or -1 with errno ENOENT (not a library array). */
 int npl_next_touch_arm_array(void *array, size_t chunk_bytes);
-/** Disarm the range that starts at addr: everything becomes accessible where it is.
+/** Disarm the range that starts at addr: everything gets back the protection it had when it was
+ *  armed, where it is.
  *  @return 0, or -1 with errno ENOENT (addr does not start an armed or registered range), or
  *          mprotect(2)'s errno. */
 int npl_next_touch_disarm(void *addr);
@@ -124,7 +129,8 @@ int npl_next_touch_register(void *addr, size_t len, size_t chunk_bytes);
  *  @return as npl_next_touch_register(), or -1 with errno ENOENT for a pointer that is not one. */
 int npl_next_touch_register_array(void *array, size_t chunk_bytes);
 /** Re-arm every armed or registered range (the transparent OpenMP mode calls it at new parallel
- *  regions). Do not call it while other threads may be touching those ranges.
+ *  regions). Safe while other threads touch those ranges, but placement is only meaningful
+ *  between parallel phases. Ranges whose memory is gone or changed are dropped silently.
  *  @return 0, or -1 with the errno of the first range that could not be armed (mbind(2),
  *          mprotect(2)). */
 int npl_next_touch_rearm_all(void);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <numaplace.h>
 #include <numaplace/migrate.h>
+#include "nexttouch.h" /* npl__next_touch_forget, npl__next_touch_disarm_quiet */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +52,327 @@ static void *counter_thread(void *arg)
     for (int k = 0; k < 1000; k++)
         atomic_fetch_add(c + (k % 64) * 512, 1); /* 64 pages, 16 chunks */
     return NULL;
+}
+
+
+/* ---- regression helpers (re-arm races, protections, stale ranges, fork) ---- */
+
+/* the permissions ("rw-p") of the mapping holding addr, "" if none (lines of any length) */
+static void perms_at(const void *addr, char out[5])
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char *line = NULL;
+    size_t cap = 0;
+    out[0] = 0;
+    while (f && getline(&line, &cap, f) > 0) {
+        unsigned long s, e;
+        char p[5];
+        if (sscanf(line, "%lx-%lx %4s", &s, &e, p) == 3 && (uintptr_t)addr >= s &&
+            (uintptr_t)addr < e) {
+            memcpy(out, p, 5);
+            break;
+        }
+    }
+    free(line);
+    if (f)
+        fclose(f);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define RACE_PAGES 64
+struct racer {
+    uint64_t *buf; /* RACE_PAGES pages */
+    int id;
+    _Atomic int *stop;
+    uint64_t done; /* increments made */
+    int arm_fail;
+    int disarm;    /* a re-armer that also disarms between arms */
+};
+/* a toucher: increments its own word of every page, round after round */
+static void *race_toucher(void *arg)
+{
+    struct racer *r = arg;
+    while (!atomic_load(r->stop))
+        for (int p = 0; p < RACE_PAGES; p++) {
+            r->buf[(size_t)p * 512 + (size_t)r->id * 8]++;
+            r->done++;
+        }
+    return NULL;
+}
+/* a re-armer: arms the same range again and again */
+static void *race_armer(void *arg)
+{
+    struct racer *r = arg;
+    while (!atomic_load(r->stop)) {
+        if (npl_next_touch_arm(r->buf, RACE_PAGES * 4096, 4096) < 0)
+            r->arm_fail++;
+        if (r->disarm && npl_next_touch_disarm(r->buf) < 0)
+            r->arm_fail++;
+        r->done++;
+    }
+    return NULL;
+}
+
+/* nt touchers + na re-armers on one range for `secs`, in a child (a crash is a failure, not the
+ * end of the test): exit 0 if every increment is in memory */
+static int race_child(int nt, int na, double secs, int disarm)
+{
+    uint64_t *buf = mmap(NULL, RACE_PAGES * 4096, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED || npl_next_touch_arm(buf, RACE_PAGES * 4096, 4096) < 0)
+        return 2;
+    _Atomic int stop = 0;
+    struct racer r[16];
+    pthread_t th[16];
+    for (int i = 0; i < nt + na; i++) {
+        r[i] = (struct racer){buf, i, &stop, 0, 0, disarm};
+        pthread_create(&th[i], NULL, i < nt ? race_toucher : race_armer, &r[i]);
+    }
+    double t0 = now_s();
+    while (now_s() - t0 < secs)
+        usleep(10000);
+    atomic_store(&stop, 1);
+    for (int i = 0; i < nt + na; i++)
+        pthread_join(th[i], NULL);
+    int rc = 0;
+    uint64_t arms = 0;
+    for (int i = nt; i < nt + na; i++) {
+        arms += r[i].done;
+        if (r[i].arm_fail)
+            rc = 3;
+    }
+    for (int i = 0; i < nt; i++) {
+        uint64_t sum = 0;
+        for (int p = 0; p < RACE_PAGES; p++)
+            sum += buf[(size_t)p * 512 + (size_t)i * 8];
+        if (sum != r[i].done) {
+            printf("toucher %d: %llu increments in memory, %llu made\n", i,
+                   (unsigned long long)sum, (unsigned long long)r[i].done);
+            rc = 4;
+        }
+    }
+    printf("race %d touchers + %d re-armers: %llu arms\n", nt, na, (unsigned long long)arms);
+    fflush(stdout);
+    if (!disarm && npl_next_touch_disarm(buf) < 0)
+        rc = 5;
+    return rc;
+}
+
+static int run_child(int (*fn)(void *), void *arg, int timeout)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm((unsigned)timeout); /* a deadlock ends as SIGALRM */
+        _exit(fn(arg));
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    return st;
+}
+
+static int race_7_1(void *arg) { (void)arg; return race_child(7, 1, 3.0, 0); }
+static int race_8_armers(void *arg) { (void)arg; return race_child(2, 8, 2.0, 0); }
+static int race_disarm(void *arg) { (void)arg; return race_child(4, 1, 2.0, 1); }
+
+/* fork while another thread holds (almost always) arm_lock: the child can arm and disarm */
+static void *lock_holder(void *arg)
+{
+    struct racer *r = arg;
+    while (!atomic_load(r->stop))
+        npl_next_touch_arm(r->buf, RACE_PAGES * 4096, 4096);
+    return NULL;
+}
+static int fork_child_arms(void *arg)
+{
+    (void)arg;
+    char *m = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (npl_next_touch_arm(m, 16 * 4096, 0) < 0)
+        return 2;
+    m[5] = 1;
+    return npl_next_touch_disarm(m) == 0 && m[5] == 1 ? 0 : 3;
+}
+
+/* a write into a range that was read-only before arming: a real fault */
+static char *ro_target;
+static int write_readonly(void *arg)
+{
+    (void)arg;
+    ro_target[0] = 1;
+    return 0;
+}
+
+static void test_regressions(void)
+{
+    int st;
+    /* 1. re-arming while 7 threads touch; 8 threads re-arming one range */
+    st = run_child(race_7_1, NULL, 60);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "re-arm in a loop while 7 threads increment their words: no crash, every increment "
+          "kept (status %#x)", st);
+    st = run_child(race_disarm, NULL, 60);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "arm + disarm in a loop while 4 threads increment: no crash, nothing lost (status %#x)",
+          st);
+    st = run_child(race_8_armers, NULL, 60);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "8 threads re-arming one range while 2 touch it: no crash, nothing lost (status %#x)",
+          st);
+
+    /* 2. the protection found is the one restored */
+    size_t ps = 4096;
+    char perms[5];
+    char *ro = mmap(NULL, 16 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(npl_next_touch_arm(ro, 16 * ps, 0) == 0, "arm a PROT_READ range: %s", npl_last_error());
+    CHECK(((volatile char *)ro)[5 * ps] == 0, "read an armed read-only range");
+    perms_at(ro + 5 * ps, perms);
+    CHECK(strcmp(perms, "r--p") == 0, "resolved read-only chunk stays r--p (%s)", perms);
+    ro_target = ro + 6 * ps;
+    st = run_child(write_readonly, NULL, 10);
+    CHECK(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0),
+          "a write into the armed read-only range is still a real fault (status %#x)", st);
+    CHECK(npl_next_touch_disarm(ro) == 0, "disarm the read-only range");
+    perms_at(ro + 9 * ps, perms);
+    CHECK(strcmp(perms, "r--p") == 0, "disarmed read-only range is r--p again (%s)", perms);
+    munmap(ro, 16 * ps);
+
+    char path[] = "/tmp/npl_nt_XXXXXX";
+    int fd = mkstemp(path);
+    char blk[4096];
+    memset(blk, 'z', sizeof blk);
+    for (int i = 0; i < 16; i++)
+        CHECK(write(fd, blk, sizeof blk) == (ssize_t)sizeof blk, "write the file");
+    int rfd = open(path, O_RDONLY);
+    char *sh = mmap(NULL, 16 * ps, PROT_READ, MAP_SHARED, rfd, 0);
+    CHECK(npl_next_touch_arm(sh, 16 * ps, 0) == 0, "arm a read-only shared file mapping: %s",
+          npl_last_error());
+    CHECK(((volatile char *)sh)[3 * ps] == 'z', "a plain read of it works");
+    perms_at(sh + 3 * ps, perms);
+    CHECK(strcmp(perms, "r--s") == 0, "and it stays r--s (%s)", perms);
+    CHECK(npl_next_touch_disarm(sh) == 0, "disarm it");
+    perms_at(sh + 12 * ps, perms);
+    CHECK(strcmp(perms, "r--s") == 0, "disarmed: r--s (%s)", perms);
+    munmap(sh, 16 * ps);
+    char *big = mmap(NULL, 64 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ftruncate(fd, (off_t)ps); /* 64 pages over a 1-page file */
+    CHECK(npl_next_touch_arm(big, 64 * ps, 0) == -1 && errno == EFAULT,
+          "a shared file mapping past the end of its file: EFAULT (%d: %s)", errno,
+          npl_last_error());
+    munmap(big, 64 * ps);
+    close(rfd);
+    close(fd);
+    unlink(path);
+
+    char *mix = mmap(NULL, 16 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(mix + 8 * ps, 8 * ps, PROT_READ);
+    CHECK(npl_next_touch_arm(mix, 16 * ps, 0) == -1 && errno == EINVAL,
+          "mixed protections: EINVAL (%s)", npl_last_error());
+    mprotect(mix, 16 * ps, PROT_NONE);
+    CHECK(npl_next_touch_arm(mix, 16 * ps, 0) == -1 && errno == EACCES,
+          "PROT_NONE: EACCES (%s)", npl_last_error());
+    munmap(mix, 16 * ps);
+
+    /* 3. size arithmetic that overflows */
+    char *e = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(npl_next_touch_arm(e, MIB, SIZE_MAX) == -1 && (errno == EOVERFLOW || errno == EINVAL),
+          "chunk SIZE_MAX: EOVERFLOW (%d)", errno);
+    CHECK(npl_next_touch_arm(e, MIB, SIZE_MAX - 4094) == -1 &&
+              (errno == EOVERFLOW || errno == EINVAL),
+          "chunk SIZE_MAX-4094: EOVERFLOW (%d)", errno);
+    struct npl_next_touch_stats s0, s1;
+    npl_next_touch_get_stats(&s0);
+    CHECK(npl_next_touch_arm(e, MIB, SIZE_MAX - 4095) == 0, "chunk SIZE_MAX-4095: one chunk");
+    e[MIB - 1] = 1;
+    e[0] = 2;
+    npl_next_touch_get_stats(&s1);
+    CHECK(s1.chunks - s0.chunks == 1 && e[MIB - 1] == 1, "the whole range was one chunk (%llu)",
+          (unsigned long long)(s1.chunks - s0.chunks));
+    npl_next_touch_disarm(e);
+    CHECK(npl_next_touch_arm(e, SIZE_MAX, 0) == -1 && (errno == EOVERFLOW || errno == EINVAL),
+          "len SIZE_MAX: EOVERFLOW (%d)", errno);
+    CHECK(npl_next_touch_arm(e, SIZE_MAX - 4095, 0) == -1 &&
+              (errno == EOVERFLOW || errno == EINVAL),
+          "len SIZE_MAX-4095: EOVERFLOW (%d)", errno);
+    size_t to_top = (size_t)(UINTPTR_MAX - (uintptr_t)e); /* e + to_top is the last byte */
+    CHECK(npl_next_touch_arm(e, to_top, 0) == -1 &&
+              (errno == EOVERFLOW || errno == EINVAL || errno == EFAULT),
+          "len up to the last address (rounding wraps): refused (%d)", errno);
+    CHECK(npl_next_touch_arm(e, (size_t)1 << 46, 0) == -1 && errno == EFAULT,
+          "64 TiB mostly unmapped: EFAULT (%d)", errno);
+
+    /* 4. ranges that outlive their memory */
+    npl_policy *p;
+    npl_policy_parse(&p, "first_touch");
+    char *arr = npl_alloc(MIB, p);
+    CHECK(arr && npl_next_touch_arm_array(arr, 0) == 0, "arm an array");
+    struct npl_array_info info;
+    npl_array_info(arr, &info);
+    char *abase = info.base;
+    size_t abytes = info.bytes;
+    npl_free(arr); /* array.c does not forget the range yet: the stale slot is found below */
+    char *again = mmap(abase, abytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (again == abase) {
+        CHECK(npl_next_touch_arm(again, abytes, 0) == 0,
+              "arm new memory where a freed armed array was: %s", npl_last_error());
+        again[7] = 7;
+        CHECK(npl_next_touch_disarm(again) == 0 && again[7] == 7, "and use it");
+        munmap(again, abytes);
+    } else {
+        printf("SKIP: the freed array's address was taken\n");
+        if (again != MAP_FAILED)
+            munmap(again, abytes);
+    }
+    char *gone = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(npl_next_touch_register(gone, MIB, 0) == 0, "register a range");
+    munmap(gone, MIB); /* without disarming */
+    char *ro2 = mmap(gone, MIB, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    CHECK(ro2 == gone && npl_next_touch_rearm_all() == 0, "rearm_all after the munmap");
+    perms_at(ro2 + 4096, perms);
+    CHECK(strcmp(perms, "r--p") == 0,
+          "an unrelated read-only mapping at the old address is left alone (%s)", perms);
+    errno = 0;
+    CHECK(npl_next_touch_disarm(ro2) == -1 && errno == ENOENT, "the stale range was dropped");
+    munmap(ro2, MIB);
+    /* the internal entry points for frees */
+    char *q = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    npl_next_touch_arm(q, MIB, 0);
+    npl_next_touch_disarm(e + 12345); /* sets an error message */
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", npl_last_error());
+    CHECK(npl__next_touch_disarm_quiet(q + 4096) == 0 && strcmp(msg, npl_last_error()) == 0,
+          "quiet disarm of memory that is not armed: 0, no new message");
+    CHECK(npl__next_touch_disarm_quiet(q) == 1 && q[9] == 0, "quiet disarm of an armed range: 1");
+    npl_next_touch_arm(q, MIB, 0);
+    npl__next_touch_forget(q + 4096, 4096); /* any overlap */
+    CHECK(npl_next_touch_disarm(q) == -1 && errno == ENOENT, "forget drops the range");
+    munmap(q, MIB);
+    munmap(e, 2 * MIB);
+    npl_policy_free(p);
+
+    /* 5. fork while another thread holds arm_lock */
+    uint64_t *buf = mmap(NULL, RACE_PAGES * 4096, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    _Atomic int stop = 0;
+    struct racer r = {buf, 0, &stop, 0, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, lock_holder, &r);
+    int bad = 0;
+    for (int i = 0; i < 20; i++) {
+        st = run_child(fork_child_arms, NULL, 10);
+        bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    atomic_store(&stop, 1);
+    pthread_join(th, NULL);
+    CHECK(bad == 0, "fork while another thread arms: %d of 20 children stuck or failed", bad);
+    npl_next_touch_disarm(buf);
+    munmap(buf, RACE_PAGES * 4096);
 }
 
 int main(void)
@@ -287,5 +611,6 @@ int main(void)
     munmap(e, 2 * MIB);
     npl_free(a);
     npl_policy_free(p);
+    test_regressions();
     return check_summary("test_nexttouch");
 }
