@@ -75,6 +75,7 @@ static int tool_init(ompt_function_lookup_t lookup, int device, ompt_data_t *dat
     npl_get_support(); /* probe now, outside any callback */
     npl__preload_leave();
     tool_started = 1;
+    npl__debug("ompt: the OpenMP runtime started the next-touch tool");
     return 1;
 }
 
