@@ -217,9 +217,41 @@ static void place_static(void)
 static int table_lock;
 static void lock(void) { while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) sched_yield(); }
 static void unlock(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
-static void fork_prepare(void) { lock(); }
-static void fork_parent(void) { unlock(); }
-static void fork_child(void) { unlock(); }
+/* A fork also waits until no thread is inside the library through the interposer (allocating
+ * or freeing a placed block): the library's own locks (the array registry, next-touch ranges)
+ * are then free too, and the child can allocate and free. New entries wait for the fork. */
+static int forking, inside;
+static void gate_enter(void)
+{
+    for (;;) {
+        while (__atomic_load_n(&forking, __ATOMIC_ACQUIRE))
+            sched_yield();
+        __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&forking, __ATOMIC_SEQ_CST))
+            return;
+        __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+    }
+}
+static void gate_leave(void) { __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST); }
+static void fork_prepare(void)
+{
+    while (__atomic_exchange_n(&forking, 1, __ATOMIC_SEQ_CST)) /* another thread forks */
+        sched_yield();
+    while (__atomic_load_n(&inside, __ATOMIC_SEQ_CST))
+        sched_yield();
+    lock();
+}
+static void fork_parent(void)
+{
+    unlock();
+    __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+}
+static void fork_child(void)
+{
+    unlock();
+    __atomic_store_n(&inside, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+}
 
 static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
 
@@ -364,6 +396,7 @@ static void *big_alloc(size_t n, size_t align)
     if (cfg.first && __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) >= cfg.first)
         return NULL;
     in_lib++;
+    gate_enter();
     int saved = errno;
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     void *p = npl_alloc_array(&sh, cfg.pol, cfg.flags);
@@ -385,6 +418,7 @@ static void *big_alloc(size_t n, size_t align)
     else
         npl__debug("preload: %zu bytes placed at %p", n, p);
     errno = saved;
+    gate_leave();
     in_lib--;
     return p;
 }
@@ -392,9 +426,11 @@ static void *big_alloc(size_t n, size_t align)
 static void big_free(void *p, size_t raw)
 {
     in_lib++;
+    gate_enter();
     if (raw & NT_BIT)
         npl_next_touch_disarm(p); /* the protection goes; the range is forgotten */
     npl_free(p);
+    gate_leave();
     in_lib--;
 }
 

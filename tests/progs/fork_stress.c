@@ -63,6 +63,11 @@ int main(int argc, char **argv)
             usleep(1000);
         if (r == 0) {
             hung++;
+            if (argc > 2) { /* debugging: leave it for a debugger a while */
+                printf("hung child %d\n", (int)pid);
+                fflush(stdout);
+                sleep((unsigned)atoi(argv[2]));
+            }
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
         } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
