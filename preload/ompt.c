@@ -57,6 +57,8 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt
         npl__preload_enter();
         if (npl_next_touch_rearm_all() < 0)
             npl__debug("ompt: cannot re-arm: %s", npl_last_error());
+        else
+            npl__debug("ompt: parallel region %p is new: registered ranges re-armed", codeptr_ra);
         npl__preload_leave();
     }
     pthread_mutex_unlock(&region_lock);

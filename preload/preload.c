@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define TLS _Thread_local __attribute__((tls_model("initial-exec")))
@@ -203,6 +204,10 @@ static void place_static(void)
     int placing = cfg.pol && npl_policy_get_kind(cfg.pol) != NPL_FIRST_TOUCH;
     for (int i = 0; i < n; i++) {
         size_t len = hi[i] - lo[i];
+        /* base pages, like the library's arrays: a 2 MiB THP (the guest's THP is "always") would
+         * take a whole 2 MiB to one node and cannot follow page-granular next-touch chunks */
+        if (!(cfg.flags & NPL_F_THP))
+            madvise((void *)lo[i], len, MADV_NOHUGEPAGE);
         if (placing && npl_place_range((void *)lo[i], len, cfg.pol, NULL, 0) < 0)
             say("numaplace preload: static data at %s not placed: %s\n", "", npl_last_error());
         else if (placing)
@@ -210,6 +215,8 @@ static void place_static(void)
         if (cfg.next_touch && npl_next_touch_register((void *)lo[i], len, cfg.nt_chunk) < 0)
             npl__debug("preload: static data %p+%zu not registered for next-touch: %s",
                        (void *)lo[i], len, npl_last_error());
+        else if (cfg.next_touch)
+            npl__debug("preload: static data %p+%zu registered for next-touch", (void *)lo[i], len);
     }
 }
 
