@@ -414,8 +414,7 @@ static void test_interposer(const char *self)
     int rc = run_capture((char *const[]){"numaplace", "run", "--next-touch", "--policy", "skew_mapp",
                                          "--pin", "scatter", "--", (char *)self, "--child-nt", "16",
                                          NULL}, "/tmp/gc_nt.txt");
-    show("/tmp/gc_nt.txt", "child nt: 4096");
-    show("/tmp/gc_nt.txt", "child nt: 0 pages");
+    show("/tmp/gc_nt.txt", "child nt: ");
     CHECK(rc == 0, "run --next-touch --policy skew_mapp --pin scatter: placed per skew_mapp page by "
                    "page after malloc, then each thread's blocks moved to its node (status %d)", rc);
     if (rc)
