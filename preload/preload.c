@@ -209,7 +209,7 @@ static void place_static(void)
         if (!(cfg.flags & NPL_F_THP))
             madvise((void *)lo[i], len, MADV_NOHUGEPAGE);
         if (placing && npl_place_range((void *)lo[i], len, cfg.pol, NULL, 0) < 0)
-            say("numaplace preload: static data at %s not placed: %s\n", "", npl_last_error());
+            say("numaplace preload: static data not placed: %s%s\n", npl_last_error(), "");
         else if (placing)
             npl__debug("preload: static data %p+%zu placed", (void *)lo[i], len);
         if (cfg.next_touch && npl_next_touch_register((void *)lo[i], len, cfg.nt_chunk) < 0)
@@ -340,9 +340,6 @@ __attribute__((constructor)) static void preload_init(void)
         cfg.active = 0;
     if (cfg.active)
         place_static();
-    if (cfg.next_touch && !libomp_loaded() && getenv("NUMAPLACE_DEBUG"))
-        say("numaplace preload: NUMAPLACE_NEXT_TOUCH is set but no LLVM OpenMP runtime (libomp) "
-            "is loaded%s%s: nothing will be migrated (GCC's libgomp has no OMPT)\n", "", "");
     in_lib--;
 }
 
