@@ -1,17 +1,22 @@
 /* run.c - numaplace run: run an unmodified program under a placement (docs/man/numaplace-run.1).
  *
  *   --policy STR   cyclic and bind_all also become the process-wide kernel policy before exec
- *                  (set_mempolicy: MPOL_INTERLEAVE over the policy's nodes; bind_all: one node
- *                  MPOL_PREFERRED, several MPOL_BIND), so static programs get them too. Any policy
+ *                  (npl_set_thread_policy: MPOL_INTERLEAVE over the policy's nodes; bind_all: one
+ *                  node MPOL_PREFERRED, several MPOL_BIND), so static programs get them too. Any policy
  *                  applies to the large allocations of dynamically linked programs through
  *                  libnumaplace_preload.so (LD_PRELOAD; NUMAPLACE_POLICY, NUMAPLACE_THRESHOLD,
  *                  NUMAPLACE_FIRST, NUMAPLACE_HUGE).
  *   --pin S        dynamic programs: the preload pins the main thread as thread 0 and each new
- *                  thread as thread n in creation order (NUMAPLACE_PIN); static programs: only
- *                  OpenMP threads, through OMP_PLACES/OMP_PROC_BIND.
+ *                  thread as thread n in creation order (NUMAPLACE_PIN), and LLVM libomp's
+ *                  threads through KMP_AFFINITY=explicit,proclist=[the same order]; static
+ *                  programs: only OpenMP threads, through OMP_PLACES/OMP_PROC_BIND. --pin
+ *                  overrides the user's OMP_PLACES, OMP_PROC_BIND, GOMP_CPU_AFFINITY and
+ *                  KMP_AFFINITY (a warning names each); without --pin they are left alone.
  *   --nodes SET    memory and CPUs restricted to SET: the policy gets "@SET" (no policy: bind_all
- *                  over SET), the CPU affinity is narrowed to SET's CPUs (never widened).
- *   --next-touch   the transparent next-touch tool (libnumaplace_ompt.so + LLVM's libomp).
+ *                  over SET; a policy naming nodes outside SET is refused), the kernel policy
+ *                  binds memory to SET, the CPU affinity is narrowed to SET's CPUs (never widened).
+ *   --next-touch   the transparent next-touch mode: libnumaplace_preload.so (which is also the
+ *                  OMPT tool) + LLVM's libomp.
  * Defaults come from the platform config file ([policy] default, threshold; [threads] pin;
  * [machine] nodes, cpus).
  * Exit status: the program's; 2 bad usage, unknown policy or nodes outside the allowed set (or a
@@ -23,14 +28,15 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <glob.h>
+#include <hwloc.h>
+#include <limits.h>
 #include <libgen.h>
-#include <linux/mempolicy.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAXNODES 1024
@@ -47,9 +53,10 @@ static int usage(FILE *f, int rc)
             "  --nodes SET      use only these nodes (memory and CPUs), e.g. 0-1\n"
             "  --huge thp|2M    large allocations on transparent or 2 MiB hugetlb pages\n"
             "  --threshold B    allocations of at least B bytes are placed (default 1M; K/M/G)\n"
-            "  --first N        only the first N large allocations are placed\n"
+            "  --first N        only the first N (>= 1) large allocations are placed\n"
             "  --next-touch     pages follow the threads that touch them first at each new\n"
             "                   OpenMP parallel region (LLVM libomp is preloaded)\n"
+            "  --pin overrides OMP_PLACES, OMP_PROC_BIND, GOMP_CPU_AFFINITY and KMP_AFFINITY\n"
             "exit status: PROG's; 2 usage/unknown policy/nodes outside the allowed set;\n"
             "  1 set-up failed; 126 PROG cannot be executed; 127 PROG not found\n");
     return rc;
@@ -132,42 +139,53 @@ static int is_dynamic(const char *path)
     return dyn;
 }
 
-/* --nodes: every node exists, is allowed and has memory; returns its CPUs in *cpus */
+/* --nodes: a list like 0-1,3 (hwloc_bitmap_list_sscanf); every node exists, is allowed and has
+ * memory. Numbers are checked for overflow before hwloc sees them. */
 static int check_nodes(const char *set, int **list, int *n)
 {
-    const npl_topo *t = npl_topo_self();
-    if (!t)
-        return cli_fail("topology");
     *list = NULL;
     *n = 0;
-    /* parse "0-2,5" */
-    const char *p = set;
-    int *v = calloc(MAXNODES, sizeof *v), k = 0;
-    while (*p && k < MAXNODES) {
-        char *end;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p || a < 0)
-            break;
-        if (*end == '-') {
-            p = end + 1;
-            b = strtol(p, &end, 10);
-            if (end == p || b < a)
-                break;
-        }
-        for (long x = a; x <= b && k < MAXNODES; x++)
-            v[k++] = (int)x;
-        p = end;
-        if (*p == ',')
-            p++;
-        else
-            break;
-    }
-    if (*p || !k) {
+    if (!*set || strspn(set, "0123456789,-") != strlen(set)) {
         fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
-        free(v);
         return EXIT_USAGE;
     }
-    for (int i = 0; i < k; i++) {
+    for (const char *p = set; *p;) { /* every number fits an int node id */
+        size_t l = strspn(p, "0123456789");
+        if (l) {
+            errno = 0;
+            unsigned long long v = strtoull(p, NULL, 10);
+            if (errno == ERANGE || v >= MAXNODES) {
+                fprintf(stderr, "numaplace run: --nodes %s: node number %.*s is out of range "
+                                "(0-%d)\n", set, (int)l, p, MAXNODES - 1);
+                return EXIT_USAGE;
+            }
+            p += l;
+        } else {
+            p++;
+        }
+    }
+    hwloc_bitmap_t bm = hwloc_bitmap_alloc();
+    if (!bm)
+        return EXIT_FAILED;
+    if (hwloc_bitmap_list_sscanf(bm, set) < 0 || hwloc_bitmap_iszero(bm) ||
+        hwloc_bitmap_weight(bm) < 0 || set[0] == '-' || set[strlen(set) - 1] == '-' ||
+        set[strlen(set) - 1] == ',' || strstr(set, ",,") || strstr(set, "--")) {
+        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
+        hwloc_bitmap_free(bm);
+        return EXIT_USAGE;
+    }
+    const npl_topo *t = npl_topo_self();
+    if (!t) {
+        hwloc_bitmap_free(bm);
+        return cli_fail("topology");
+    }
+    int k = hwloc_bitmap_weight(bm), i = 0;
+    int *v = calloc((size_t)k, sizeof *v);
+    unsigned id;
+    hwloc_bitmap_foreach_begin(id, bm) v[i++] = (int)id;
+    hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(bm);
+    for (i = 0; i < k; i++) {
         int idx = npl_topo_node_index(t, v[i]);
         struct npl_node_info info;
         if (idx < 0 || npl_topo_node_info(t, idx, &info) < 0) {
@@ -212,95 +230,139 @@ static int narrow_cpus(const int *nodes, int n)
     return 0;
 }
 
-/* The process-wide kernel policy for cyclic / bind_all; *kernel = 1 if the policy is one. */
-static int set_kernel_policy(npl_policy *p, const char *str, int *kernel)
+/* The nodes the policy's map uses (validates it too): 0, or EXIT_USAGE with a message. With
+ * --nodes, every one of them must be in SET. */
+static int check_policy(npl_policy *p, const char *str, const int *nodes, int nn)
 {
-    npl_policy_kind k = npl_policy_get_kind(p);
-    *kernel = k == NPL_CYCLIC || k == NPL_BIND_ALL || k == NPL_FIRST_TOUCH;
     const npl_topo *t = npl_topo_self();
-    int nn = npl_topo_node_count(t, 1);
-    int *map = calloc((size_t)nn * 4 + 4, sizeof *map);
-    int rc = 0;
-    /* the nodes: the pure map of one page per node (cyclic) validates and lists them */
-    if (npl_policy_map(p, t, NULL, (size_t)nn * 4096, 4096, 0, (size_t)nn, map) < 0) {
+    size_t pages = (size_t)npl_topo_node_count(t, 1) * 64 + 64;
+    int *map = calloc(pages, sizeof *map), rc = 0;
+    if (!map)
+        return EXIT_FAILED;
+    if (npl_policy_map(p, t, NULL, pages * 4096, 4096, 0, pages, map) < 0) {
         fprintf(stderr, "numaplace run: --policy %s: %s\n", str, npl_last_error());
         rc = EXIT_USAGE;
-    } else if (k == NPL_CYCLIC || k == NPL_BIND_ALL) {
-        unsigned long mask[MAXNODES / (8 * sizeof(unsigned long))] = {0};
-        int cnt = 0, mode;
-        const size_t bits = 8 * sizeof(unsigned long);
-        if (k == NPL_CYCLIC) {
-            for (int i = 0; i < nn; i++, cnt++)
-                mask[map[i] / bits] |= 1UL << (map[i] % bits);
-            mode = MPOL_INTERLEAVE;
-        } else {
-            /* bind_all's nodes: those its map uses for a large array, in order */
-            char s[256];
-            npl_policy_format(p, s, sizeof s);
-            const char *c = strchr(s, ':');
-            if (!c) {
-                mask[map[0] / bits] |= 1UL << (map[0] % bits);
-                cnt = 1;
-            } else {
-                for (c++; *c && *c != '@';) {
-                    char *end;
-                    long a = strtol(c, &end, 10), b = a;
-                    if (end == c)
-                        break;
-                    if (*end == '-')
-                        b = strtol(end + 1, &end, 10);
-                    for (long x = a; x <= b && x < MAXNODES; x++, cnt++)
-                        mask[x / bits] |= 1UL << (x % bits);
-                    c = *end == ',' ? end + 1 : end;
-                    if (*end != ',')
-                        break;
-                }
-            }
-            mode = cnt > 1 ? MPOL_BIND : MPOL_PREFERRED;
-        }
-        if (syscall(SYS_set_mempolicy, mode, mask, (unsigned long)MAXNODES + 1) < 0) {
-            fprintf(stderr, "numaplace run: set_mempolicy: %s\n", strerror(errno));
-            rc = EXIT_FAILED;
+    }
+    for (size_t i = 0; !rc && nn && i < pages; i++) {
+        int in = map[i] < 0; /* first touch: no node of its own */
+        for (int k = 0; k < nn && !in; k++)
+            in = map[i] == nodes[k];
+        if (!in) {
+            fprintf(stderr, "numaplace run: --policy %s puts memory on node %d, outside --nodes: "
+                            "drop one of them\n", str, map[i]);
+            rc = EXIT_USAGE;
         }
     }
     free(map);
     return rc;
 }
 
+/* the process-wide kernel policy: the policy itself when it has a kernel form (cyclic,
+ * bind_all), else bind_all over --nodes, else none. *kernel = 1 when the policy has one. */
+static int set_kernel_policy(npl_policy *p, const char *nodes, int *kernel)
+{
+    npl_policy_kind k = p ? npl_policy_get_kind(p) : NPL_FIRST_TOUCH;
+    *kernel = k == NPL_CYCLIC || k == NPL_BIND_ALL || k == NPL_FIRST_TOUCH;
+    npl_policy *kp = NULL;
+    const npl_policy *use = NULL;
+    if (k == NPL_CYCLIC || k == NPL_BIND_ALL) {
+        use = p;
+    } else if (nodes) {
+        char s[300];
+        snprintf(s, sizeof s, "bind_all:%s", nodes);
+        if (npl_policy_parse(&kp, s) < 0) {
+            fprintf(stderr, "numaplace run: --nodes %s: %s\n", nodes, npl_last_error());
+            return EXIT_USAGE;
+        }
+        use = kp;
+    }
+    int rc = 0;
+    if (use && npl_set_thread_policy(NULL, use) < 0) {
+        fprintf(stderr, "numaplace run: kernel memory policy: %s\n", npl_last_error());
+        rc = errno == EINVAL || errno == EXDEV ? EXIT_USAGE : EXIT_FAILED;
+    }
+    npl_policy_free(kp);
+    return rc;
+}
+
+/* bytes with an optional K/M/G[i][B] suffix, >= 1, no overflow */
+static int parse_bytes(const char *s, unsigned long long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (shift && *end == 'i') end++;
+    if (shift && *end == 'B') end++;
+    if (*end || v == 0 || v > (ULLONG_MAX >> shift) || (v << shift) > (unsigned long long)SSIZE_MAX)
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+/* the config's value, without a library error message when it is simply not set */
+static const char *cfg_get(const npl_config *c, const char *sec, const char *key)
+{
+    char *dbg = getenv("NUMAPLACE_DEBUG") ? strdup(getenv("NUMAPLACE_DEBUG")) : NULL;
+    if (dbg)
+        unsetenv("NUMAPLACE_DEBUG");
+    const char *v = npl_config_get(c, sec, key);
+    if (dbg) {
+        setenv("NUMAPLACE_DEBUG", dbg, 1);
+        free(dbg);
+    }
+    return v;
+}
+
+/* --pin overrides the OpenMP runtimes' own placement variables */
+static void override_env(const char *name, const char *pin)
+{
+    const char *v = getenv(name);
+    if (v) {
+        fprintf(stderr, "numaplace run: warning: --pin %s overrides %s=%s\n", pin, name, v);
+        unsetenv(name);
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *policy = NULL, *pin = NULL, *nodes = NULL, *huge = NULL, *threshold = NULL,
                *first = NULL;
-    int next_touch = 0, i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            return usage(stdout, 0);
-        } else if (!strcmp(a, "--policy") && more) {
-            policy = argv[++i];
-        } else if (!strcmp(a, "--pin") && more) {
-            pin = argv[++i];
-        } else if (!strcmp(a, "--nodes") && more) {
-            nodes = argv[++i];
-        } else if (!strcmp(a, "--huge") && more) {
-            huge = argv[++i];
-        } else if (!strcmp(a, "--threshold") && more) {
-            threshold = argv[++i];
-        } else if (!strcmp(a, "--first") && more) {
-            first = argv[++i];
-        } else if (!strcmp(a, "--next-touch")) {
-            next_touch = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "numaplace run: unknown option or missing value \"%s\"\n", a);
+    int next_touch = 0;
+    static const struct option opts[] = {
+        {"policy", required_argument, NULL, 'p'},   {"pin", required_argument, NULL, 'P'},
+        {"nodes", required_argument, NULL, 'n'},    {"huge", required_argument, NULL, 'H'},
+        {"threshold", required_argument, NULL, 't'}, {"first", required_argument, NULL, 'f'},
+        {"next-touch", no_argument, NULL, 'N'},     {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    /* "+": options end at the program's name (its own options are its own) */
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': policy = optarg; break;
+        case 'P': pin = optarg; break;
+        case 'n': nodes = optarg; break;
+        case 'H': huge = optarg; break;
+        case 't': threshold = optarg; break;
+        case 'f': first = optarg; break;
+        case 'N': next_touch = 1; break;
+        case 'h': return usage(stdout, 0);
+        default:
+            fprintf(stderr, "numaplace run: unknown option or missing value \"%s\"\n",
+                    argv[optind - 1]);
             return usage(stderr, EXIT_USAGE);
-        } else {
-            break;
         }
     }
+    int i = optind;
     if (i >= argc) {
         fprintf(stderr, "numaplace run: no program given\n");
         return usage(stderr, EXIT_USAGE);
@@ -309,16 +371,26 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "numaplace run: --huge %s: use thp or 2M\n", huge);
         return EXIT_USAGE;
     }
-    if (threshold && (strspn(threshold, "0123456789") == 0 ||
-                      strspn(threshold + strspn(threshold, "0123456789"), "KMGkmgiB") !=
-                          strlen(threshold + strspn(threshold, "0123456789")))) {
-        fprintf(stderr, "numaplace run: --threshold %s: expected bytes, e.g. 1048576 or 1M\n",
-                threshold);
+    unsigned long long v;
+    if (threshold && parse_bytes(threshold, &v) < 0) {
+        fprintf(stderr, "numaplace run: --threshold %s: expected bytes >= 1, e.g. 1048576 or 1M "
+                        "(at most %zd)\n", threshold, (ssize_t)SSIZE_MAX);
         return EXIT_USAGE;
     }
-    if (first && (!*first || strspn(first, "0123456789") != strlen(first))) {
-        fprintf(stderr, "numaplace run: --first %s: expected a count\n", first);
-        return EXIT_USAGE;
+    if (first) {
+        char *end;
+        errno = 0;
+        v = *first >= '0' && *first <= '9' ? strtoull(first, &end, 10) : 0;
+        if (*first < '0' || *first > '9' || *end || errno || v > LONG_MAX) {
+            fprintf(stderr, "numaplace run: --first %s: expected a count from 1 to %ld\n", first,
+                    LONG_MAX);
+            return EXIT_USAGE;
+        }
+        if (v == 0) {
+            fprintf(stderr, "numaplace run: --first 0 would place nothing: leave out --policy "
+                            "(or --first, to place every large allocation)\n");
+            return EXIT_USAGE;
+        }
     }
     /* the platform config: defaults for what the command line leaves out */
     const npl_config *cfg = npl_config_self();
@@ -328,35 +400,44 @@ int cmd_run(int argc, char **argv)
     }
     char cfg_nodes[256] = "", cfg_thr[64] = "";
     if (!policy)
-        policy = npl_config_get(cfg, "policy", "default");
-    if (!threshold && npl_config_get(cfg, "policy", "threshold")) {
-        snprintf(cfg_thr, sizeof cfg_thr, "%s", npl_config_get(cfg, "policy", "threshold"));
+        policy = cfg_get(cfg, "policy", "default");
+    if (!threshold && cfg_get(cfg, "policy", "threshold")) {
+        snprintf(cfg_thr, sizeof cfg_thr, "%s", cfg_get(cfg, "policy", "threshold"));
         threshold = cfg_thr;
+        if (parse_bytes(threshold, &v) < 0) {
+            fprintf(stderr, "numaplace run: config [policy] threshold = %s: expected bytes >= 1 "
+                            "(%s)\n", threshold, npl_config_source(cfg));
+            return EXIT_FAILED;
+        }
     }
-    if (!nodes && npl_config_get(cfg, "machine", "nodes")) {
-        snprintf(cfg_nodes, sizeof cfg_nodes, "%s", npl_config_get(cfg, "machine", "nodes"));
+    if (!nodes && cfg_get(cfg, "machine", "nodes")) {
+        snprintf(cfg_nodes, sizeof cfg_nodes, "%s", cfg_get(cfg, "machine", "nodes"));
         nodes = cfg_nodes;
+    }
+    /* every value is checked before anything happens (the program never starts on a bad one) */
+    int *nlist = NULL, nn = 0;
+    if (nodes) {
+        int rc = check_nodes(nodes, &nlist, &nn);
+        if (rc)
+            return rc;
     }
     char prog[4096];
     int found = resolve_prog(argv[i], prog, sizeof prog);
     if (found) {
         fprintf(stderr, "numaplace run: %s: %s\n", argv[i],
                 found == 127 ? "command not found" : "cannot execute (permission or not a file)");
+        free(nlist);
         return found;
     }
     int dynamic = is_dynamic(prog);
 
     /* the policy string, restricted to --nodes */
     char polstr[512] = "";
-    int *nlist = NULL, nn = 0;
     if (nodes) {
-        int rc = check_nodes(nodes, &nlist, &nn);
-        if (rc)
-            return rc;
         if (!policy)
             snprintf(polstr, sizeof polstr, "bind_all:%s", nodes);
         else if (strchr(policy, '@') || !strncmp(policy, "bind_all:", 9) ||
-                 !strncmp(policy, "weighted:", 9))
+                 !strncmp(policy, "weighted:", 9) || !strcmp(policy, "first_touch"))
             snprintf(polstr, sizeof polstr, "%s", policy); /* its own nodes; checked below */
         else
             snprintf(polstr, sizeof polstr, "%s@%s", policy, nodes);
@@ -369,9 +450,18 @@ int cmd_run(int argc, char **argv)
         free(nlist);
         return EXIT_USAGE;
     }
+    if (pol) {
+        int rc = check_policy(pol, polstr, nlist, nn);
+        if (rc) {
+            npl_policy_free(pol);
+            free(nlist);
+            return rc;
+        }
+    }
     /* pinning: the command line, else the config's rule for this policy */
     char cfg_pin[256];
-    if (!pin && npl_config_get(cfg, "threads", "pin") && npl_config_pin_for(cfg, pol, cfg_pin, sizeof cfg_pin) == 1)
+    if (!pin && cfg_get(cfg, "threads", "pin") &&
+        npl_config_pin_for(cfg, pol, cfg_pin, sizeof cfg_pin) == 1)
         pin = cfg_pin;
     if (pin) {
         int cpus[1];
@@ -382,26 +472,44 @@ int cmd_run(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    int kernel = 1, rc = 0;
-    if (pol) {
-        rc = set_kernel_policy(pol, polstr, &kernel);
-        if (rc) {
-            npl_policy_free(pol);
-            free(nlist);
-            return rc;
-        }
-    }
-    npl_policy_free(pol);
-    int need_preload = dynamic && (*polstr || pin || huge);
+    npl_policy_kind kind = pol ? npl_policy_get_kind(pol) : NPL_FIRST_TOUCH;
+    int kernel = kind == NPL_CYCLIC || kind == NPL_BIND_ALL || kind == NPL_FIRST_TOUCH;
     if (!dynamic && (!kernel || huge)) {
         fprintf(stderr, "numaplace run: %s is statically linked: it can get only the process-wide "
                         "kernel policies (cyclic, bind_all), not %s%s\n", prog,
                 huge ? "--huge " : polstr, huge ? huge : "");
+        npl_policy_free(pol);
         free(nlist);
         return EXIT_USAGE;
     }
+    char preload[4096] = "", omp[4096] = "";
+    int need_preload = dynamic && (*polstr || pin || huge || next_touch);
+    if (need_preload &&
+        find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so", preload, sizeof preload) < 0) {
+        fprintf(stderr, "numaplace run: %s not found (next to the numaplace binary, or set "
+                        "NUMAPLACE_PRELOAD)\n", preload);
+        npl_policy_free(pol);
+        free(nlist);
+        return EXIT_FAILED;
+    }
+    if (next_touch && (!dynamic || find_libomp(omp, sizeof omp) < 0)) {
+        fprintf(stderr, dynamic ? "numaplace run: --next-touch needs LLVM's libomp.so.5 (apt-get "
+                                  "install libomp5-14, or NUMAPLACE_LIBOMP)\n"
+                                : "numaplace run: --next-touch needs a dynamically linked "
+                                  "program\n");
+        npl_policy_free(pol);
+        free(nlist);
+        return dynamic ? EXIT_FAILED : EXIT_USAGE;
+    }
+    /* from here on the process changes: kernel policy, CPUs, environment */
+    int rc = set_kernel_policy(pol, nodes, &kernel);
+    npl_policy_free(pol);
+    if (rc) {
+        free(nlist);
+        return rc;
+    }
     int ccpus[1024];
-    int nc = npl_config_list(cfg, "machine", "cpus", ccpus, 1024);
+    int nc = cfg_get(cfg, "machine", "cpus") ? npl_config_list(cfg, "machine", "cpus", ccpus, 1024) : 0;
     if (nc > 0) { /* [machine] cpus: the affinity narrowed to them (never widened) */
         cpu_set_t cur, want;
         CPU_ZERO(&want);
@@ -411,7 +519,7 @@ int cmd_run(int argc, char **argv)
                 CPU_SET(ccpus[k], &want);
         if (!CPU_COUNT(&want) || sched_setaffinity(0, sizeof want, &want) < 0) {
             fprintf(stderr, "numaplace run: config [machine] cpus = %s: none of them is allowed "
-                            "here\n", npl_config_get(cfg, "machine", "cpus"));
+                            "here\n", cfg_get(cfg, "machine", "cpus"));
             free(nlist);
             return EXIT_USAGE;
         }
@@ -421,13 +529,6 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     free(nlist);
-    char preload[4096] = "";
-    if (need_preload &&
-        find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so", preload, sizeof preload) < 0) {
-        fprintf(stderr, "numaplace run: %s not found (next to the numaplace binary, or set "
-                        "NUMAPLACE_PRELOAD)\n", preload);
-        return EXIT_FAILED;
-    }
     if (need_preload) {
         if (*polstr)
             setenv("NUMAPLACE_POLICY", polstr, 1);
@@ -437,25 +538,31 @@ int cmd_run(int argc, char **argv)
             setenv("NUMAPLACE_FIRST", first, 1);
         if (huge)
             setenv("NUMAPLACE_HUGE", huge, 1);
-        if (pin && !next_touch)
+        if (pin)
             setenv("NUMAPLACE_PIN", pin, 1);
+        if (next_touch && !getenv("NUMAPLACE_NEXT_TOUCH"))
+            setenv("NUMAPLACE_NEXT_TOUCH", "1", 1);
     }
-    if (pin && (!dynamic || next_touch)) {
+    if (pin) {
+        /* precedence: --pin wins over the runtimes' own variables (a warning each) */
+        static const char *const vars[] = {"OMP_PLACES", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY",
+                                           "KMP_AFFINITY"};
+        for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
+            override_env(vars[k], pin);
         int cpus[4096];
         int n = npl_pin_order(NULL, pin, cpus, 4096);
         char *places = malloc((size_t)n * 12 + 64);
         size_t off = 0;
-        if (next_touch) {
-            /* LLVM libomp preloaded over a gcc build: libgomp still loads and would bind the
-             * initial thread before main if OMP_PLACES/OMP_PROC_BIND were set; libomp's own
-             * variable places the threads instead */
+        if (dynamic) {
+            /* libgomp threads: the preload's pthread trampoline. LLVM libomp resets its workers
+             * to its own places: its explicit proclist in the same order (libgomp ignores it;
+             * OMP_PLACES would make libgomp bind the initial thread before libomp starts when
+             * libomp is preloaded over a gcc build) */
             off += (size_t)sprintf(places, "granularity=fine,explicit,proclist=[");
             for (int k = 0; k < n && k < 4096; k++)
                 off += (size_t)sprintf(places + off, "%s%d", k ? "," : "", cpus[k]);
             sprintf(places + off, "]");
             setenv("KMP_AFFINITY", places, 1);
-            unsetenv("OMP_PLACES");
-            unsetenv("OMP_PROC_BIND");
         } else { /* static program: OpenMP threads only */
             for (int k = 0; k < n && k < 4096; k++)
                 off += (size_t)sprintf(places + off, "%s{%d}", k ? "," : "", cpus[k]);
@@ -465,23 +572,8 @@ int cmd_run(int argc, char **argv)
         free(places);
     }
     char pre[12800] = "";
-    if (next_touch) {
-        char tool[4096], omp[4096];
-        if (find_beside("NUMAPLACE_OMPT", "libnumaplace_ompt.so", tool, sizeof tool) < 0 ||
-            find_libomp(omp, sizeof omp) < 0) {
-            fprintf(stderr, "numaplace run: --next-touch needs libnumaplace_ompt.so (next to the "
-                            "numaplace binary, or NUMAPLACE_OMPT) and LLVM's libomp.so.5 "
-                            "(apt-get install libomp5-14, or NUMAPLACE_LIBOMP)\n");
-            return EXIT_FAILED;
-        }
-        snprintf(pre, sizeof pre, "%s %s", tool, omp);
-        if (!getenv("NUMAPLACE_NEXT_TOUCH"))
-            setenv("NUMAPLACE_NEXT_TOUCH", "1", 1);
-    }
-    if (*preload) {
-        size_t l = strlen(pre);
-        snprintf(pre + l, sizeof pre - l, "%s%s", l ? " " : "", preload);
-    }
+    if (*preload) /* one interposer (it is also the OMPT tool), then libomp for --next-touch */
+        snprintf(pre, sizeof pre, "%s%s%s", preload, *omp ? " " : "", omp);
     if (*pre) {
         const char *old = getenv("LD_PRELOAD");
         size_t l = strlen(pre);

@@ -11,7 +11,19 @@
  *  - NUMAPLACE_PIN=compact|scatter|LIST: the main thread is pinned as thread 0 when the library
  *    loads, and every thread the program creates with pthread_create as thread n, n counting
  *    creation order from 1 (the library's numbering). CPUs come from the affinity mask the process
- *    had when it was loaded (taskset, cgroups): never widened.
+ *    had when it was loaded (taskset, cgroups): never widened. When LLVM's libomp is loaded the
+ *    main thread is NOT pinned here: libomp builds its places from the mask it sees at start-up
+ *    and would copy a pinned main thread's single CPU to every worker. Its threads are placed by
+ *    KMP_AFFINITY=explicit,proclist=[the same order] instead (numaplace run sets it; the preload
+ *    sets it itself when neither KMP_AFFINITY nor OMP_PLACES is set).
+ *  - NUMAPLACE_NEXT_TOUCH=1 (or a chunk size >= 4096): the transparent next-touch mode. Large
+ *    allocations are still placed under NUMAPLACE_POLICY (or first touch) AND registered for
+ *    next-touch; the OMPT tool in preload/ompt.c (same library) re-arms every registered range at
+ *    each OpenMP parallel region from a new code address. Without an OMPT runtime (libgomp) the
+ *    ranges are simply never armed: the program runs unchanged (a warning under NUMAPLACE_DEBUG).
+ *  - Static arrays: the page-aligned inside of the executable's writable PT_LOAD segments (.data,
+ *    .bss; RELRO excluded), when at least NUMAPLACE_THRESHOLD bytes, is placed under the policy
+ *    before main (npl_place_range) and registered for next-touch in that mode.
  *
  * The library is linked in (objects, all symbols local but the interposed ones: see preload.map),
  * so a program that links libnumaplace itself keeps its own, separate copy. Threads and
@@ -23,7 +35,13 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include "preload.h"
+
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+
+#include "numaplace/migrate.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define TLS _Thread_local __attribute__((tls_model("initial-exec")))
@@ -48,6 +67,8 @@ static size_t (*real_usable)(void *);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static TLS int in_lib;   /* > 0: the library (or dlsym) is running on this thread */
+void npl__preload_enter(void) { in_lib++; }
+void npl__preload_leave(void) { in_lib--; }
 static int resolving;     /* dlsym in progress: serve from the bootstrap buffer */
 
 /* ---- bootstrap buffer: dlsym may call calloc/malloc before the real ones are known ---- */
@@ -93,7 +114,10 @@ static struct {
     long first;           /* 0: every large allocation */
     unsigned flags;
     char pin[256];        /* "" = threads left alone */
-} cfg = {0, NULL, (size_t)1 << 20, 0, 0, ""};
+    int next_touch;       /* NUMAPLACE_NEXT_TOUCH: register large blocks for next-touch */
+    size_t nt_chunk;      /* 0: the library's default chunk */
+} cfg = {0, NULL, (size_t)1 << 20, 0, 0, "", 0, 0};
+int npl__preload_next_touch(void) { return cfg.next_touch; }
 static long nlarge;       /* large allocations seen (for NUMAPLACE_FIRST) */
 static int next_thread = 1;
 
@@ -124,10 +148,142 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* ---- static arrays: the executable's writable segments ---- */
+struct seg { uintptr_t lo, hi; };
+static int exe_segments(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct seg *out = data; /* [0..7] writable parts, then the RELRO range in out[8] */
+    int n = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_RELRO) {
+            out[8].lo = info->dlpi_addr + ph->p_vaddr;
+            out[8].hi = out[8].lo + ph->p_memsz;
+        }
+    }
+    for (int i = 0; i < info->dlpi_phnum && n < 8; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (out[8].hi > lo && out[8].hi < hi) /* RELRO becomes read-only after relocation */
+            lo = out[8].hi;
+        out[n].lo = lo;
+        out[n].hi = hi;
+        n++;
+    }
+    return 1; /* the first object is the executable: stop */
+}
+
+/* The page-aligned inside [lo, hi) of each writable segment of the executable, at least
+ * cfg.threshold bytes: partial first/last pages are shared with other variables (and the heap
+ * follows .bss), so they are left out. Returns how many (<= 8). */
+int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold)
+{
+    struct seg s[9];
+    memset(s, 0, sizeof s);
+    dl_iterate_phdr(exe_segments, s);
+    uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+    int n = 0;
+    for (int i = 0; i < 8 && s[i].hi; i++) {
+        uintptr_t a = (s[i].lo + ps - 1) / ps * ps, b = s[i].hi / ps * ps;
+        if (b > a && b - a >= threshold) {
+            lo[n] = a;
+            hi[n] = b;
+            n++;
+        }
+    }
+    return n;
+}
+
+static void place_static(void)
+{
+    uintptr_t lo[8], hi[8];
+    int n = npl__preload_static_ranges(lo, hi, cfg.threshold);
+    int placing = cfg.pol && npl_policy_get_kind(cfg.pol) != NPL_FIRST_TOUCH;
+    for (int i = 0; i < n; i++) {
+        size_t len = hi[i] - lo[i];
+        /* base pages, like the library's arrays: a 2 MiB THP (the guest's THP is "always") would
+         * take a whole 2 MiB to one node and cannot follow page-granular next-touch chunks */
+        if (!(cfg.flags & NPL_F_THP))
+            madvise((void *)lo[i], len, MADV_NOHUGEPAGE);
+        if (placing && npl_place_range((void *)lo[i], len, cfg.pol, NULL, 0) < 0)
+            say("numaplace preload: static data not placed: %s%s\n", npl_last_error(), "");
+        else if (placing)
+            npl__debug("preload: static data %p+%zu placed", (void *)lo[i], len);
+        if (cfg.next_touch && npl_next_touch_register((void *)lo[i], len, cfg.nt_chunk) < 0)
+            npl__debug("preload: static data %p+%zu not registered for next-touch: %s",
+                       (void *)lo[i], len, npl_last_error());
+        else if (cfg.next_touch)
+            npl__debug("preload: static data %p+%zu registered for next-touch", (void *)lo[i], len);
+    }
+}
+
+/* ---- fork: the child must not inherit the table lock held by another thread ---- */
+static int table_lock;
+static void lock(void) { while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) sched_yield(); }
+static void unlock(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
+/* A fork also waits until no thread is inside the library through the interposer (allocating
+ * or freeing a placed block): the library's own locks (the array registry, next-touch ranges)
+ * are then free too, and the child can allocate and free. New entries wait for the fork. */
+static int forking, inside;
+static void gate_enter(void)
+{
+    for (;;) {
+        while (__atomic_load_n(&forking, __ATOMIC_ACQUIRE))
+            sched_yield();
+        __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&forking, __ATOMIC_SEQ_CST))
+            return;
+        __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+    }
+}
+static void gate_leave(void) { __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST); }
+static void fork_prepare(void)
+{
+    while (__atomic_exchange_n(&forking, 1, __ATOMIC_SEQ_CST)) /* another thread forks */
+        sched_yield();
+    while (__atomic_load_n(&inside, __ATOMIC_SEQ_CST))
+        sched_yield();
+    lock();
+}
+static void fork_parent(void)
+{
+    unlock();
+    __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+}
+static void fork_child(void)
+{
+    unlock();
+    __atomic_store_n(&inside, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
+}
+
+static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
+
+/* libomp places its threads itself: give it the pin order as an explicit proclist */
+static void set_kmp_affinity(void)
+{
+    if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND"))
+        return; /* the user's (numaplace run has already decided the precedence) */
+    int cpus[1024];
+    int n = npl_pin_order(NULL, cfg.pin, cpus, 1024);
+    if (n <= 0)
+        return;
+    char buf[1024 * 8 + 64];
+    size_t off = (size_t)snprintf(buf, sizeof buf, "granularity=fine,explicit,proclist=[");
+    for (int k = 0; k < n && k < 1024 && off + 16 < sizeof buf; k++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%d", k ? "," : "", cpus[k]);
+    snprintf(buf + off, sizeof buf - off, "]");
+    setenv("KMP_AFFINITY", buf, 0);
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
     resolve();
     in_lib++;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     const char *e;
     if ((e = getenv("NUMAPLACE_THRESHOLD")) && *e && parse_size(e, &cfg.threshold) < 0)
         say("numaplace preload: NUMAPLACE_THRESHOLD=%s is not a size%s; using 1 MiB\n", e, "");
@@ -135,8 +291,8 @@ __attribute__((constructor)) static void preload_init(void)
         cfg.threshold = 1;
     if ((e = getenv("NUMAPLACE_FIRST")) && *e) {
         size_t f;
-        if (parse_size(e, &f) < 0)
-            say("numaplace preload: NUMAPLACE_FIRST=%s is not a count%s; ignored\n", e, "");
+        if (parse_size(e, &f) < 0 || f == 0 || f > (size_t)LONG_MAX)
+            say("numaplace preload: NUMAPLACE_FIRST=%s is not a count >= 1%s; ignored\n", e, "");
         else
             cfg.first = (long)f;
     }
@@ -148,6 +304,11 @@ __attribute__((constructor)) static void preload_init(void)
         else
             say("numaplace preload: NUMAPLACE_HUGE=%s: use thp or 2M%s; ignored\n", e, "");
     }
+    if ((e = getenv("NUMAPLACE_NEXT_TOUCH")) && *e && strcmp(e, "0")) {
+        unsigned long v = strtoul(e, NULL, 10);
+        cfg.next_touch = 1;
+        cfg.nt_chunk = v >= 4096 ? v : 0;
+    }
     if ((e = getenv("NUMAPLACE_POLICY")) && *e) {
         if (npl_policy_parse(&cfg.pol, e) < 0) {
             say("numaplace preload: NUMAPLACE_POLICY=%s: %s; allocations not placed\n", e,
@@ -157,11 +318,19 @@ __attribute__((constructor)) static void preload_init(void)
             cfg.active = 1;
         }
     }
-    if (!cfg.pol && cfg.flags && npl_policy_create(&cfg.pol, NPL_FIRST_TOUCH, NULL, 0) == 0)
+    if (!cfg.pol && (cfg.flags || cfg.next_touch) &&
+        npl_policy_create(&cfg.pol, NPL_FIRST_TOUCH, NULL, 0) == 0)
+        cfg.active = 1;
+    if (cfg.next_touch && cfg.pol)
         cfg.active = 1;
     if ((e = getenv("NUMAPLACE_PIN")) && *e) {
         snprintf(cfg.pin, sizeof cfg.pin, "%s", e);
-        if (npl_pin_self(cfg.pin, 0) < 0) { /* the main thread is thread 0 */
+        int ok = npl_pin_cpu(NULL, cfg.pin, 0) >= 0;
+        if (ok && libomp_loaded()) /* libomp pins the main thread through its places */
+            set_kmp_affinity();
+        else if (ok)
+            ok = npl_pin_self(cfg.pin, 0) >= 0; /* the main thread is thread 0 */
+        if (!ok) {
             say("numaplace preload: NUMAPLACE_PIN=%s: %s; threads not pinned\n", e,
                 npl_last_error());
             cfg.pin[0] = 0;
@@ -169,15 +338,14 @@ __attribute__((constructor)) static void preload_init(void)
     }
     if (cfg.active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg.active = 0;
+    if (cfg.active)
+        place_static();
     in_lib--;
 }
 
 /* ---- our allocations: open addressing, page-aligned base -> size ---- */
 #define SLOTS 65536
 static struct slot { uintptr_t key; size_t size; } table[SLOTS]; /* key 1 = deleted */
-static int table_lock;
-static void lock(void) { while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) sched_yield(); }
-static void unlock(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
 static size_t h(uintptr_t k) { return (size_t)((k >> 12) * 0x9E3779B97F4A7C15ull >> 48) % SLOTS; }
 static long table_count;
 
@@ -200,8 +368,10 @@ static int table_put(void *p, size_t n)
     return ok;
 }
 
-/* size of our allocation at p (0: not ours); remove=1 drops it from the table */
-static size_t table_get(const void *p, int remove)
+/* size of our allocation at p (0: not ours), NT_BIT set when it is registered for next-touch;
+ * remove=1 drops it from the table */
+#define NT_BIT ((size_t)1 << (8 * sizeof(size_t) - 1))
+static size_t table_get_raw(const void *p, int remove)
 {
     uintptr_t k = (uintptr_t)p;
     if (!p || (k & 4095) || !__atomic_load_n(&table_count, __ATOMIC_RELAXED))
@@ -220,6 +390,7 @@ static size_t table_get(const void *p, int remove)
     unlock();
     return n;
 }
+static size_t table_get(const void *p, int remove) { return table_get_raw(p, remove) & ~NT_BIT; }
 
 /* A placed allocation, or NULL: the caller then uses the real allocator. */
 static void *big_alloc(size_t n, size_t align)
@@ -229,11 +400,19 @@ static void *big_alloc(size_t n, size_t align)
     if (cfg.first && __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) >= cfg.first)
         return NULL;
     in_lib++;
+    gate_enter();
     int saved = errno;
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     void *p = npl_alloc_array(&sh, cfg.pol, cfg.flags);
-    if (p && !table_put(p, n)) {
-        npl_free(p);
+    size_t nt = 0;
+    if (p && cfg.next_touch) {
+        if (npl_next_touch_register(p, n, cfg.nt_chunk) == 0)
+            nt = NT_BIT;
+        else
+            npl__debug("preload: %p not registered for next-touch: %s", p, npl_last_error());
+    }
+    if (p && !table_put(p, n | nt)) {
+        npl_free(p); /* forgets its next-touch registration too */
         p = NULL;
     }
     if (!p)
@@ -241,14 +420,18 @@ static void *big_alloc(size_t n, size_t align)
     else
         npl__debug("preload: %zu bytes placed at %p", n, p);
     errno = saved;
+    gate_leave();
     in_lib--;
     return p;
 }
 
-static void big_free(void *p)
+static void big_free(void *p, size_t raw)
 {
     in_lib++;
-    npl_free(p);
+    gate_enter();
+    (void)raw;
+    npl_free(p); /* the array's next-touch state goes with it, quietly */
+    gate_leave();
     in_lib--;
 }
 
@@ -282,8 +465,9 @@ EXPORT void free(void *p)
 {
     if (!p || in_boot(p))
         return;
-    if (table_get(p, 1)) {
-        big_free(p);
+    size_t raw = table_get_raw(p, 1);
+    if (raw) {
+        big_free(p, raw);
         return;
     }
     if (!real_free)
@@ -314,6 +498,11 @@ EXPORT void *realloc(void *p, size_t n)
     void *q = malloc(n);
     if (!q)
         return NULL;
+    if (!in_boot(p) && (table_get_raw(p, 0) & NT_BIT)) { /* armed: resolve it, not fault on it */
+        in_lib++;
+        npl_next_touch_prepare(p, old);
+        in_lib--;
+    }
     memcpy(q, p, old < n ? old : n);
     free(p);
     return q;
@@ -370,23 +559,6 @@ EXPORT size_t malloc_usable_size(void *p)
 }
 
 /* ---- threads: thread n of the program on the n-th CPU of the strategy ---- */
-struct tramp {
-    void *(*start)(void *);
-    void *arg;
-    int n;
-};
-
-static void *pinned_start(void *a)
-{
-    struct tramp t = *(struct tramp *)a;
-    real_free(a);
-    in_lib++;
-    if (npl_pin_self(cfg.pin, t.n) < 0)
-        npl__debug("preload: thread %d not pinned: %s", t.n, npl_last_error());
-    in_lib--;
-    return t.start(t.arg);
-}
-
 EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
                           void *arg)
 {
@@ -394,14 +566,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
         resolve();
     if (in_lib || !cfg.pin[0])
         return real_pthread_create(th, attr, start, arg);
-    struct tramp *t = real_malloc(sizeof *t);
-    if (!t)
-        return EAGAIN;
-    t->start = start;
-    t->arg = arg;
-    t->n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    int rc = real_pthread_create(th, attr, pinned_start, t);
-    if (rc)
-        real_free(t);
-    return rc;
+    int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+    /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */
+    return npl__pthread_create_pinned(real_pthread_create, th, attr, start, arg, cfg.pin, n);
 }

@@ -139,7 +139,6 @@ fuzz() {
     local objs=() rc=0 f
     rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a
     for f in src/*.c; do
-        [ "$f" = src/ompt_tool.c ] && continue
         local o; o=build-fuzz/obj/$(basename "$f" .c).o
         clang-14 "${cflags[@]}" $(pkg-config --cflags hwloc) -c "$f" -o "$o" || return 1
         objs+=("$o")

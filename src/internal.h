@@ -70,6 +70,13 @@ struct npl_topo {
 int npl__topo_usable_nodes(const npl_topo *t, int *out, int max);
 int npl__topo_node_usable(const npl_topo *t, int idx);
 int npl__topo_cpu_index(const npl_topo *t, int os_cpu);
+/* Create a thread that pins itself as thread n of strategy before start(arg) runs, through
+ * real_create (pthread_create, or the next one in the interposer): the one trampoline of the
+ * library and of preload/. Returns 0 or a pthread error number. */
+typedef int (*npl__create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int npl__pthread_create_pinned(npl__create_fn real_create, pthread_t *th,
+                               const pthread_attr_t *attr, void *(*start)(void *), void *arg,
+                               const char *strategy, int n);
 /* CPU affinity snapshot taken when the library was loaded (before any pinning). */
 int npl__initial_affinity(int *cpus, int max);
 

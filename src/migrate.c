@@ -84,7 +84,9 @@ static struct npl_migrate_stats stats;
 
 static void fork_prepare(void) { pthread_mutex_lock(&lock); }
 static void fork_release(void) { pthread_mutex_unlock(&lock); }
-__attribute__((constructor)) static void fork_handlers(void)
+/* priority 101: registered before the interposer's (preload/), whose prepare handler, run
+ * first, waits until no thread is inside the library; then these take their locks */
+__attribute__((constructor(101))) static void fork_handlers(void)
 {
     pthread_atfork(fork_prepare, fork_release, fork_release);
 }

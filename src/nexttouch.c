@@ -323,6 +323,12 @@ static void fork_child(void)
     pthread_mutex_unlock(&arm_lock); /* taken by fork_prepare in the thread that forked */
 }
 static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+/* priority 101: before the interposer's handlers (see src/array.c), so at fork() this lock is
+ * taken after the interposer has waited for the threads inside the library */
+__attribute__((constructor(101))) static void atfork_early(void)
+{
+    pthread_once(&atfork_once, register_atfork);
+}
 static void lock(void)
 {
     pthread_once(&atfork_once, register_atfork);

@@ -181,6 +181,7 @@ int npl_where_am_i(int *cpu, int *node)
 /* ---- pthreads: number threads in creation order, pin before start() runs ---- */
 static _Atomic int next_thread = 1;
 
+/* The one pinning trampoline (npl_pthread_create and the interposer's pthread_create). */
 struct trampoline {
     void *(*start)(void *);
     void *arg;
@@ -192,8 +193,26 @@ static void *pinned_start(void *p)
 {
     struct trampoline tr = *(struct trampoline *)p;
     free(p);
-    npl_pin_self(tr.strategy, tr.n); /* a failure leaves the thread where the OS puts it */
+    if (npl_pin_self(tr.strategy, tr.n) < 0) /* a failure leaves the thread where the OS puts it */
+        npl__debug("thread %d not pinned: %s", tr.n, npl_last_error());
     return tr.start(tr.arg);
+}
+
+int npl__pthread_create_pinned(npl__create_fn real_create, pthread_t *th,
+                               const pthread_attr_t *attr, void *(*start)(void *), void *arg,
+                               const char *strategy, int n)
+{
+    struct trampoline *tr = malloc(sizeof *tr);
+    if (!tr)
+        return EAGAIN;
+    tr->start = start;
+    tr->arg = arg;
+    tr->n = n;
+    snprintf(tr->strategy, sizeof tr->strategy, "%s", strategy ? strategy : "compact");
+    int rc = real_create(th, attr, pinned_start, tr);
+    if (rc)
+        free(tr);
+    return rc;
 }
 
 int npl_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
@@ -203,22 +222,11 @@ int npl_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)
         return npl__fail(EINVAL, "NULL thread or start routine");
     if (!npl_topo_self())
         return -1;
-    int probe = npl_pin_cpu(NULL, strategy, 0); /* validate the strategy now */
-    if (probe < 0)
+    if (npl_pin_cpu(NULL, strategy, 0) < 0) /* validate the strategy now */
         return -1;
-    struct trampoline *tr = malloc(sizeof *tr);
-    if (!tr)
-        return npl__fail(ENOMEM, "out of memory");
-    tr->start = start;
-    tr->arg = arg;
-    tr->n = atomic_fetch_add(&next_thread, 1);
-    snprintf(tr->strategy, sizeof tr->strategy, "%s", strategy ? strategy : "compact");
-    int rc = pthread_create(th, attr, pinned_start, tr);
-    if (rc) {
-        free(tr);
-        return npl__fail(rc, "pthread_create failed");
-    }
-    return 0;
+    int rc = npl__pthread_create_pinned(pthread_create, th, attr, start, arg, strategy,
+                                        atomic_fetch_add(&next_thread, 1));
+    return rc ? npl__fail(rc, "pthread_create failed") : 0;
 }
 
 void npl_pthread_reset(void) { atomic_store(&next_thread, 1); }

@@ -75,6 +75,59 @@ if [ -n "$G" ] && [ -f "$PRE" ]; then
 else
     echo "SKIP: interposer cases (GUEST_CLI or $PRE missing; sanitizer builds have no preload)"
 fi
+# run: every bad value refused before the program starts (exit 2, the program never runs)
+for bad in "--first 0" "--first 18446744073709551615" "--first -1" "--first 3x" \
+           "--threshold 99999999999999999999999" "--threshold 1KKK" "--threshold 0" "--threshold 18446744073709551615K" \
+           "--nodes 18446744073709551616" "--nodes 4294967296" "--nodes 0-" "--nodes ,0" "--nodes 0,,1" "--nodes x"; do
+    $N run $bad -- sh -c 'echo ran' >$T/out 2>$T/err; rc=$?
+    check "run $bad: refused with 2" "2 0" "$rc $(grep -c ran $T/out)"
+done
+$N run --nodes 18446744073709551616 -- true 2>$T/err
+check "--nodes 2^64 says out of range" 1 "$(grep -c 'node number 18446744073709551616 is out of range' $T/err)"
+$N run --nodes 0 --policy bind_all:1 -- true 2>/dev/null; check "--nodes 0 + a policy on node 1: 2" 2 $?
+check "no raw NUMA system call in run.c" 0 "$(grep -c -e 'SYS_' -e 'syscall(' $SRC/cli/run.c)"
+check "--nodes 0 binds the kernel policy to node 0" 1 "$($N run --nodes 0 -- sh -c 'grep -c -e "bind:0 " -e "prefer:0 " /proc/self/numa_maps' | awk '{print ($1>0)}')"
+check "NUMAPLACE_DEBUG: no error lines for a normal run" 0 "$(NUMAPLACE_DEBUG=1 $N run --policy cyclic -- true 2>&1 | grep -c 'error:')"
+# --pin overrides the OpenMP runtimes' own variables, with a warning; without --pin they stay
+check "--pin overrides OMP_PLACES (warning)" 1 "$(OMP_PLACES=cores $N run --pin compact -- sh -c 'echo ${OMP_PLACES:-unset}' 2>$T/err | grep -c unset)"
+check "--pin warning names it" 1 "$(grep -c 'overrides OMP_PLACES=cores' $T/err)"
+check "--pin sets KMP_AFFINITY (libomp)" 1 "$($N run --pin compact -- sh -c 'echo $KMP_AFFINITY' | grep -c 'explicit,proclist=\[')"
+check "no --pin: OMP_PLACES kept" "cores" "$(OMP_PLACES=cores $N run --policy cyclic -- sh -c 'echo $OMP_PLACES')"
+P=$(dirname "$N")/progs
+if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
+    # --next-touch: one interposer (which is the OMPT tool), then libomp; output and status kept
+    check "--next-touch: LD_PRELOAD is preload then libomp" "libnumaplace_preload.so libomp.so.5" \
+        "$($N run --next-touch -- sh -c 'for f in $LD_PRELOAD; do basename $f; done' | tr '\n' ' ' | sed 's/ $//')"
+    $N run --next-touch -- "$P/printer" 0 >$T/f 2>$T/err; rc=$?
+    check "--next-touch printer > file: status 0, output kept" "0 1" "$rc $(grep -c 'buffered line' $T/f)"
+    check "--next-touch printer: no warning without NUMAPLACE_DEBUG" 0 "$(wc -c <$T/err)"
+    $N run --next-touch -- sh -c 'echo hi; exit 3' >$T/f; rc=$?
+    check "--next-touch sh -c 'echo hi; exit 3'" "3 hi" "$rc $(cat $T/f)"
+    $N run --next-touch --policy cyclic -- "$P/printer" 7 >$T/f; rc=$?
+    check "--next-touch --policy cyclic printer 7" "7 1" "$rc $(grep -c 'buffered line' $T/f)"
+    if [ -x "$P/printer_omp" ]; then
+        $N run --next-touch -- "$P/printer_omp" 5 >$T/f; rc=$?
+        check "--next-touch OpenMP printer > file: status 5, output kept" "5 1" "$rc $(grep -c 'buffered line' $T/f)"
+        $N run --pin compact -- "$P/printer_omp" 0 >$T/f; rc=$?
+        check "--pin OpenMP printer > file" "0 1" "$rc $(grep -c 'buffered line' $T/f)"
+    fi
+    # pinning under libgomp, libomp (clang) and a gcc build on a preloaded libomp
+    LIBOMP=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
+    NC=$(nproc)
+    for s in compact scatter; do
+        want=$($N run --pin $s -- sh -c 'echo $KMP_AFFINITY' | sed 's/.*proclist=\[//; s/\]//' | cut -d, -f1-$NC)
+        for v in gcc clang gcc+libomp; do
+            prog=$P/omp_probe_${v%+libomp}; [ -x "$prog" ] || { echo "SKIP: $prog"; continue; }
+            pre=""; [ "$v" = gcc+libomp ] && pre=$LIBOMP
+            [ "$v" = gcc+libomp ] && [ -z "$LIBOMP" ] && continue
+            LD_PRELOAD=$pre OMP_NUM_THREADS=$NC $N run --pin $s -- "$prog" >$T/p 2>&1
+            got=$(awk '$4==$6 {printf "%s%s", (NR>1?",":""), $4} $4!=$6 {printf "%sX", (NR>1?",":"")}' $T/p)
+            check "--pin $s under $v: thread n on the n-th CPU, bound alone" "$want" "$got"
+            rt=libgomp; [ "$v" != gcc ] && rt=libomp
+            check "--pin $s under $v: the runtime is $rt" "$NC" "$(grep -c "runtime $rt" $T/p)"
+        done
+    done
+fi
 # where
 $N where 999999999 2>$T/err; check "where on a gone PID: 1" 1 $?
 check "where message" 1 "$(grep -c 'no such process' $T/err)"

@@ -9,11 +9,24 @@
  *        creates T-1 threads; thread n must be bound to exactly npl_pin_cpu(STRATEGY, n), and
  *        every CPU inside CPULIST (the taskset mask) when given
  *
+ *   guest_cli --child-nt MIB          under `numaplace run --next-touch --policy skew_mapp --pin
+ *        scatter`: a malloc'ed array is placed page by page per skew_mapp after allocation, then
+ *        each OpenMP thread touches its block in a parallel region: its pages must follow it
+ *   guest_cli --child-static place|nt|plain   the static (.bss) arrays sa/sx, CG-like: under
+ *        `run --policy cyclic_block:3` the page-aligned inside of the writable segment is placed
+ *        page by page before main; under `run --next-touch --pin scatter` serial init then a
+ *        parallel static loop: each thread's block on its node (>= 98%)
+ *   guest_cli --child-nodes SET MIB   under `run --nodes SET`: small and large allocations all
+ *        on SET's nodes
+ *
  * Exit status of a child: 0 exact, 3 mismatch. The driver prints "N passed, M failed". */
 #define _GNU_SOURCE
 #include "check.h"
 
 #include <errno.h>
+#include <link.h>
+#include <numaplace/migrate.h>
+#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -145,6 +158,201 @@ static int child_pin(const char *strategy, int t, const char *mask)
     return bad ? 3 : 0;
 }
 
+/* ---- child: transparent next-touch over a policy-placed malloc'ed array (task: one interposer) */
+static int node_of_cpu(int cpu) { return npl_topo_cpu_node(npl_topo_self(), cpu); }
+
+static int child_nt(size_t mib)
+{
+    size_t bytes = mib << 20, npages = bytes / PSZ;
+    const char *polstr = getenv("NUMAPLACE_POLICY");
+    unsigned char *a = malloc(bytes);
+    int *want = calloc(npages, sizeof *want), *got = calloc(npages, sizeof *got);
+    npl_policy *p = pol(polstr ? polstr : "first_touch");
+    if (!a || !want || !got || !p)
+        return 3;
+    int q0 = npl_query_pages(a, bytes, got, npages);
+    size_t absent = 0, bad = 0;
+    for (size_t i = 0; q0 > 0 && i < npages; i++)
+        absent += got[i] < 0;
+    memset(a, 1, bytes); /* serial init by the master */
+    int rc = npl_policy_map(p, NULL, NULL, bytes, PSZ, 0, npages, want);
+    npl_query_pages(a, bytes, got, npages);
+    for (size_t i = 0; i < npages; i++)
+        bad += got[i] != want[i];
+    printf("child nt: %s, %zu pages: %zu absent right after malloc, %zu off the policy's map after "
+           "serial init (map %d, page-aligned %d)\n", polstr ? polstr : "-", npages, absent, bad, rc,
+           (uintptr_t)a % PSZ == 0);
+    int T = omp_get_max_threads(), tnode[256];
+    size_t per = npages / (size_t)T / 16 * 16; /* whole 64 KiB chunks per thread */
+#pragma omp parallel num_threads(T)
+    {
+        int t = omp_get_thread_num();
+        tnode[t] = node_of_cpu(sched_getcpu());
+        for (size_t i = (size_t)t * per; i < (size_t)(t + 1) * per; i++)
+            a[i * PSZ] += 1;
+    }
+    npl_query_pages(a, bytes, got, npages);
+    size_t moved_bad = 0, nodes_mask = 0;
+    for (int t = 0; t < T; t++) {
+        size_t on = 0;
+        for (size_t i = (size_t)t * per; i < (size_t)(t + 1) * per; i++)
+            on += got[i] == tnode[t];
+        moved_bad += per - on;
+        nodes_mask |= (size_t)1 << (tnode[t] & 63);
+        printf("child nt: thread %d (node %d): %zu/%zu of its pages on its node\n", t, tnode[t], on,
+               per);
+    }
+    struct npl_next_touch_stats st = {0};
+    printf("child nt: %zu pages off their thread's node after the region, threads on %d nodes\n",
+           moved_bad, __builtin_popcountl(nodes_mask));
+    (void)st;
+    free(a);
+    return rc >= 0 && bad == 0 && moved_bad == 0 && (uintptr_t)a % PSZ == 0 ? 0 : 3;
+}
+
+/* ---- child: static arrays (.bss), CG-like ---- */
+#define SN (1 << 19) /* 4 MiB of doubles each */
+static double sa[SN], sx[SN];
+
+struct segr { uintptr_t lo, hi, rlo, rhi; };
+static int seg_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct segr *r = data;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
+            r->rlo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            r->rhi = r->rlo + info->dlpi_phdr[i].p_memsz;
+        }
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || (uintptr_t)sa < lo ||
+            (uintptr_t)sa >= hi)
+            continue;
+        if (r->rhi > lo && r->rhi < hi)
+            lo = r->rhi;
+        r->lo = (lo + PSZ - 1) / PSZ * PSZ; /* the preload's rule: the page-aligned inside */
+        r->hi = hi / PSZ * PSZ;
+    }
+    return 1;
+}
+
+static int child_static(const char *mode)
+{
+    size_t npages = sizeof sa / PSZ;
+    int *got = calloc(npages + 1, sizeof *got);
+    char *lo = (char *)(((uintptr_t)sa + PSZ - 1) / PSZ * PSZ); /* sa's whole pages */
+    if (!strcmp(mode, "place")) {
+        struct segr r = {0};
+        dl_iterate_phdr(seg_cb, &r);
+        size_t rp = (r.hi - r.lo) / PSZ;
+        int *want = calloc(rp, sizeof *want);
+        npl_policy *p = pol(getenv("NUMAPLACE_POLICY"));
+        int rc = npl_policy_map(p, NULL, NULL, rp * PSZ, PSZ, 0, rp, want);
+        npl_query_pages(lo, (npages - 1) * PSZ, got, npages - 1);
+        size_t bad = 0, on0 = 0, first = ((uintptr_t)lo - r.lo) / PSZ;
+        for (size_t i = 0; i + 1 < npages; i++) {
+            bad += got[i] != want[first + i];
+            on0 += got[i] == 0;
+        }
+        printf("child static place %s: segment %zu pages, sa %zu pages: %zu misplaced, %zu on node "
+               "0 (map %d)\n", getenv("NUMAPLACE_POLICY"), rp, npages - 1, bad, on0, rc);
+        return rc >= 0 && bad == 0 ? 0 : 3;
+    }
+    /* serial init (the master), then the CG-like parallel static loop */
+    for (size_t i = 0; i < SN; i++)
+        sa[i] = 1.0 / (double)(i + 1), sx[i] = 0;
+    int master = node_of_cpu(sched_getcpu());
+    npl_query_pages(lo, (npages - 1) * PSZ, got, npages - 1);
+    size_t on0 = 0;
+    for (size_t i = 0; i + 1 < npages; i++)
+        on0 += got[i] == master;
+    printf("child static %s: after serial init %zu/%zu pages of sa on the master's node %d\n", mode,
+           on0, npages - 1, master);
+    int T = omp_get_max_threads(), tnode[256];
+    for (int it = 0; it < 3; it++) {
+#pragma omp parallel num_threads(T)
+        {
+            int t = omp_get_thread_num();
+            tnode[t] = node_of_cpu(sched_getcpu());
+#pragma omp for schedule(static)
+            for (size_t i = 0; i < SN; i++)
+                sx[i] += sa[i] * 2.0;
+        }
+    }
+    npl_query_pages(lo, (npages - 1) * PSZ, got, npages - 1);
+    /* thread t's iterations: [t*SN/T, (t+1)*SN/T) (SN divisible by T*512: whole pages) */
+    size_t per = (size_t)SN / (size_t)T, worst_pct = 100, total_on = 0;
+    on0 = 0;
+    for (int t = 0; t < T; t++) {
+        uintptr_t b = (uintptr_t)&sa[(size_t)t * per], e = (uintptr_t)&sa[(size_t)(t + 1) * per];
+        size_t on = 0, n = 0;
+        for (size_t i = 0; i + 1 < npages; i++) {
+            uintptr_t pg = (uintptr_t)lo + i * PSZ;
+            if (pg < b || pg + PSZ > e)
+                continue;
+            n++;
+            on += got[i] == tnode[t];
+            on0 += got[i] == master;
+        }
+        total_on += on;
+        size_t pct = n ? on * 100 / n : 0;
+        if (pct < worst_pct)
+            worst_pct = pct;
+        printf("child static %s: thread %d (node %d): %zu/%zu block pages on its node\n", mode, t,
+               tnode[t], on, n);
+    }
+    printf("child static %s: after the parallel loop %zu pages of sa on the master's node %d, worst "
+           "block %zu%% on its owner's node\n", mode, on0, master, worst_pct);
+    return worst_pct >= 98 ? 0 : 3;
+}
+
+/* ---- child: --nodes SET restricts memory (kernel policy), small and large allocations ---- */
+static int child_nodes(const char *set, size_t mib)
+{
+    int ok[64], n = 0;
+    for (const char *c = set; *c && n < 64;) { /* "a" or "a-b" items, comma-separated */
+        char *e;
+        long x = strtol(c, &e, 10), y = x;
+        if (*e == '-')
+            y = strtol(e + 1, &e, 10);
+        for (long v = x; v <= y && n < 64; v++)
+            ok[n++] = (int)v;
+        c = *e == ',' ? e + 1 : e;
+        if (e == c && *c)
+            break;
+    }
+    size_t small = 256 << 10, nsmall = (mib << 20) / small, bad = 0, total = 0;
+    for (size_t k = 0; k < nsmall; k++) { /* below the threshold: the kernel policy decides */
+        char *b = malloc(small);
+        memset(b, 1, small);
+        int got[64];
+        int q = npl_query_pages((void *)((uintptr_t)b / PSZ * PSZ), small - PSZ, got, 64);
+        for (int i = 0; i < q; i++) {
+            int in = 0;
+            for (int j = 0; j < n; j++)
+                in |= got[i] == ok[j];
+            bad += !in;
+            total++;
+        }
+    }
+    size_t bytes = mib << 20, np = bytes / PSZ;
+    char *big = malloc(bytes);
+    memset(big, 1, bytes);
+    int *got = calloc(np, sizeof *got);
+    npl_query_pages(big, bytes, got, np);
+    for (size_t i = 0; i < np; i++) {
+        int in = 0;
+        for (int j = 0; j < n; j++)
+            in |= got[i] == ok[j];
+        bad += !in;
+        total++;
+    }
+    printf("child nodes %s: %zu of %zu pages outside the set\n", set, bad, total);
+    return bad ? 3 : 0;
+}
+
 /* ---- driver ---- */
 /* run argv (NULL-terminated), optionally with a CPU mask; returns the exit status */
 static int run(const int *cpus, int ncpus, char *const argv[])
@@ -168,6 +376,121 @@ static int run(const int *cpus, int ncpus, char *const argv[])
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 #define RUN(...) run(NULL, 0, (char *const[]){__VA_ARGS__, NULL})
+
+/* ---- driver: the interposer's new paths ---- */
+static int run_capture(char *const argv[], const char *out)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(out, "w", stdout);
+        if (!f)
+            _exit(125);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void show(const char *path, const char *prefix)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!prefix || !strncmp(line, prefix, strlen(prefix)))
+            printf("  | %s", line);
+    if (f)
+        fclose(f);
+}
+
+static void test_interposer(const char *self)
+{
+    char th[16];
+    snprintf(th, sizeof th, "%d", N * K);
+    setenv("OMP_NUM_THREADS", th, 1);
+    /* 1. one interposer: --next-touch with a policy still places, and then migrates */
+    int rc = run_capture((char *const[]){"numaplace", "run", "--next-touch", "--policy", "skew_mapp",
+                                         "--pin", "scatter", "--", (char *)self, "--child-nt", "16",
+                                         NULL}, "/tmp/gc_nt.txt");
+    show("/tmp/gc_nt.txt", "child nt: ");
+    CHECK(rc == 0, "run --next-touch --policy skew_mapp --pin scatter: placed per skew_mapp page by "
+                   "page after malloc, then each thread's blocks moved to its node (status %d)", rc);
+    if (rc)
+        show("/tmp/gc_nt.txt", NULL);
+    /* 4. static arrays: placed before main; next-touch SI -> SI+MIG */
+    rc = run_capture((char *const[]){"numaplace", "run", "--policy", "cyclic_block:3", "--",
+                                     (char *)self, "--child-static", "place", NULL}, "/tmp/gc_st.txt");
+    show("/tmp/gc_st.txt", NULL);
+    CHECK(rc == 0, "run --policy cyclic_block:3: the static array is placed page by page (status %d)",
+          rc);
+    rc = run_capture((char *const[]){(char *)self, "--child-static", "plain", NULL}, "/tmp/gc_st.txt");
+    show("/tmp/gc_st.txt", "child static plain: after");
+    CHECK(N == 1 || rc == 3, "without numaplace run the static CG stays where the master put it "
+                             "(status %d)", rc);
+    setenv("NUMAPLACE_NEXT_TOUCH", "4096", 1); /* page chunks: thread blocks are not chunk-aligned */
+    rc = run_capture((char *const[]){"numaplace", "run", "--next-touch", "--pin", "scatter", "--",
+                                     (char *)self, "--child-static", "nt", NULL}, "/tmp/gc_st.txt");
+    unsetenv("NUMAPLACE_NEXT_TOUCH");
+    show("/tmp/gc_st.txt", NULL);
+    CHECK(rc == 0, "run --next-touch --pin scatter: static CG blocks follow their threads (>= 98%%, "
+                   "status %d)", rc);
+    /* 3. pinning under libgomp (gcc), libomp (clang) and gcc on a preloaded libomp */
+    const char *strategies[] = {"compact", "scatter"};
+    const char *variants[] = {"omp_probe_gcc", "omp_probe_clang", "omp_probe_gcc"};
+    for (int s = 0; s < 2; s++)
+        for (int v = 0; v < 3; v++) {
+            char path[256];
+            snprintf(path, sizeof path, "/usr/local/bin/%s", variants[v]);
+            if (access(path, X_OK) || (v == 2 && access("/usr/local/bin/libomp.so.5", R_OK))) {
+                printf("SKIP: %s missing\n", path);
+                continue;
+            }
+            if (v == 2)
+                setenv("LD_PRELOAD", "/usr/local/bin/libomp.so.5", 1);
+            rc = run_capture((char *const[]){"numaplace", "run", "--pin", (char *)strategies[s],
+                                             "--", path, NULL}, "/tmp/gc_pin.txt");
+            unsetenv("LD_PRELOAD");
+            FILE *f = fopen("/tmp/gc_pin.txt", "r");
+            int t, cpu, n = 0, bad = 0, on0 = 0, rt_ok = 0;
+            char mask[256], rt[32];
+            while (f && fscanf(f, "thread %d cpu %d mask %255s runtime %31s\n", &t, &cpu, mask, rt) == 4) {
+                int want = npl_pin_cpu(NULL, strategies[s], t);
+                char w[16];
+                snprintf(w, sizeof w, "%d", want);
+                bad += cpu != want || strcmp(mask, w);
+                on0 += cpu == 0;
+                rt_ok += !strcmp(rt, v == 0 ? "libgomp" : "libomp");
+                n++;
+            }
+            if (f)
+                fclose(f);
+            printf("  | pin %s %s%s: %d threads, %d on CPU 0, %d not on their CPU\n", strategies[s],
+                   variants[v], v == 2 ? "+libomp" : "", n, on0, bad);
+            CHECK(rc == 0 && n == N * K && bad == 0 && rt_ok == n,
+                  "run --pin %s under %s%s: every thread alone on its CPU (%d threads, %d wrong, "
+                  "runtime ok %d, status %d)", strategies[s], variants[v],
+                  v == 2 ? " + preloaded libomp" : "", n, bad, rt_ok, rc);
+        }
+    unsetenv("OMP_NUM_THREADS");
+    /* 5. --nodes: a contradicting policy is refused; memory stays inside SET */
+    if (N > 2) {
+        CHECK(RUN("numaplace", "run", "--nodes", "1", "--policy", "bind_all:0", "--", "true") == 2,
+              "--nodes 1 --policy bind_all:0: refused (2)");
+        rc = RUN("numaplace", "run", "--nodes", "1-2", "--policy", "skew_mapp", "--", (char *)self,
+                 "--child-nodes", "1-2", "8");
+        CHECK(rc == 0, "run --nodes 1-2 --policy skew_mapp: small and large allocations on 1-2 "
+                       "(status %d)", rc);
+        rc = RUN("numaplace", "run", "--nodes", "2", "--", (char *)self, "--child-nodes", "2", "8");
+        CHECK(rc == 0, "run --nodes 2: every page on node 2 (status %d)", rc);
+    }
+    CHECK(RUN("numaplace", "run", "--nodes", "18446744073709551616", "--", "true") == 2,
+          "--nodes 2^64: refused (2)");
+    CHECK(RUN("numaplace", "run", "--first", "0", "--policy", "cyclic", "--", "true") == 2,
+          "--first 0: refused (2)");
+}
+
 
 static void test_policies(const char *self, size_t mib)
 {
@@ -267,6 +590,12 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--child-alloc"))
         return child_alloc(argv[2], (size_t)atol(argv[3]));
+    if (argc >= 3 && !strcmp(argv[1], "--child-nt"))
+        return child_nt((size_t)atol(argv[2]));
+    if (argc >= 3 && !strcmp(argv[1], "--child-static"))
+        return child_static(argv[2]);
+    if (argc >= 4 && !strcmp(argv[1], "--child-nodes"))
+        return child_nodes(argv[2], (size_t)atol(argv[3]));
     if (argc >= 4 && !strcmp(argv[1], "--child-pin"))
         return child_pin(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
     size_t mib = 16;
@@ -293,6 +622,7 @@ int main(int argc, char **argv)
     test_errors();
     test_policies(self, mib);
     test_pin(self);
+    test_interposer(self);
     test_measure_report();
     printf("guest_cli: %d passed, %d failed\n", t_pass, t_fail);
     return t_fail ? 1 : 0;

@@ -22,8 +22,9 @@ done
 adds+=(--add tests/guest/in_guest.sh)
 # numaplace run's interposer, found next to /usr/local/bin/numaplace (guest_cli)
 [ -f "$BUILD/libnumaplace_preload.so" ] && adds+=(--add "$BUILD/libnumaplace_preload.so")
-# the transparent next-touch tool and LLVM's OpenMP runtime, for guest_omp_sweep's si-ompt mode
-[ -f "$BUILD/libnumaplace_ompt.so" ] && adds+=(--add "$BUILD/libnumaplace_ompt.so")
+# (it is also the transparent next-touch OMPT tool) and LLVM's OpenMP runtime, for --next-touch;
+# guest_cli's helper programs (build/progs: OpenMP probes built by gcc and clang)
+for p in "$BUILD"/progs/*; do [ -x "$p" ] && adds+=(--add "$p"); done
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 # an independent count of system calls for guest_arch
 command -v strace >/dev/null 2>&1 && adds+=(--add "$(command -v strace)")
