@@ -9,6 +9,7 @@
  * counted as base pages (the function then returns 1). */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,7 @@ struct vma {
 /* Mappings of /proc/self/smaps overlapping [lo, hi). */
 static int read_vmas(uintptr_t lo, uintptr_t hi, struct vma **out, int *n)
 {
-    FILE *f = fopen("/proc/self/smaps", "re");
+    FILE *f = npl__fs_open("/proc/self/smaps");
     if (!f)
         return npl__fail(errno, "cannot read /proc/self/smaps");
     struct vma *v = NULL, *cur = NULL;
@@ -78,7 +79,7 @@ static const struct vma *vma_of(const struct vma *v, int n, uintptr_t a)
  * readable (CAP_SYS_ADMIN; otherwise the kernel reports them as 0), else 0 (pm zeroed). */
 static int read_frames(uintptr_t lo, size_t n, size_t psz, uint64_t *pm)
 {
-    int have = 0, fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int have = 0, fd = npl__fs_open_fd("/proc/self/pagemap", O_RDONLY);
     size_t bytes = n * sizeof *pm;
     memset(pm, 0, bytes);
     if (fd >= 0 && pread(fd, pm, bytes, (off_t)(lo / psz * sizeof *pm)) == (ssize_t)bytes)
@@ -119,7 +120,7 @@ struct huge_scan {
 static void count_huge(struct huge_scan *h, size_t *huge)
 {
     size_t per_huge = HUGE_2M / h->psz;
-    int kfd = h->have_pfn ? open("/proc/kpageflags", O_RDONLY | O_CLOEXEC) : -1;
+    int kfd = h->have_pfn ? npl__fs_open_fd("/proc/kpageflags", O_RDONLY) : -1;
     for (uintptr_t u = (h->lo + HUGE_2M - 1) & ~(HUGE_2M - 1); u + HUGE_2M <= h->hi; u += HUGE_2M) {
         size_t i0 = (u - h->lo) / h->psz;
         const struct vma *m = vma_of(h->v, h->nv, u);

@@ -109,7 +109,8 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
             nodes[i] = (int)node;
             status[i] = -EAGAIN; /* unwritten if the kernel stops early: counted as failed */
         }
-        if (syscall(SYS_move_pages, 0, k, pages, nodes, status, MPOL_MF_MOVE) < 0 && errno != ENOENT &&
+        /* the counted layer (src/sys.c): a raw syscall and an atomic add, async-signal-safe */
+        if (npl__move_pages(NULL, k, pages, nodes, status, MPOL_MF_MOVE) < 0 && errno != ENOENT &&
             errno != ENOMEM && errno != EBUSY)
             continue;
         for (size_t i = 0; i < k; i++) {

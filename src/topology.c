@@ -3,6 +3,7 @@
  * struct npl_topo that the pure layers read; a synthetic topology is the same struct. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -251,7 +252,7 @@ int npl_topo_load(npl_topo **out)
             char path[128], line[256];
             snprintf(path, sizeof path, "/sys/devices/system/node/node%d/meminfo",
                      (*out)->nodes[i].os);
-            FILE *f = fopen(path, "r");
+            FILE *f = npl__fs_open(path);
             while (f && fgets(line, sizeof line, f)) {
                 unsigned long long kb;
                 char *p = strstr(line, "MemFree:");
