@@ -24,6 +24,7 @@
  * system call refused); 126 the program cannot be executed; 127 it does not exist. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "run_args.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -285,28 +286,6 @@ static int set_kernel_policy(npl_policy *p, const char *nodes, int *kernel)
     return rc;
 }
 
-/* bytes with an optional K/M/G[i][B] suffix, >= 1, no overflow */
-static int parse_bytes(const char *s, unsigned long long *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
-    if (shift && *end == 'i') end++;
-    if (shift && *end == 'B') end++;
-    if (*end || v == 0 || v > (ULLONG_MAX >> shift) || (v << shift) > (unsigned long long)SSIZE_MAX)
-        return -1;
-    *out = v << shift;
-    return 0;
-}
-
 /* the config's value, without a library error message when it is simply not set */
 static const char *cfg_get(const npl_config *c, const char *sec, const char *key)
 {
@@ -333,65 +312,16 @@ static void override_env(const char *name, const char *pin)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *policy = NULL, *pin = NULL, *nodes = NULL, *huge = NULL, *threshold = NULL,
-               *first = NULL;
-    int next_touch = 0;
-    static const struct option opts[] = {
-        {"policy", required_argument, NULL, 'p'},   {"pin", required_argument, NULL, 'P'},
-        {"nodes", required_argument, NULL, 'n'},    {"huge", required_argument, NULL, 'H'},
-        {"threshold", required_argument, NULL, 't'}, {"first", required_argument, NULL, 'f'},
-        {"next-touch", no_argument, NULL, 'N'},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    /* "+": options end at the program's name (its own options are its own) */
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': policy = optarg; break;
-        case 'P': pin = optarg; break;
-        case 'n': nodes = optarg; break;
-        case 'H': huge = optarg; break;
-        case 't': threshold = optarg; break;
-        case 'f': first = optarg; break;
-        case 'N': next_touch = 1; break;
-        case 'h': return usage(stdout, 0);
-        default:
-            fprintf(stderr, "numaplace run: unknown option or missing value \"%s\"\n",
-                    argv[optind - 1]);
-            return usage(stderr, EXIT_USAGE);
-        }
-    }
-    int i = optind;
-    if (i >= argc) {
-        fprintf(stderr, "numaplace run: no program given\n");
-        return usage(stderr, EXIT_USAGE);
-    }
-    if (huge && strcmp(huge, "thp") && strcmp(huge, "2M")) {
-        fprintf(stderr, "numaplace run: --huge %s: use thp or 2M\n", huge);
-        return EXIT_USAGE;
-    }
+    struct run_args a;
+    int rc0 = run_parse_args(argc, argv, &a, stderr);
+    if (a.help)
+        return usage(stdout, 0);
+    if (rc0)
+        return a.usage ? usage(stderr, rc0) : rc0;
+    const char *policy = a.policy, *pin = a.pin, *nodes = a.nodes, *huge = a.huge,
+               *threshold = a.threshold, *first = a.first;
+    int next_touch = a.next_touch, i = a.prog;
     unsigned long long v;
-    if (threshold && parse_bytes(threshold, &v) < 0) {
-        fprintf(stderr, "numaplace run: --threshold %s: expected bytes >= 1, e.g. 1048576 or 1M "
-                        "(at most %zd)\n", threshold, (ssize_t)SSIZE_MAX);
-        return EXIT_USAGE;
-    }
-    if (first) {
-        char *end;
-        errno = 0;
-        v = *first >= '0' && *first <= '9' ? strtoull(first, &end, 10) : 0;
-        if (*first < '0' || *first > '9' || *end || errno || v > LONG_MAX) {
-            fprintf(stderr, "numaplace run: --first %s: expected a count from 1 to %ld\n", first,
-                    LONG_MAX);
-            return EXIT_USAGE;
-        }
-        if (v == 0) {
-            fprintf(stderr, "numaplace run: --first 0 would place nothing: leave out --policy "
-                            "(or --first, to place every large allocation)\n");
-            return EXIT_USAGE;
-        }
-    }
     /* the platform config: defaults for what the command line leaves out */
     const npl_config *cfg = npl_config_self();
     if (!cfg) {
@@ -404,7 +334,7 @@ int cmd_run(int argc, char **argv)
     if (!threshold && cfg_get(cfg, "policy", "threshold")) {
         snprintf(cfg_thr, sizeof cfg_thr, "%s", cfg_get(cfg, "policy", "threshold"));
         threshold = cfg_thr;
-        if (parse_bytes(threshold, &v) < 0) {
+        if (run_parse_bytes(threshold, &v) < 0) {
             fprintf(stderr, "numaplace run: config [policy] threshold = %s: expected bytes >= 1 "
                             "(%s)\n", threshold, npl_config_source(cfg));
             return EXIT_FAILED;

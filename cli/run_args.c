@@ -1,0 +1,100 @@
+/* run_args.c - `numaplace run`'s option parser (see run_args.h). */
+#define _GNU_SOURCE
+#include "run_args.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+int run_parse_bytes(const char *s, unsigned long long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (shift && *end == 'i') end++;
+    if (shift && *end == 'B') end++;
+    if (*end || v == 0 || v > (ULLONG_MAX >> shift) || (v << shift) > (unsigned long long)SSIZE_MAX)
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+static int check_values(const struct run_args *a, FILE *err)
+{
+    unsigned long long v;
+    if (a->huge && strcmp(a->huge, "thp") && strcmp(a->huge, "2M")) {
+        fprintf(err, "numaplace run: --huge %s: use thp or 2M\n", a->huge);
+        return 2;
+    }
+    if (a->threshold && run_parse_bytes(a->threshold, &v) < 0) {
+        fprintf(err, "numaplace run: --threshold %s: expected bytes >= 1, e.g. 1048576 or 1M "
+                     "(at most %zd)\n", a->threshold, (ssize_t)SSIZE_MAX);
+        return 2;
+    }
+    if (a->first) {
+        char *end = NULL;
+        errno = 0;
+        v = *a->first >= '0' && *a->first <= '9' ? strtoull(a->first, &end, 10) : 0;
+        if (*a->first < '0' || *a->first > '9' || *end || errno || v > LONG_MAX) {
+            fprintf(err, "numaplace run: --first %s: expected a count from 1 to %ld\n", a->first,
+                    LONG_MAX);
+            return 2;
+        }
+        if (v == 0) {
+            fprintf(err, "numaplace run: --first 0 would place nothing: leave out --policy "
+                         "(or --first, to place every large allocation)\n");
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
+{
+    static const struct option opts[] = {
+        {"policy", required_argument, NULL, 'p'},   {"pin", required_argument, NULL, 'P'},
+        {"nodes", required_argument, NULL, 'n'},    {"huge", required_argument, NULL, 'H'},
+        {"threshold", required_argument, NULL, 't'}, {"first", required_argument, NULL, 'f'},
+        {"next-touch", no_argument, NULL, 'N'},     {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof *a);
+    optind = 0; /* a full re-initialisation of getopt: the parser may run more than once */
+    opterr = 0;
+    int c;
+    /* "+": options end at the program's name (its own options are its own) */
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': a->policy = optarg; break;
+        case 'P': a->pin = optarg; break;
+        case 'n': a->nodes = optarg; break;
+        case 'H': a->huge = optarg; break;
+        case 't': a->threshold = optarg; break;
+        case 'f': a->first = optarg; break;
+        case 'N': a->next_touch = 1; break;
+        case 'h': a->help = 1; return 0;
+        default:
+            fprintf(err, "numaplace run: unknown option or missing value \"%s\"\n",
+                    optind > 0 && optind - 1 < argc ? argv[optind - 1] : "?");
+            a->usage = 1;
+            return 2;
+        }
+    }
+    a->prog = optind;
+    if (a->prog >= argc) {
+        fprintf(err, "numaplace run: no program given\n");
+        a->usage = 1;
+        return 2;
+    }
+    return check_values(a, err);
+}

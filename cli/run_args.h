@@ -1,0 +1,21 @@
+/* run_args.h - `numaplace run`'s command line, parsed and checked before anything happens
+ * (pure: no system call; fuzzed by tests/fuzz/fuzz_run_args.c). */
+#ifndef NPL_RUN_ARGS_H
+#define NPL_RUN_ARGS_H
+#include <stdio.h>
+
+struct run_args {
+    const char *policy, *pin, *nodes, *huge, *threshold, *first;
+    int next_touch;
+    int help;      /* --help: print the usage, exit 0 */
+    int usage;     /* the error was the command line's shape: show the usage too */
+    int prog;      /* argv index of the program */
+};
+
+/* Parse argv (options end at the program's name). Returns 0, or an exit status (2: usage) after
+ * a message on err. Every value is checked: --huge thp|2M, --threshold bytes >= 1 with K/M/G
+ * (no overflow), --first a count >= 1. */
+int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err);
+/* bytes with an optional K/M/G[i][B] suffix, >= 1, at most SSIZE_MAX: 0, or -1 */
+int run_parse_bytes(const char *s, unsigned long long *out);
+#endif
