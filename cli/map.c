@@ -102,6 +102,12 @@ int cmd_map(int argc, char **argv)
         snprintf(desc, sizeof desc, "numa:%zu core:%zu pu:1", nodes, cores);
         synthetic = desc;
     }
+    size_t bytes;
+    if (__builtin_mul_overflow(pages, page_size, &bytes)) {
+        fprintf(stderr, "numaplace map: %zu pages of %zu bytes overflow the address space\n", pages,
+                page_size);
+        return EXIT_USAGE;
+    }
     npl_topo *t;
     if (npl_topo_load_synthetic(&t, synthetic) < 0)
         return cli_fail("topology");
@@ -111,7 +117,6 @@ int cmd_map(int argc, char **argv)
         npl_topo_destroy(t);
         return EXIT_USAGE;
     }
-    size_t bytes = pages * page_size;
     npl_shape shape = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
     if (rows) {
         if (bytes % rows) {
