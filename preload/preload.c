@@ -36,6 +36,7 @@
 #include "internal.h"
 
 #include "preload.h"
+#include "procfs.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -197,6 +198,18 @@ int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold)
     return n;
 }
 
+static int register_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *m, void *ctx)
+{
+    (void)m, (void)ctx;
+    if (npl_next_touch_register((void *)s, e - s, cfg.nt_chunk) < 0)
+        npl__debug("preload: static data %p+%zu not registered for next-touch: %s", (void *)s,
+                   (size_t)(e - s), npl_last_error());
+    else
+        npl__debug("preload: static data %p+%zu registered for next-touch", (void *)s,
+                   (size_t)(e - s));
+    return 0;
+}
+
 static void place_static(void)
 {
     uintptr_t lo[8], hi[8];
@@ -212,11 +225,10 @@ static void place_static(void)
             say("numaplace preload: static data not placed: %s%s\n", npl_last_error(), "");
         else if (placing)
             npl__debug("preload: static data %p+%zu placed", (void *)lo[i], len);
-        if (cfg.next_touch && npl_next_touch_register((void *)lo[i], len, cfg.nt_chunk) < 0)
-            npl__debug("preload: static data %p+%zu not registered for next-touch: %s",
-                       (void *)lo[i], len, npl_last_error());
-        else if (cfg.next_touch)
-            npl__debug("preload: static data %p+%zu registered for next-touch", (void *)lo[i], len);
+        /* one range per mapping: .data (a private file mapping) and .bss (anonymous) are
+         * mappings of different kinds, and next-touch arms one kind of mapping at a time */
+        if (cfg.next_touch)
+            npl__maps_ranges(lo[i], hi[i], register_piece, NULL);
     }
 }
 
