@@ -42,12 +42,25 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct array **reg;
 static int nreg, capreg;
 
-/* fork() while another thread holds the registry lock must not leave the child's copy locked
- * forever (npl_free in the child would hang): hold it across fork in both processes. */
-static void fork_prepare(void) { pthread_mutex_lock(&reg_lock); }
-static void fork_release(void) { pthread_mutex_unlock(&reg_lock); }
-/* priority 101: registered before the interposer's (preload/), whose prepare handler, run
- * first, waits until no thread is inside the library; then these take their locks */
+/* fork() while another thread holds a lock must not leave the child's copy locked forever
+ * (npl_free in the child would hang): hold the locks across fork in both processes. One set of
+ * handlers takes them in the order the code nests them (the registry, then the statistics it
+ * updates, then the migration statistics), so fork() and an allocation never wait for each
+ * other (TSan saw the inversion of separate handlers). Priority 101: registered before the
+ * interposer's (preload/), whose prepare handler, run first, waits until no thread is inside the
+ * library. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    npl__stats_fork_lock(1);
+    npl__migrate_fork_lock(1);
+}
+static void fork_release(void)
+{
+    npl__migrate_fork_lock(0);
+    npl__stats_fork_lock(0);
+    pthread_mutex_unlock(&reg_lock);
+}
 __attribute__((constructor(101))) static void fork_handlers(void)
 {
     pthread_atfork(fork_prepare, fork_release, fork_release);

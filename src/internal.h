@@ -168,6 +168,9 @@ int npl__node_plan(int node, npl_plan **out); /* bind_all:<node> on this process
 int npl__migrate_verdict(const struct npl_migrate_result *res);
 void npl__migrate_stats_add(const struct npl_migrate_result *res, size_t page_size);
 void npl__stats_arrays(long arrays, long bytes);
+/* fork handlers (src/array.c): take (1) or release (0) the statistics locks */
+void npl__stats_fork_lock(int lock);
+void npl__migrate_fork_lock(int lock);
 
 
 #endif

@@ -82,13 +82,13 @@ int npl_migrate_range(void *addr, size_t len, int node, struct npl_migrate_resul
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct npl_migrate_stats stats;
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_release(void) { pthread_mutex_unlock(&lock); }
-/* priority 101: registered before the interposer's (preload/), whose prepare handler, run
- * first, waits until no thread is inside the library; then these take their locks */
-__attribute__((constructor(101))) static void fork_handlers(void)
+/* fork: taken after the registry and statistics locks (src/array.c's handlers) */
+void npl__migrate_fork_lock(int take)
 {
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    if (take)
+        pthread_mutex_lock(&lock);
+    else
+        pthread_mutex_unlock(&lock);
 }
 
 void npl__migrate_stats_add(const struct npl_migrate_result *r, size_t page_size)

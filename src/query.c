@@ -166,13 +166,13 @@ int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent)
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct npl_stats stats;
 
-static void fork_prepare(void) { pthread_mutex_lock(&stats_lock); }
-static void fork_release(void) { pthread_mutex_unlock(&stats_lock); }
-/* priority 101: registered before the interposer's (preload/), whose prepare handler, run
- * first, waits until no thread is inside the library; then these take their locks */
-__attribute__((constructor(101))) static void fork_handlers(void)
+/* fork: taken after the registry lock (src/array.c's handlers), in the order the code nests them */
+void npl__stats_fork_lock(int lock)
 {
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    if (lock)
+        pthread_mutex_lock(&stats_lock);
+    else
+        pthread_mutex_unlock(&stats_lock);
 }
 
 void npl__stats_add(const struct npl_place_stats *st)

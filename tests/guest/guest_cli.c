@@ -206,8 +206,9 @@ static int child_nt(size_t mib)
     printf("child nt: %zu pages off their thread's node after the region, threads on %d nodes\n",
            moved_bad, __builtin_popcountl(nodes_mask));
     (void)st;
+    int aligned = (uintptr_t)a % PSZ == 0;
     free(a);
-    return rc >= 0 && bad == 0 && moved_bad == 0 && (uintptr_t)a % PSZ == 0 ? 0 : 3;
+    return rc >= 0 && bad == 0 && moved_bad == 0 && aligned ? 0 : 3;
 }
 
 /* ---- child: static arrays (.bss), CG-like ---- */
