@@ -16,16 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int *dup_ints(const int *v, int n)
-{
-    if (!v || n <= 0)
-        return NULL;
-    int *d = malloc((size_t)n * sizeof *d);
-    if (d)
-        memcpy(d, v, (size_t)n * sizeof *d);
-    return d;
-}
-
 static int is_block_kind(npl_policy_kind k)
 {
     return k == NPL_BIND_BLOCK || k == NPL_CYCLIC_BLOCK || k == NPL_RANDOM_BLOCK;
@@ -81,7 +71,7 @@ static int resolve_nodes(struct npl_plan *pl, const npl_policy *p, const npl_top
             free(all);
             return npl__fail(EINVAL, "node %d is outside the policy's subset", p->nodes[i]);
         }
-    pl->nodes = all ? all : dup_ints(src, cnt);
+    pl->nodes = all ? all : npl__dup_ints(src, cnt);
     if (!pl->nodes)
         return npl__fail(ENOMEM, "out of memory");
     pl->m = cnt;

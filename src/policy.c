@@ -38,16 +38,6 @@ void npl_policy_free(npl_policy *p)
     free(p);
 }
 
-static int *dup_ints(const int *v, int n)
-{
-    if (!v || n <= 0)
-        return NULL;
-    int *d = malloc((size_t)n * sizeof *d);
-    if (d)
-        memcpy(d, v, (size_t)n * sizeof *d);
-    return d;
-}
-
 npl_policy *npl_policy_dup(const npl_policy *p)
 {
     if (!p) {
@@ -60,9 +50,9 @@ npl_policy *npl_policy_dup(const npl_policy *p)
         return NULL;
     }
     *d = *p;
-    d->nodes = dup_ints(p->nodes, p->nnodes);
-    d->weights = dup_ints(p->weights, p->nnodes);
-    d->subset = dup_ints(p->subset, p->nsubset);
+    d->nodes = npl__dup_ints(p->nodes, p->nnodes);
+    d->weights = npl__dup_ints(p->weights, p->nnodes);
+    d->subset = npl__dup_ints(p->subset, p->nsubset);
     if ((p->nnodes && !d->nodes) || (p->weights && !d->weights) || (p->nsubset && !d->subset)) {
         npl_policy_free(d);
         npl__fail(ENOMEM, "out of memory");
@@ -102,7 +92,7 @@ int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, 
     if (nnodes > 0) {
         /* bind_all: the nodes to fill in order; others: the subset to spread over */
         int **dst = kind == NPL_BIND_ALL ? &p->nodes : &p->subset;
-        *dst = dup_ints(nodes, nnodes);
+        *dst = npl__dup_ints(nodes, nnodes);
         if (!*dst) {
             free(p);
             return npl__fail(ENOMEM, "out of memory");
@@ -187,7 +177,7 @@ int npl_policy_set_weights(npl_policy *p, const int *nodes, const int *weights, 
         if (weights[i] <= 0 || weights[i] > 1 << 16)
             return npl__fail(EINVAL, "weighted: weight %d of node %d must be 1..65536",
                              weights[i], nodes[i]);
-    int *nn = dup_ints(nodes, n), *ww = dup_ints(weights, n);
+    int *nn = npl__dup_ints(nodes, n), *ww = npl__dup_ints(weights, n);
     if (!nn || !ww) {
         free(nn);
         free(ww);

@@ -186,6 +186,16 @@ void npl__format_list(const int *v, int n, char *buf, size_t size)
     }
 }
 
+int *npl__dup_ints(const int *v, int n)
+{
+    if (!v || n <= 0)
+        return NULL;
+    int *d = malloc((size_t)n * sizeof *d);
+    if (d)
+        memcpy(d, v, (size_t)n * sizeof *d);
+    return d;
+}
+
 int npl__in_list(int v, const int *list, int n)
 {
     for (int i = 0; i < n; i++)
