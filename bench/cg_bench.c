@@ -224,7 +224,7 @@ static void table(struct cg *cg, struct arr *a)
 }
 
 struct counts {
-    long own_pages, own_remote, own_absent, accesses, remote_accesses;
+    long own_pages, own_remote, own_absent, boundary, accesses, remote_accesses;
     long by_node[BENCH_MAX_NODES];
 };
 
@@ -238,19 +238,25 @@ static void access1(const struct arr *a, size_t idx, int tn, long times, struct 
         c->remote_accesses += times;
 }
 
-/* distinct pages of elements [e0, e1) of array a, remote when not on node tn */
+/* pages of elements [e0, e1) of array a: those wholly inside the range are the thread's own
+ * (remote when not on node tn); the partial ones at the ends are shared with a neighbour and
+ * only counted as boundary pages */
 static void own_pages(const struct arr *a, size_t e0, size_t e1, int tn, struct counts *c)
 {
     if (e1 <= e0)
         return;
-    size_t off = (uintptr_t)a->base & (BENCH_PAGE - 1);
-    for (size_t pg = (off + e0 * a->elem) / BENCH_PAGE; pg <= (off + e1 * a->elem - 1) / BENCH_PAGE;
-         pg++) {
-        c->own_pages++;
-        if (a->nodes[pg] < 0)
-            c->own_absent++;
-        else if (a->nodes[pg] != tn)
-            c->own_remote++;
+    size_t off = (uintptr_t)a->base & (BENCH_PAGE - 1), b0 = off + e0 * a->elem;
+    size_t b1 = off + e1 * a->elem, total = off + a->elem * a->count;
+    for (size_t pg = b0 / BENCH_PAGE; pg <= (b1 - 1) / BENCH_PAGE; pg++) {
+        size_t ps = pg * BENCH_PAGE, pe = ps + BENCH_PAGE < total ? ps + BENCH_PAGE : total;
+        if (ps < b0 && ps >= off) /* the page starts inside the previous element range */
+            c->boundary++;
+        else if (pe > b1)
+            c->boundary++;
+        else if (a->nodes[pg] < 0)
+            c->own_pages++, c->own_absent++;
+        else
+            c->own_pages++, c->own_remote += a->nodes[pg] != tn;
     }
 }
 
@@ -342,10 +348,10 @@ static int wanted(const struct opts *o, int it)
 static void print_counts(const struct counts *c, int it, int first)
 {
     printf("%s\n    {\"after_iter\": %d, \"own_pages\": %ld, \"own_remote\": %ld, \"own_absent\": %ld, "
-           "\"own_remote_frac\": %.6f, \"accesses\": %ld, \"remote_accesses\": %ld, "
+           "\"own_remote_frac\": %.6f, \"boundary_pages\": %ld, \"accesses\": %ld, \"remote_accesses\": %ld, "
            "\"access_remote_frac\": %.6f, \"pages_by_node\": [",
            first ? "" : ",", it, c->own_pages, c->own_remote, c->own_absent,
-           c->own_pages ? (double)c->own_remote / (double)c->own_pages : 0.0, c->accesses,
+           c->own_pages ? (double)c->own_remote / (double)c->own_pages : 0.0, c->boundary, c->accesses,
            c->remote_accesses, c->accesses ? (double)c->remote_accesses / (double)c->accesses : 0.0);
     int last = 0;
     for (int n = 0; n < BENCH_MAX_NODES; n++)
