@@ -15,7 +15,8 @@
  *   own_block: pages of each thread's own rows in every array, remote when the page is not on
  *              the node the owner thread runs on;
  *   accesses:  every element access of one iteration (including the gathers p[col[k]]), weighted
- *              per access, remote as above.
+ *              per access, remote as above (accesses to pages not present at that moment, e.g.
+ *              being migrated by the kernel, are counted apart as unknown_accesses).
  *
  *   cg_bench [--rows N] [--partners K] [--iters I] [--scheme si|pi|simig] [--measure 1,5,20]
  *            [--pin compact|scatter|none] [--seed S]
@@ -224,7 +225,7 @@ static void table(struct cg *cg, struct arr *a)
 }
 
 struct counts {
-    long own_pages, own_remote, own_absent, boundary, accesses, remote_accesses;
+    long own_pages, own_remote, own_absent, boundary, accesses, remote_accesses, unknown_accesses;
     long by_node[BENCH_MAX_NODES];
 };
 
@@ -233,6 +234,10 @@ static void access1(const struct arr *a, size_t idx, int tn, long times, struct 
 {
     size_t off = ((uintptr_t)a->base & (BENCH_PAGE - 1)) + idx * a->elem;
     int node = a->nodes[off / BENCH_PAGE];
+    if (node < 0) { /* not present now (e.g. a page the kernel is migrating): not counted */
+        c->unknown_accesses += times;
+        return;
+    }
     c->accesses += times;
     if (node != tn)
         c->remote_accesses += times;
@@ -349,10 +354,11 @@ static void print_counts(const struct counts *c, int it, int first)
 {
     printf("%s\n    {\"after_iter\": %d, \"own_pages\": %ld, \"own_remote\": %ld, \"own_absent\": %ld, "
            "\"own_remote_frac\": %.6f, \"boundary_pages\": %ld, \"accesses\": %ld, \"remote_accesses\": %ld, "
-           "\"access_remote_frac\": %.6f, \"pages_by_node\": [",
+           "\"access_remote_frac\": %.6f, \"unknown_accesses\": %ld, \"pages_by_node\": [",
            first ? "" : ",", it, c->own_pages, c->own_remote, c->own_absent,
            c->own_pages ? (double)c->own_remote / (double)c->own_pages : 0.0, c->boundary, c->accesses,
-           c->remote_accesses, c->accesses ? (double)c->remote_accesses / (double)c->accesses : 0.0);
+           c->remote_accesses, c->accesses ? (double)c->remote_accesses / (double)c->accesses : 0.0,
+           c->unknown_accesses);
     int last = 0;
     for (int n = 0; n < BENCH_MAX_NODES; n++)
         if (c->by_node[n])
