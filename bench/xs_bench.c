@@ -10,24 +10,28 @@
  * and for the history- and event-based modes.
  *
  *   xs_bench [--size small|large] [--gridpoints G] [--lookups L] [--method history|event]
- *            [--mode default|interleave|numag|numag+huge] [--pin compact|scatter|none] [--seed S]
+ *            [--mode default|interleave|numag|numag+huge|nexttouch] [--pin compact|scatter|none]
+ *            [--seed S]
  * Modes (numaplace variant, BENCH_NPL): default = serial initialization, first touch, threads
  * free; interleave = the process's kernel policy interleaves everything (as numactl
  * --interleave=all, through npl_set_thread_policy); numag = the nuclide grids replicated on every
  * node (npl_replicate), the unionized grid cyclic, threads pinned; numag+huge = numag with the
  * replicas in 2 MiB pages (hugetlb, else transparent huge pages; the JSON says which were
- * obtained). The plain variant (bench/progs/xs_plain) has only default: numactl, GLIBC_TUNABLES
+ * obtained); nexttouch = the grids armed for migrate-on-next-touch (16 KiB chunks) before the
+ * lookups, threads pinned. The plain variant (bench/progs/xs_plain) has only default: numactl, GLIBC_TUNABLES
  * and OMP_PROC_BIND are applied from outside. Prints one JSON object. */
 #include "bench_common.h"
 
 #include <getopt.h>
 #include <omp.h>
 #ifdef BENCH_NPL
+#include <numaplace/migrate.h>
 #include <numaplace/omp.h>
 #include <numaplace/replicate.h>
 #endif
 
 #define NMAT 12
+#define NT_CHUNK (16 * 1024) /* next-touch chunk of mode nexttouch (NUMAPLACE_NEXT_TOUCH=16384) */
 #define HISTORY_LOOKUPS 34 /* lookups per particle history, as XSBench */
 
 struct point {
@@ -47,6 +51,10 @@ struct xs {
     npl_replica *replicas;
 #endif
 };
+
+#define MAX_THREADS 1024
+static int thread_node[MAX_THREADS];                  /* where each thread ran its lookups */
+static const struct point *thread_grid[MAX_THREADS]; /* and the nuclide grid copy it read */
 
 static const double mat_dist[NMAT] = {0.140, 0.052, 0.275, 0.134, 0.154, 0.064,
                                       0.066, 0.055, 0.008, 0.015, 0.025, 0.013};
@@ -191,9 +199,9 @@ static int parse(int argc, char **argv, struct opts *o)
         else
             return -1;
     }
-    static const char *const modes[] = {"default", "interleave", "numag", "numag+huge"};
+    static const char *const modes[] = {"default", "interleave", "numag", "numag+huge", "nexttouch"};
     int known = 0;
-    for (int m = 0; m < 4; m++)
+    for (int m = 0; m < 5; m++)
         known |= !strcmp(o->mode, modes[m]);
 #ifndef BENCH_NPL
     known = !strcmp(o->mode, "default");
@@ -271,6 +279,13 @@ static int build(struct xs *x, const struct opts *o, const char **huge_kind, siz
     make_union(x);
     make_materials(x, o->large);
 #ifdef BENCH_NPL
+    if (!strcmp(o->mode, "nexttouch")) { /* pages follow the first lookup that touches them */
+        size_t gb = (size_t)x->union_n * sizeof(struct point);
+        if (npl_next_touch_arm(x->grid, bench_round(gb), NT_CHUNK) < 0 ||
+            npl_next_touch_arm(x->union_e, bench_round(ub), NT_CHUNK) < 0 ||
+            npl_next_touch_arm(x->index, bench_round(ib), NT_CHUNK) < 0)
+            return -1;
+    }
     if (numag && replicate_grids(x, !strcmp(o->mode, "numag+huge"), huge_kind, huge_pages) < 0)
         return -1;
 #endif
@@ -303,13 +318,17 @@ static double run(const struct xs *x, uint64_t *sum, long *vsum)
 #pragma omp parallel reduction(+ : s, v)
     {
         const struct point *g = my_grid(x);
+        if (omp_get_thread_num() < MAX_THREADS) {
+            thread_node[omp_get_thread_num()] = bench_my_node();
+            thread_grid[omp_get_thread_num()] = g;
+        }
         int vmax;
         if (x->method) {
 #pragma omp for schedule(static)
             for (long i = 0; i < L; i++)
                 s += lookup(x, g, es[i], ms[i], &vmax), v += vmax + 1;
         } else {
-#pragma omp for schedule(dynamic, 16)
+#pragma omp for schedule(dynamic, 100) /* as the reference XSBench */
             for (long p = 0; p < particles; p++)
                 for (long i = p * HISTORY_LOOKUPS; i < (p + 1) * HISTORY_LOOKUPS && i < L; i++) {
                     double e;
@@ -324,6 +343,23 @@ static double run(const struct xs *x, uint64_t *sum, long *vsum)
     bench_free(ms, (size_t)L * sizeof(int));
     *sum = s, *vsum = v;
     return t;
+}
+
+/* mean over threads of the fraction of the nuclide grid pages it read that are on its node */
+static double nuclide_local(const struct xs *x)
+{
+    size_t bytes = (size_t)x->union_n * sizeof(struct point);
+    long n = (long)bench_pages(x->grid, bytes), local = 0, total = 0;
+    int *nodes = malloc((size_t)n * sizeof(int));
+    for (int t = 0; nodes && t < omp_get_max_threads() && t < MAX_THREADS; t++) {
+        if (bench_page_nodes(thread_grid[t], bytes, nodes) != n)
+            break;
+        for (long i = 0; i < n; i++)
+            local += nodes[i] == thread_node[t];
+        total += n;
+    }
+    free(nodes);
+    return total ? (double)local / (double)total : -1.0;
 }
 
 static void print_nodes(const char *name, const void *addr, size_t len)
@@ -350,12 +386,13 @@ int main(int argc, char **argv)
     static struct xs x;
     if (parse(argc, argv, &o) < 0) {
         fprintf(stderr, "usage: xs_bench [--size small|large] [--gridpoints G] [--lookups L] "
-                        "[--method history|event] [--mode default|interleave|numag|numag+huge] "
+                        "[--method history|event] [--mode default|interleave|numag|numag+huge|"
+                        "nexttouch] "
                         "[--pin compact|scatter|none]\n");
         return 2;
     }
 #ifdef BENCH_NPL
-    if (!o.pin_given && !strncmp(o.mode, "numag", 5))
+    if (!o.pin_given && (!strncmp(o.mode, "numag", 5) || !strcmp(o.mode, "nexttouch")))
         o.pin = "scatter"; /* numag pins its threads */
     if (strcmp(o.pin, "none") != 0 && npl_omp_pin_team(o.pin) < 0) {
         fprintf(stderr, "xs_bench: pin %s: %s\n", o.pin, strerror(errno));
@@ -390,6 +427,7 @@ int main(int argc, char **argv)
            (unsigned long long)sum, vsum, huge_kind, huge_pages);
     print_nodes("nuclide", x.grid, (size_t)x.union_n * sizeof(struct point));
     print_nodes("index", x.index, (size_t)x.union_n * x.niso * sizeof(int));
+    printf(", \"nuclide_local_frac\": %.6f", nuclide_local(&x));
     printf("}\n");
     return 0;
 }
