@@ -103,17 +103,40 @@ static void make_union(struct xs *x)
     free(at);
 }
 
+/* the Hoogenboom-Martin reactor's 12 materials as XSBench models them: fuel (34 nuclides, 321 in
+ * the large size, whose extra nuclides are in the fuel only), cladding (5), two borated waters
+ * sharing one 4-nuclide coolant set, the pressure vessel (27 structural nuclides), five
+ * reflectors/plates/nozzles (coolant + 17 structural = 21) and two fuel-assembly ends (coolant +
+ * cladding = 9). Nuclide ids: a seeded permutation of the first 68 (the large size adds 68..354). */
 static void make_materials(struct xs *x, int large)
 {
-    static const int small_n[NMAT] = {34, 5, 4, 4, 27, 21, 21, 21, 21, 21, 9, 9};
+    static const int counts[NMAT] = {34, 5, 4, 4, 27, 21, 21, 21, 21, 21, 9, 9};
+    int perm[68];
     uint64_t s = x->seed ^ 0x5eedULL;
+    for (int i = 0; i < 68; i++)
+        perm[i] = i;
+    for (int i = 67; i > 0; i--) { /* Fisher-Yates */
+        int j = (int)(bench_mix(s + (uint64_t)i) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    /* pools in perm: fuel 0..33, coolant 34..37, cladding 38..42, structure 43..67 + 0..1 */
     for (int m = 0; m < NMAT; m++) {
-        x->nnucs[m] = m == 0 && large ? 321 : small_n[m];
-        if (x->nnucs[m] > x->niso)
-            x->nnucs[m] = x->niso;
+        x->nnucs[m] = m == 0 && large ? 321 : counts[m];
         for (int j = 0; j < x->nnucs[m]; j++) {
-            int nuc = m == 0 ? j : (int)(bench_mix(s + (uint64_t)(m * 1000 + j)) % (uint64_t)x->niso);
-            x->mats[m * x->niso + j] = nuc;
+            int k = j; /* position in the material's pool sequence */
+            if (m == 0)
+                k = j < 34 ? perm[j] : 68 + (j - 34);
+            else if (m == 1)
+                k = perm[38 + j];
+            else if (m == 2 || m == 3)
+                k = perm[34 + j];
+            else if (m == 4)
+                k = perm[(43 + j) % 68];
+            else if (m <= 9)
+                k = j < 4 ? perm[34 + j] : perm[(43 + j - 4) % 68];
+            else
+                k = j < 4 ? perm[34 + j] : perm[38 + j - 4];
+            x->mats[m * x->niso + j] = k < x->niso ? k : k % x->niso;
             x->conc[m * x->niso + j] = bench_unit(&s);
         }
     }
