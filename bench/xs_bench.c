@@ -428,6 +428,7 @@ int main(int argc, char **argv)
     }
 #else
     o.pin = getenv("OMP_PROC_BIND") ? getenv("OMP_PROC_BIND") : "none";
+    o.pin = getenv("NUMAPLACE_PIN") ? getenv("NUMAPLACE_PIN") : o.pin; /* numaplace run --pin */
 #endif
     const char *huge_kind;
     size_t huge_pages;
