@@ -18,7 +18,7 @@ sh scripts/docs_check.sh || rc=1
 echo "== guest tests (multi-node QEMU guests)"
 bash tests/guest/run.sh || rc=1
 echo "== benchmark suite, quick mode: host part and a 4-node guest part, checks JSON, checksums and exact locality counts, never speeds (bench/run --quick)"
-python3 bench/run --quick --no-plots --out build/bench-results || rc=1
+python3 bench/run --quick --no-plots --runs 3 --out build/bench-results || rc=1
 echo "== reliability: sanitizers, valgrind, fuzzing (scripts/reliability.sh)"
 bash scripts/reliability.sh || rc=1
 [ $rc -eq 0 ] && echo "all test stages passed" || echo "some test stage FAILED"
