@@ -313,6 +313,23 @@ static int measure(struct cg *cg, struct counts *c)
     return 0;
 }
 
+static void teardown(struct cg *cg)
+{
+    size_t n = (size_t)cg->n;
+#ifdef BENCH_NPL
+    struct arr a[NARR];
+    table(cg, a);
+    for (int x = 0; x < NARR; x++)
+        npl_next_touch_disarm(a[x].base); /* ENOENT when not armed: nothing to do */
+#endif
+    bench_free(cg->rowptr, (n + 1) * sizeof(int));
+    bench_free(cg->col, (size_t)cg->nnz * sizeof(int));
+    bench_free(cg->val, (size_t)cg->nnz * sizeof(double));
+    bench_free(cg->z, n * sizeof(double)), bench_free(cg->r, n * sizeof(double));
+    bench_free(cg->p, n * sizeof(double)), bench_free(cg->q, n * sizeof(double));
+    free(cg->partial);
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {
@@ -474,5 +491,7 @@ int main(int argc, char **argv)
 #endif
     printf(" \"residual\": %.17g, \"checksum\": \"%016llx\"}\n", sqrt(cg.rho),
            (unsigned long long)checksum(&cg));
+    free(secs);
+    teardown(&cg);
     return 0;
 }

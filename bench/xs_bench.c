@@ -320,6 +320,30 @@ static int build(struct xs *x, const struct opts *o, const char **huge_kind, siz
     return 0;
 }
 
+static void teardown(struct xs *x, const struct opts *o)
+{
+    size_t ub = (size_t)x->union_n * sizeof(double), ib = (size_t)x->union_n * x->niso * sizeof(int);
+#ifdef BENCH_NPL
+    if (!strcmp(o->mode, "nexttouch")) {
+        npl_next_touch_disarm(x->grid);
+        npl_next_touch_disarm(x->union_e);
+        npl_next_touch_disarm(x->index);
+    }
+    npl_replica_free(x->replicas);
+    if (!strncmp(o->mode, "numag", 5)) { /* library arrays (alloc_cyclic) */
+        npl_free(x->union_e), npl_free(x->index);
+        x->union_e = NULL, x->index = NULL;
+    }
+#else
+    (void)o;
+#endif
+    bench_free(x->grid, (size_t)x->union_n * sizeof(struct point));
+    bench_free(x->union_e, ub);
+    bench_free(x->index, ib);
+    free(x->mats);
+    free(x->conc);
+}
+
 static const struct point *my_grid(const struct xs *x)
 {
 #ifdef BENCH_NPL
@@ -458,5 +482,6 @@ int main(int argc, char **argv)
     print_nodes("index", x.index, (size_t)x.union_n * x.niso * sizeof(int));
     printf(", \"nuclide_local_frac\": %.6f", nuclide_local(&x));
     printf("}\n");
+    teardown(&x, &o);
     return 0;
 }
