@@ -48,6 +48,8 @@ struct npl_cpu_entry {
     int core;     /* core logical index (machine-wide) */
     int smt;      /* rank of this PU inside its core (0 = first hyperthread) */
     int node;     /* node index of its local node, -1 if none */
+    int package;  /* package (socket) logical index, 0 if hwloc shows none */
+    int llc;      /* last-level cache logical index, the package's if hwloc shows no cache */
     int allowed;
 };
 struct npl_node_entry {

@@ -68,6 +68,18 @@ int npl__fs_open_fd(const char *path, int flags)
     return open(p, flags | O_CLOEXEC);
 }
 
+int npl__fs_access(const char *path, int mode)
+{
+    char p[PATH_MAX];
+    if (!path) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (full_path(path, p, sizeof p) < 0)
+        return -1;
+    return access(p, mode);
+}
+
 /* ---- the maps parser ---- */
 static int hexdigit(char c)
 {
