@@ -395,6 +395,22 @@ static int run_capture(char *const argv[], const char *out)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* stdout and stderr of argv into out */
+static int run_capture_all(char *const argv[], const char *out)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout) || dup2(1, 2) < 0)
+            _exit(125);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 static void show(const char *path, const char *prefix)
 {
     FILE *f = fopen(path, "r");
@@ -438,9 +454,14 @@ static void test_interposer(const char *self)
     CHECK(rc == 0, "run --next-touch --pin scatter: static CG blocks follow their threads (>= 98%%, "
                    "status %d)", rc);
     /* 3. pinning under libgomp (gcc), libomp (clang) and gcc on a preloaded libomp */
-    const char *strategies[] = {"compact", "scatter"};
+    /* likwid-style domains: every CPU, the nodes in reverse order (M<N-1>:0-<K-1>@...@M0:...) */
+    char domains[512] = "";
+    for (int nd = N - 1; nd >= 0; nd--)
+        snprintf(domains + strlen(domains), sizeof domains - strlen(domains), "%sM%d:0-%d",
+                 nd == N - 1 ? "" : "@", nd, K - 1);
+    const char *strategies[] = {"compact", "scatter", domains};
     const char *variants[] = {"omp_probe_gcc", "omp_probe_clang", "omp_probe_gcc"};
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 3; s++)
         for (int v = 0; v < 3; v++) {
             char path[256];
             snprintf(path, sizeof path, "/usr/local/bin/%s", variants[v]);
@@ -541,6 +562,52 @@ static void test_pin(const char *self)
     CHECK(rc == 0, "taskset mask %s respected by --pin scatter (status %d)", mask, rc);
 }
 
+static int file_has(const char *path, const char *what);
+
+/* run --verbose: the thread -> CPU -> node table, each placed allocation, and the THP note with
+ * the flag that keeps huge pages (the guest's THP mode is "always" unless NPL_GUEST_THP says) */
+static void test_verbose(const char *self)
+{
+    char pin[32], row[64], thp[64] = "";
+    snprintf(pin, sizeof pin, "M%d:0", N - 1); /* the first CPU of the last node */
+    int cpu = npl_pin_cpu(NULL, pin, 0);
+    snprintf(row, sizeof row, "|      0 | %6d | %6d |", cpu, N - 1);
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f && !fgets(thp, sizeof thp, f))
+        thp[0] = 0;
+    if (f)
+        fclose(f);
+    int always = strstr(thp, "[always]") != NULL;
+    setenv("OMP_NUM_THREADS", "1", 1);
+    int rc = run_capture_all((char *const[]){"numaplace", "run", "--verbose", "--policy",
+                                             "skew_mapp", "--pin", pin, "--", (char *)self,
+                                             "--child-alloc", "skew_mapp", "8", NULL},
+                             "/tmp/gc_verbose.txt");
+    show("/tmp/gc_verbose.txt", "numaplace run:");
+    CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", row),
+          "run --verbose --pin %s: the table says thread 0 -> CPU %d -> node %d (status %d)", pin,
+          cpu, N - 1, rc);
+    CHECK(file_has("/tmp/gc_verbose.txt", "bytes: placed under skew_mapp"),
+          "run --verbose: the 8 MiB allocation is reported as placed under skew_mapp");
+    CHECK(always == file_has("/tmp/gc_verbose.txt", "add --huge thp to keep 2 MiB pages"),
+          "run --verbose: the THP note (system THP %s) names --huge thp exactly when THP is "
+          "always", always ? "always" : "not always");
+    rc = run_capture_all((char *const[]){"numaplace", "run", "--verbose", "--policy", "cyclic",
+                                         "--huge", "thp", "--", "true", NULL},
+                         "/tmp/gc_verbose.txt");
+    CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", "keep transparent huge pages (--huge thp)") &&
+              !file_has("/tmp/gc_verbose.txt", "add --huge thp"),
+          "run --verbose --huge thp: says huge pages are kept (status %d)", rc);
+    char many[16];
+    snprintf(many, sizeof many, "%d", N * K + 1);
+    setenv("OMP_NUM_THREADS", many, 1);
+    rc = run_capture_all((char *const[]){"numaplace", "run", "--pin", "compact", "--", "true",
+                                         NULL}, "/tmp/gc_verbose.txt");
+    CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", "oversubscribed"),
+          "run --pin compact with %s threads on %d CPUs: an oversubscription warning", many, N * K);
+    unsetenv("OMP_NUM_THREADS");
+}
+
 static void test_errors(void)
 {
     CHECK(RUN("numaplace", "run", "--policy", "cyclik", "--", "true") == 2, "unknown policy: 2");
@@ -624,6 +691,7 @@ int main(int argc, char **argv)
     test_policies(self, mib);
     test_pin(self);
     test_interposer(self);
+    test_verbose(self);
     test_measure_report();
     printf("guest_cli: %d passed, %d failed\n", t_pass, t_fail);
     return t_fail ? 1 : 0;
