@@ -593,7 +593,7 @@ static void test_verbose(const char *self)
           "run --verbose: the THP note (system THP %s) names --huge thp exactly when THP is "
           "always", always ? "always" : "not always");
     rc = run_capture_all((char *const[]){"numaplace", "run", "--verbose", "--policy", "cyclic",
-                                         "--huge", "thp", "--", "true", NULL},
+                                         "--huge", "thp", "--", "numaplace", "topo", NULL},
                          "/tmp/gc_verbose.txt");
     CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", "keep transparent huge pages (--huge thp)") &&
               !file_has("/tmp/gc_verbose.txt", "add --huge thp"),
