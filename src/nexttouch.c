@@ -51,6 +51,7 @@
 
 enum { ARMED = 0, BUSY = 1, DONE = 2 };
 #define MAX_CHUNKS (65536 / 4)
+#define NPL_NEXT_TOUCH_MAX_RANGES 256 /* npl_next_touch_capacity() */
 #define BATCH 512 /* pages moved per move_pages call inside the handler */
 
 struct slot {
@@ -693,6 +694,8 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
     unlock();
     return rc;
 }
+
+int npl_next_touch_capacity(void) { return NPL_NEXT_TOUCH_MAX_RANGES; }
 
 int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
 {
