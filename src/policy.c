@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NODE_ID (1 << 20)
+#define MAX_NODE_ID NPL__MAX_ID
 
 static const char *const kind_names[NPL_POLICY_KIND_COUNT] = {
     "first_touch", "bind_all", "bind_block", "cyclic",  "cyclic_block",

@@ -207,7 +207,7 @@ static int domain_list(const npl_topo *t, const char *e, size_t len, struct orde
     struct pu *v = domain_pus(t, e, (size_t)(colon - e), &n);
     if (!v)
         return -1;
-    int rc = npl__parse_list(list, 1 << 20, "domain position", &idx, &ni);
+    int rc = npl__parse_list(list, NPL__MAX_ID, "domain position", &idx, &ni);
     for (int i = 0; rc == 0 && i < ni; i++)
         rc = idx[i] < n ? push_cpu(v[idx[i]].os, o)
                         : npl__fail(EINVAL, "position %d of domain %.*s is out of range: it has "
@@ -240,7 +240,7 @@ static int order_domains(const npl_topo *t, const char *s, int *cpus, int max)
 static int order_list(const npl_topo *t, const char *list, int *cpus, int max)
 {
     int *v, n;
-    if (npl__parse_list(list, 1 << 20, "CPU", &v, &n) < 0)
+    if (npl__parse_list(list, NPL__MAX_ID, "CPU", &v, &n) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
         int k = npl__topo_cpu_index(t, v[i]);

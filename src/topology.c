@@ -333,7 +333,7 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
      * leave the CPUs restricted (nothing half-applied; found by tests/fuzz/fuzz_lists.c) */
     int *cv = NULL, cn = 0, *nv = NULL, nn = 0;
     if (cpu_list) {
-        if (npl__parse_list(cpu_list, 1 << 22, "CPU", &cv, &cn) < 0)
+        if (npl__parse_list(cpu_list, NPL__MAX_ID, "CPU", &cv, &cn) < 0)
             return -1;
         for (int j = 0; j < cn; j++)
             if (npl__topo_cpu_index(t, cv[j]) < 0) {
@@ -343,7 +343,7 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
             }
     }
     if (node_list) {
-        if (npl__parse_list(node_list, 1 << 20, "node", &nv, &nn) < 0) {
+        if (npl__parse_list(node_list, NPL__MAX_ID, "node", &nv, &nn) < 0) {
             free(cv);
             return -1;
         }
