@@ -20,9 +20,15 @@ for p in "${progs[@]}"; do
     names="$names $(basename "$p")"
 done
 adds+=(--add tests/guest/in_guest.sh)
-# numaplace run's interposer, found next to /usr/local/bin/numaplace (guest_cli)
-[ -f "$BUILD/libnumaplace_preload.so" ] && adds+=(--add "$BUILD/libnumaplace_preload.so")
-# (it is also the transparent next-touch OMPT tool) and LLVM's OpenMP runtime, for --next-touch;
+# numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
+# that every guest gets as /usr/local (numaplace run finds /usr/local/lib/numaplace/
+# libnumaplace_preload.so, the interposer and transparent next-touch OMPT tool, by itself)
+stage=$(mktemp -d "${TMPDIR:-/tmp}/npl-stage.XXXXXX") || exit 1
+trap 'rm -rf "$stage"' EXIT
+if cmake --install "$BUILD" --prefix "$stage" >"$stage.log" 2>&1; then adds+=(--install-tree "$stage")
+else echo "run.sh: cmake --install $BUILD failed:"; cat "$stage.log"; exit 1; fi
+rm -f "$stage.log"
+# LLVM's OpenMP runtime, for --next-touch;
 # guest_cli's helper programs (build/progs: OpenMP probes built by gcc and clang)
 for p in "$BUILD"/progs/*; do [ -x "$p" ] && adds+=(--add "$p"); done
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
