@@ -1,7 +1,8 @@
 #!/bin/bash
 # Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
-# automatic NUMA balancing on. Exit status: number of failed boots/programs (0 = all passed).
+# automatic NUMA balancing on; and the .deb installed in a clean guest (tests/install/test_deb.sh).
+# numaplace is in every guest as installed: `cmake --install` of $BUILD, as /usr/local. Exit status: number of failed boots/programs (0 = all passed).
 # Under CI=true a guest that cannot boot is a failure, never a skip.
 # env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never
 set -u
@@ -48,6 +49,8 @@ pass=0 fail=0
 if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
     echo "=== the harness itself (tests/guest/harness_test.sh)"
     if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    echo "=== the .deb installed by dpkg in a clean guest (tests/install/test_deb.sh)"
+    if BUILD=$BUILD bash tests/install/test_deb.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
 for shape in $SHAPES; do
     IFS=: read -r n k mem <<<"$shape"
