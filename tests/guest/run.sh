@@ -1,8 +1,10 @@
 #!/bin/bash
 # Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
-# automatic NUMA balancing on; and the .deb installed in a clean guest (tests/install/test_deb.sh).
-# numaplace is in every guest as installed: `cmake --install` of $BUILD, as /usr/local. Exit status: number of failed boots/programs (0 = all passed).
+# automatic NUMA balancing on. Before them (whole runs only): the harness self-test and the .deb
+# installed by dpkg in a clean guest (tests/install/test_deb.sh). numaplace is in every guest as a
+# user installs it: `cmake --install` of $BUILD, as /usr/local. Exit status: number of failed
+# boots/programs (0 = all passed).
 # Under CI=true a guest that cannot boot is a failure, never a skip.
 # env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never
 set -u
