@@ -29,8 +29,9 @@ check() { # description, command...
 
 P=$tmp/prefix
 cmake --install "$BUILD" --prefix "$P" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; bad "cmake --install"; exit 1; }
-libdir=lib   # GNUInstallDirs under a non-system prefix
-[ -d "$P/lib" ] || libdir=$(cd "$P" && ls -d lib*/ | head -1 | tr -d /)
+# LIBDIR: lib, lib64 or lib/<multiarch> (GNUInstallDirs, by platform and configured prefix)
+libdir=$(cd "$P" && find . -name libnumaplace.so.0 | head -1 | sed 's|^\./||; s|/libnumaplace.so.0$||')
+[ -n "$libdir" ] || { bad "no libnumaplace.so.0 installed under $P"; exit 1; }
 
 # ---- 1. the files ----
 for f in bin/numaplace include/numaplace.h include/numaplace/migrate.h include/numaplace/omp.h \
