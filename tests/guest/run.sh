@@ -1,7 +1,10 @@
 #!/bin/bash
 # Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
-# automatic NUMA balancing on. Exit status: number of failed boots/programs (0 = all passed).
+# automatic NUMA balancing on. Before them (whole runs only): the harness self-test and the .deb
+# installed by dpkg in a clean guest (tests/install/test_deb.sh). numaplace is in every guest as a
+# user installs it: `cmake --install` of $BUILD, as /usr/local. Exit status: number of failed
+# boots/programs (0 = all passed).
 # Under CI=true a guest that cannot boot is a failure, never a skip.
 # env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never
 set -u
@@ -20,9 +23,15 @@ for p in "${progs[@]}"; do
     names="$names $(basename "$p")"
 done
 adds+=(--add tests/guest/in_guest.sh)
-# numaplace run's interposer, found next to /usr/local/bin/numaplace (guest_cli)
-[ -f "$BUILD/libnumaplace_preload.so" ] && adds+=(--add "$BUILD/libnumaplace_preload.so")
-# (it is also the transparent next-touch OMPT tool) and LLVM's OpenMP runtime, for --next-touch;
+# numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
+# that every guest gets as /usr/local (numaplace run finds /usr/local/lib/numaplace/
+# libnumaplace_preload.so, the interposer and transparent next-touch OMPT tool, by itself)
+stage=$(mktemp -d "${TMPDIR:-/tmp}/npl-stage.XXXXXX") || exit 1
+trap 'rm -rf "$stage"' EXIT
+if cmake --install "$BUILD" --prefix "$stage" >"$stage.log" 2>&1; then adds+=(--install-tree "$stage")
+else echo "run.sh: cmake --install $BUILD failed:"; cat "$stage.log"; exit 1; fi
+rm -f "$stage.log"
+# LLVM's OpenMP runtime, for --next-touch;
 # guest_cli's helper programs (build/progs: OpenMP probes built by gcc and clang)
 for p in "$BUILD"/progs/*; do [ -x "$p" ] && adds+=(--add "$p"); done
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
@@ -42,6 +51,8 @@ pass=0 fail=0
 if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
     echo "=== the harness itself (tests/guest/harness_test.sh)"
     if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    echo "=== the .deb installed by dpkg in a clean guest (tests/install/test_deb.sh)"
+    if BUILD=$BUILD bash tests/install/test_deb.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
 for shape in $SHAPES; do
     IFS=: read -r n k mem <<<"$shape"
