@@ -19,9 +19,16 @@
 #ifndef NUMAPLACE_MAI_H
 #define NUMAPLACE_MAI_H
 
+/* the system headers MAi's mai.h brought in (programs written for MAi rely on them) */
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/time.h>
 #include <sys/types.h>
+#include <unistd.h>
+#ifdef OMP
+#include <omp.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
