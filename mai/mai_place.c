@@ -177,6 +177,16 @@ struct request {
     int all;               /* all config nodes (mai_cyclic) */
 };
 
+static int is_prime(int n)
+{
+    if (n < 2)
+        return 0;
+    for (int d = 2; d <= n / d; d++)
+        if (n % d == 0)
+            return 0;
+    return 1;
+}
+
 static void apply(void *p, const struct request *q, int nn, const int *nodes_in)
 {
     int nodes[MAXNODES];
@@ -192,7 +202,7 @@ static void apply(void *p, const struct request *q, int nn, const int *nodes_in)
                               0, 0, 0, 0};
         if (!r.k)
             r.k = (units + (size_t)m - 1) / (size_t)m;
-        if (!units || !r.k || (q->rule == MAI_RULE_PRIME && (q->prime < m || q->prime < 2)))
+        if (!units || !r.k || (q->rule == MAI_RULE_PRIME && (q->prime < m || !is_prime(q->prime))))
             rc = mai__fail(EINVAL);
         else
             rc = mai__place_pages(a, &r);

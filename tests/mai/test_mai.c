@@ -184,6 +184,10 @@ static void test_policies_here(void)
           "cyclic_rows");
     mai_prime_mapp(a, 4);
     CHECK(mai_last_errno() == EINVAL, "prime 4 is not a prime");
+    mai_prime_mapp_rows(a, 4, 1);
+    CHECK(mai_last_errno() == EINVAL, "prime_mapp_rows: 4 is not a prime");
+    mai_prime_mapp_rows(a, 2, 1);
+    CHECK(mai_last_errno() == 0 && all_on(a[0], len, node0), "prime_mapp_rows(2, 1)");
     mai_cyclic_3D(a, 1);
     CHECK(mai_last_errno() == EINVAL, "planes of a 2D array");
     mai_cyclic_sn(a, 1, NULL);
