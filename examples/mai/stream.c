@@ -7,6 +7,8 @@
 
 #include <omp.h>
 
+#define REPS 3
+
 static int nnodes;
 static long page_elems, elems_per_node;
 
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
         c[i] = 0.0;
     }
     double t0 = omp_get_wtime(), q = 3.0;
-    for (int rep = 0; rep < 5; rep++) {
+    for (int rep = 0; rep < REPS; rep++) {
 #pragma omp parallel for schedule(static)
         for (long i = 0; i < n; i++) c[i] = a[i];
 #pragma omp parallel for schedule(static)
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
     double secs = omp_get_wtime() - t0;
     /* exact: the same kernels on one scalar triple (every element takes the same values) */
     double sa = 1.0, sb = 2.0, sc = 0.0;
-    for (int rep = 0; rep < 5; rep++) {
+    for (int rep = 0; rep < REPS; rep++) {
         sc = sa;
         sb = q * sc;
         sc = sa + sb;
@@ -80,7 +82,7 @@ int main(int argc, char **argv)
         ex_check_pages("pages stay put while computing", arrays[k], (size_t)n * sizeof(double),
                        rule, NULL);
     printf("stream %s: %ld doubles x 3, %d nodes, %d threads, %.0f MB/s\n", policy, n, nnodes,
-           omp_get_max_threads(), 5 * 10.0 * n * sizeof(double) / secs / 1e6);
+           omp_get_max_threads(), REPS * 10.0 * n * sizeof(double) / secs / 1e6);
     mai_final();
     printf("%d passed, %d failed\n", ex_pass, ex_fail);
     return ex_fail != 0;
