@@ -77,16 +77,38 @@ int mai__node_list(int explicit_n, const int *explicit_nodes, int all, int *out)
 }
 
 /* place [addr, addr+len) on one node: written pages move, the others are faulted in there */
-int mai__place_run(char *addr, size_t len, int node)
+/* a single-node plan (bind_all:node) resolved on this process's topology */
+static npl_plan *node_plan(int node)
 {
     npl_policy *pol;
+    npl_plan *plan = NULL;
     if (npl_policy_create(&pol, NPL_BIND_ALL, &node, 1) < 0)
-        return -1;
-    int rc = npl_place_range(addr, len, pol, NULL, 0);
+        return NULL;
+    if (npl_plan_create(&plan, pol, npl_topo_self(), 0) < 0)
+        plan = NULL;
     npl_policy_free(pol);
+    return plan;
+}
+
+int mai__place_run(char *addr, size_t len, int node)
+{
+    npl_plan *plan = node_plan(node);
+    if (!plan)
+        return -1;
+    int rc = npl_place_range_planned(addr, len, plan, NULL, 0);
+    npl_plan_free(plan);
     return rc;
 }
 
+/* place a run with the plan of its node, resolved once per call of mai__place_pages */
+static int place_cached(npl_plan **plans, char *addr, size_t len, int node)
+{
+    if (node >= MAXNODES)
+        return mai__fail(EINVAL);
+    if (!plans[node] && !(plans[node] = node_plan(node)))
+        return -1;
+    return npl_place_range_planned(addr, len, plans[node], NULL, 0);
+}
 
 static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, size_t pg, size_t page)
 {
@@ -108,18 +130,25 @@ static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, s
 /* walk the data pages, placing maximal runs of pages that go to the same node */
 int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r)
 {
+    static npl_plan *plans[MAXNODES]; /* under mai__lock */
     size_t page = mai__page_size(), n = data_pages(a), start = 0;
-    int cur = n ? rule_node(a, r, 0, page) : -1;
-    for (size_t pg = 1; pg <= n; pg++) {
+    int cur = n ? rule_node(a, r, 0, page) : -1, rc = 0;
+    for (size_t pg = 1; pg <= n && rc == 0; pg++) {
         int node = pg < n ? rule_node(a, r, pg, page) : -2;
         if (node == cur)
             continue;
-        if (cur >= 0 && mai__place_run(a->data + start * page, (pg - start) * page, cur) < 0)
-            return -1;
+        if (cur >= 0)
+            rc = place_cached(plans, a->data + start * page, (pg - start) * page, cur);
         start = pg;
         cur = node;
     }
-    return 0;
+    int err = errno;
+    for (int i = 0; i < MAXNODES; i++) {
+        npl_plan_free(plans[i]);
+        plans[i] = NULL;
+    }
+    errno = err;
+    return rc;
 }
 
 /* one whole-array page policy of numaplace over the data */
@@ -129,10 +158,16 @@ static int place_policy(struct mai_array *a, npl_policy_kind kind, const int *no
     npl_policy *pol;
     if (npl_policy_create(&pol, kind, nodes, m) < 0)
         return -1;
+    npl_plan *plan = NULL;
     int rc = prime ? npl_policy_set_prime(pol, prime) : 0;
     if (rc == 0)
-        rc = npl_place_range(a->data, data_pages(a) * mai__page_size(), pol, NULL, 0);
+        rc = npl_plan_create(&plan, pol, npl_topo_self(), 0);
+    if (rc == 0)
+        rc = npl_place_range_planned(a->data, data_pages(a) * mai__page_size(), plan, NULL, 0);
+    int err = errno;
+    npl_plan_free(plan);
     npl_policy_free(pol);
+    errno = err;
     return rc;
 }
 

@@ -42,7 +42,7 @@ static void serial(double *a, double *b, int n, int iters)
 
 int main(int argc, char **argv)
 {
-    int n = 256, iters = 20;
+    int n = 160, iters = 8;
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--size"))
             n = atoi(argv[i + 1]);

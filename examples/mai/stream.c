@@ -7,7 +7,7 @@
 
 #include <omp.h>
 
-#define REPS 3
+#define REPS 2
 
 static int nnodes;
 static long page_elems, elems_per_node;
