@@ -30,6 +30,16 @@ libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 command -v strace >/dev/null 2>&1 && adds+=(--add "$(command -v strace)")
 [ -n "$libomp" ] && adds+=(--add "$libomp")
 
+# guest_bind_mpi (issue 12, docs/MPI.md): Open MPI's launcher, plugins, help texts and config at
+# the same paths in the guest (tools/numavm --add-tree copies a tree with its libraries)
+if [[ " $names " == *" guest_bind_mpi "* ]] && command -v orterun >/dev/null 2>&1; then
+    mpilib=$(dirname "$(readlink -f "$(ldd "$BUILD/guest/guest_bind_mpi" | awk '/libmpi\.so/ {print $3}')")")
+    adds+=(--add "$(command -v orterun)")
+    for d in "$mpilib"/openmpi/lib/openmpi3 "$mpilib"/pmix2/lib/pmix /usr/share/openmpi /etc/openmpi; do
+        [ -d "$d" ] && adds+=(--add-tree "$d:$d")
+    done
+fi
+
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && [ "${CI:-}" != true ]; then
     sh scripts/deps.sh >/dev/null 2>&1 || true
 fi
