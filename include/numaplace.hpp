@@ -67,7 +67,9 @@ inline int check(int rc, const char *call)
         fail(call);
     return rc;
 }
+/** Frees a C policy (unique_ptr deleter). */
 struct policy_deleter {
+    /** Free p (npl_policy_free). */
     void operator()(npl_policy *p) const { npl_policy_free(p); }
 };
 } // namespace detail
