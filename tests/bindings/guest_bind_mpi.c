@@ -20,6 +20,7 @@
 #include <numaplace/omp.h>
 #include <omp.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ static int passed, failed, rank = -1;
 
 #define MAXN 64
 #define PSZ 4096
+#define LAUNCH_TIMEOUT_S 180 /* about 20 s per run in the 4-node guest under TCG */
 
 /* The kernel's CPU list of node `node` (sysfs, not the library). */
 static int node_cpus(int node, cpu_set_t *set)
@@ -261,12 +263,21 @@ static int launch(const char *self, const char *mode, int np, int nodes, int cpn
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
+        setpgid(0, 0); /* one group: a hung job is killed whole */
         execvp(args[0], (char **)args);
         printf("cannot run orterun: %s\n", strerror(errno));
         _exit(127);
     }
     int st = 0;
-    waitpid(pid, &st, 0);
+    for (int tenths = 0; waitpid(pid, &st, WNOHANG) == 0; tenths++) {
+        if (tenths == 10 * LAUNCH_TIMEOUT_S) {
+            printf("orterun (%s) still running after %d s: killed\n", mode, LAUNCH_TIMEOUT_S);
+            kill(-pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return 124;
+        }
+        usleep(100000);
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
