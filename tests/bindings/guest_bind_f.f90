@@ -10,7 +10,7 @@ program guest_bind_f
     real(c_double), pointer :: a(:,:), v(:)
     integer(c_int), pointer :: c(:,:,:)
     integer, allocatable :: owner_node(:)
-    integer :: n, i, j, k, ierr, passed, failed, bad, cpu, node, t, ncols
+    integer :: n, i, j, k, ierr, passed, failed, bad, cpu, node, t, ncols, local(64), nlocal
     character(len=16) :: arg
     passed = 0
     failed = 0
@@ -92,6 +92,9 @@ program guest_bind_f
     end do
     call ok(ierr == 0 .and. bad == 0, '1D skew_mapp')
     call npl_deallocate(v)
+
+    call npl_local_nodes(local, nlocal)
+    call ok(nlocal == n .and. local(1) == npl_node_id(0) .and. local(n) == npl_node_id(n - 1), 'npl_local_nodes')
 
     print '(i0,a,i0,a)', passed, ' passed, ', failed, ' failed'
     if (failed /= 0) error stop 1

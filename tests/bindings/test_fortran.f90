@@ -9,7 +9,7 @@ program test_fortran
     real(c_double), pointer :: a(:), b(:,:), bad(:)
     integer(c_int), pointer :: c(:,:,:)
     integer(c_size_t) :: pages, placed, misplaced, absent
-    integer :: i, j, k, ierr, passed, failed, node0, cpu, node, pin_err
+    integer :: i, j, k, ierr, passed, failed, node0, cpu, node, pin_err, local(64), nlocal
     real(8) :: s
     integer(8) :: si
     passed = 0
@@ -66,6 +66,9 @@ program test_fortran
     call npl_set_policy(c, 'prime_mapp', ierr)
     call ok(ierr == 0 .and. sum(int(c, 8)) == si .and. c(50, 40, 30) == 30, '3D set_policy')
     call npl_deallocate(c, ierr)
+
+    call npl_local_nodes(local, nlocal)
+    call ok(nlocal == npl_node_count() .and. local(1) == node0, 'npl_local_nodes: every node has CPUs here')
 
     ! errors: ierr is the errno, the pointer stays null, the message says why
     call npl_allocate(bad, 10, 'no_such_policy', ierr)
