@@ -4,6 +4,8 @@
  *
  *   1. -np N --map-by numa --bind-to numa     one rank per node (the docs/MPI.md recipe)
  *   2. -np 2 --map-by slot:pe=N*K/2 --bind-to core   (4-node guest) two ranks of two nodes each
+ *   3. -np 2 --map-by numa --bind-to none   (2-node guest) a negative control: the ranks' checks
+ *      must fail (the test can fail)
  *
  * Each rank checks, against the kernel's own view (/sys node cpulists, sched_getaffinity):
  * its CPUs are what the launcher gave it; the library's topology (npl_topo_self) has exactly those
@@ -28,13 +30,14 @@
 #include <unistd.h>
 
 static int passed, failed, rank = -1;
+static const char *fail_word = "FAIL"; /* "caught" in the negative control */
 #define CHECK(cond, ...)                                                                         \
     do {                                                                                         \
         if (cond) {                                                                              \
             passed++;                                                                            \
         } else {                                                                                 \
             failed++;                                                                            \
-            printf("FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);                            \
+            printf("%s rank %d %s:%d: ", fail_word, rank, __FILE__, __LINE__);                  \
             printf(__VA_ARGS__);                                                                 \
             printf("\n");                                                                        \
             fflush(stdout);                                                                      \
@@ -201,6 +204,8 @@ static int rank_main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (getenv("NPL_MPI_NEGATIVE"))
+        fail_word = "caught (negative control):";
     const char *mode = argv[2];
     int nodes = atoi(argv[3]), cpn = atoi(argv[4]), mine[MAXN], thread_node[256];
     cpu_set_t mask, want;
@@ -232,24 +237,31 @@ static int rank_main(int argc, char **argv)
     return failed != 0;
 }
 
-/* Add the ranks' counts (written by rank 0) to this process's. */
+/* The ranks' counts (written by rank 0): *p passed, *f failed; 0, or -1 if there are none. */
+static int rank_counts(const char *path, int *p, int *f)
+{
+    FILE *in = fopen(path, "r");
+    int ok = in && fscanf(in, "%d %d", p, f) == 2;
+    if (in)
+        fclose(in);
+    unlink(path);
+    return ok ? 0 : -1;
+}
+
+/* Add the ranks' counts to this process's. */
 static void add_rank_counts(const char *path)
 {
     int p = 0, f = 0;
-    FILE *in = fopen(path, "r");
-    if (in && fscanf(in, "%d %d", &p, &f) == 2) {
+    if (rank_counts(path, &p, &f) == 0) {
         passed += p;
         failed += f;
     } else {
         CHECK(0, "no counts from the ranks in %s", path);
     }
-    if (in)
-        fclose(in);
-    unlink(path);
 }
 
 /* Run this program under orterun; returns its exit status. */
-static int launch(const char *self, const char *mode, int np, int nodes, int cpn)
+static int launch(const char *self, const char *mode, int np, int nodes, int cpn, const char *bind)
 {
     char npstr[16], nstr[16], kstr[16], map[32];
     snprintf(npstr, sizeof npstr, "%d", np);
@@ -258,7 +270,7 @@ static int launch(const char *self, const char *mode, int np, int nodes, int cpn
     snprintf(map, sizeof map, "slot:pe=%d", nodes * cpn / 2);
     int numa = !strcmp(mode, "numa");
     const char *args[] = {"orterun", "--allow-run-as-root", "--oversubscribe", "-np", npstr,
-                          "--map-by", numa ? "numa" : map, "--bind-to", numa ? "numa" : "core",
+                          "--map-by", numa ? "numa" : map, "--bind-to", bind,
                           self, "--rank-check", mode, nstr, kstr, NULL};
     fflush(stdout);
     pid_t pid = fork();
@@ -313,11 +325,20 @@ int main(int argc, char **argv)
         printf("note: hostname '%s' cannot be changed: %s\n", host, strerror(errno));
     const char *counts = "/tmp/guest_bind_mpi.counts";
     setenv("NPL_MPI_COUNTS", counts, 1);
-    int rc = launch(self, "numa", nodes, nodes, cpn);
+    int rc = launch(self, "numa", nodes, nodes, cpn, "numa");
     CHECK(rc == 0, "mpirun -np %d --map-by numa --bind-to numa: exit %d", nodes, rc);
     add_rank_counts(counts);
+    if (nodes == 2) { /* the checks can fail: unbound ranks must be caught */
+        int p = 0, f = 0;
+        printf("negative control: --bind-to none; the ranks must report failures\n");
+        setenv("NPL_MPI_NEGATIVE", "1", 1);
+        rc = launch(self, "numa", nodes, nodes, cpn, "none");
+        unsetenv("NPL_MPI_NEGATIVE");
+        CHECK(rc != 0 && rank_counts(counts, &p, &f) == 0 && f > 0,
+              "unbound ranks passed the checks (exit %d, %d failed)", rc, f);
+    }
     if (nodes == 4) {
-        rc = launch(self, "pe", 2, nodes, cpn);
+        rc = launch(self, "pe", 2, nodes, cpn, "core");
         CHECK(rc == 0, "mpirun -np 2 --map-by slot:pe=%d --bind-to core: exit %d", nodes * cpn / 2, rc);
         add_rank_counts(counts);
     }
