@@ -83,7 +83,7 @@ static void test_allocator()
     std::vector<int> have = numaplace::page_nodes(v.data(), v.size() * sizeof(double));
     std::size_t bad = wrong(have, [](std::size_t) { return node(N - 1); }, &first);
     CHECK(bad == 0, "vector under bind_all(last node): %zu of %zu pages wrong", bad, have.size());
-    std::vector<double, numaplace::allocator<double>> w(numaplace::allocator<double>(numaplace::policy::cyclic()));
+    std::vector<double, numaplace::allocator<double>> w{numaplace::allocator<double>(numaplace::policy::cyclic())};
     w.assign(v.begin(), v.end());
     have = numaplace::page_nodes(w.data(), w.size() * sizeof(double));
     bad = wrong(have, [](std::size_t i) { return node(i % N); }, &first);

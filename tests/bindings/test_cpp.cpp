@@ -137,7 +137,7 @@ static void test_allocator()
 
         std::vector<double, numaplace::allocator<double>> w(v); // copy: same allocator policy
         CHECK(w == v && w.get_allocator().get_policy().str() == "cyclic", "copy");
-        std::vector<double, numaplace::allocator<double>> z(numaplace::allocator<double>(numaplace::policy::skew_mapp()));
+        std::vector<double, numaplace::allocator<double>> z{numaplace::allocator<double>(numaplace::policy::skew_mapp())};
         z = std::move(w); // propagate on move: z now holds w's memory and policy
         CHECK(z.get_allocator().get_policy().str() == "cyclic" && z.size() == v.size(), "move-assign");
         numaplace::allocator<int> ai(al); // rebind keeps the policy
