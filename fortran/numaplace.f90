@@ -15,7 +15,7 @@ module numaplace
     implicit none
     private
 
-    public :: npl_allocate, npl_deallocate, npl_set_policy, npl_migrate, npl_check
+    public :: npl_allocate, npl_deallocate, npl_set_policy, npl_set_policy_part, npl_migrate, npl_check
     public :: npl_node_of, npl_pin_thread, npl_pin_omp_threads, npl_where_am_i
     public :: npl_node_count, npl_node_id, npl_error_message, npl_local_nodes
 
@@ -63,6 +63,14 @@ module numaplace
         function c_apply(p, pol, flags) bind(c, name="npl_apply") result(rc)
             import :: c_ptr, c_int
             type(c_ptr), value :: p, pol
+            integer(c_int), value :: flags
+            integer(c_int) :: rc
+        end function
+        function c_apply_part(p, first, n, pol, flags) bind(c, name="npl_apply_part") result(rc)
+            import :: c_ptr, c_int, c_size_t
+            type(c_ptr), value :: p
+            integer(c_size_t), value :: first, n
+            type(c_ptr), value :: pol
             integer(c_int), value :: flags
             integer(c_int) :: rc
         end function
@@ -146,6 +154,12 @@ module numaplace
     !> Re-place a whole array under a new policy (pages move, data stays)
     interface npl_set_policy
         module procedure setpol_r8_1d, setpol_r8_2d, setpol_r8_3d, setpol_i4_1d, setpol_i4_2d, setpol_i4_3d
+    end interface
+    !> Re-place units first..first+count-1 (columns of a 2D array, planes of a 3D one, elements
+    !> of a 1D one; first counts from 1) under another policy: call npl_set_policy_part(a, first,
+    !> count, policy [, ierr])
+    interface npl_set_policy_part
+        module procedure part_r8_1d, part_r8_2d, part_r8_3d, part_i4_1d, part_i4_2d, part_i4_3d
     end interface
     !> Move every page of an array to one node
     interface npl_migrate
@@ -246,6 +260,26 @@ contains
             call c_policy_free(pol)
         end if
         call report(rc, 'npl_set_policy('//trim(policy)//')', ierr, e)
+    end subroutine
+
+    subroutine part_raw(p, first, count, policy, ierr)
+        type(c_ptr), intent(in) :: p
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        type(c_ptr) :: pol
+        integer(c_int) :: rc
+        integer :: e
+        rc = -1
+        e = 22
+        if (first >= 1 .and. count >= 1) rc = c_policy_parse(pol, cstr(policy))
+        if (first >= 1 .and. count >= 1) e = c_errno()
+        if (rc == 0) then
+            rc = c_apply_part(p, int(first - 1, c_size_t), int(count, c_size_t), pol, 0_c_int)
+            e = c_errno()
+            call c_policy_free(pol)
+        end if
+        call report(rc, 'npl_set_policy_part('//trim(policy)//')', ierr, e)
     end subroutine
 
     subroutine migr_raw(p, node, ierr)
@@ -568,5 +602,47 @@ contains
         integer(c_size_t), intent(out) :: pages, placed, misplaced, absent
         integer, intent(out), optional :: ierr
         call check_raw(c_loc(a(lbound(a,1),lbound(a,2),lbound(a,3))), pages, placed, misplaced, absent, ierr)
+    end subroutine
+    subroutine part_r8_1d(a, first, count, policy, ierr)
+        real(c_double), pointer, intent(in) :: a(:)
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        call part_raw(c_loc(a(lbound(a,1))), first, count, policy, ierr)
+    end subroutine
+    subroutine part_r8_2d(a, first, count, policy, ierr)
+        real(c_double), pointer, intent(in) :: a(:,:)
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        call part_raw(c_loc(a(lbound(a,1),lbound(a,2))), first, count, policy, ierr)
+    end subroutine
+    subroutine part_r8_3d(a, first, count, policy, ierr)
+        real(c_double), pointer, intent(in) :: a(:,:,:)
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        call part_raw(c_loc(a(lbound(a,1),lbound(a,2),lbound(a,3))), first, count, policy, ierr)
+    end subroutine
+    subroutine part_i4_1d(a, first, count, policy, ierr)
+        integer(c_int), pointer, intent(in) :: a(:)
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        call part_raw(c_loc(a(lbound(a,1))), first, count, policy, ierr)
+    end subroutine
+    subroutine part_i4_2d(a, first, count, policy, ierr)
+        integer(c_int), pointer, intent(in) :: a(:,:)
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        call part_raw(c_loc(a(lbound(a,1),lbound(a,2))), first, count, policy, ierr)
+    end subroutine
+    subroutine part_i4_3d(a, first, count, policy, ierr)
+        integer(c_int), pointer, intent(in) :: a(:,:,:)
+        integer, intent(in) :: first, count
+        character(len=*), intent(in) :: policy
+        integer, intent(out), optional :: ierr
+        call part_raw(c_loc(a(lbound(a,1),lbound(a,2),lbound(a,3))), first, count, policy, ierr)
     end subroutine
 end module numaplace

@@ -43,6 +43,13 @@ program guest_bind_f
         if (npl_node_of(a(512, j)) /= npl_node_id(mod(j - 1, n))) bad = bad + 1
     end do
     call ok(ierr == 0 .and. bad == 0 .and. sum(a) == 512d0 * 8 * n, 'set_policy(cyclic): column j on node j-1 mod N')
+    call npl_set_policy_part(a, 4 * n + 1, 4 * n, 'bind_all:'//trim(itoa(npl_node_id(0))), ierr)
+    bad = 0
+    do j = 1, 8 * n
+        if (j <= 4 * n .and. npl_node_of(a(1, j)) /= npl_node_id(mod(j - 1, n))) bad = bad + 1
+        if (j > 4 * n .and. npl_node_of(a(1, j)) /= npl_node_id(0)) bad = bad + 1
+    end do
+    call ok(ierr == 0 .and. bad == 0 .and. sum(a) == 512d0 * 8 * n, 'set_policy_part: last half of the columns on the first node')
     call npl_migrate(a, npl_node_id(n - 1), ierr)
     bad = 0
     do j = 1, 8 * n
@@ -99,6 +106,11 @@ program guest_bind_f
     print '(i0,a,i0,a)', passed, ' passed, ', failed, ' failed'
     if (failed /= 0) error stop 1
 contains
+    function itoa(i) result(txt)
+        integer, intent(in) :: i
+        character(len=12) :: txt
+        write (txt, '(i0)') i
+    end function
     subroutine ok(cond, what)
         logical, intent(in) :: cond
         character(len=*), intent(in) :: what

@@ -63,6 +63,12 @@ program test_fortran
     end do
     si = sum(int(c, 8))
     call ok(si == 2000_8 * (30 * 31 / 2), '3D checksum')
+    call npl_set_policy_part(c, 11, 20, 'cyclic', ierr)
+    call ok(ierr == 0 .and. sum(int(c, 8)) == si, '3D set_policy_part keeps the data')
+    call npl_set_policy_part(c, 0, 5, 'cyclic', ierr)
+    call ok(ierr == 22, 'set_policy_part from plane 0: EINVAL')
+    call npl_set_policy_part(c, 25, 10, 'cyclic', ierr)
+    call ok(ierr == 22, 'set_policy_part past the last plane: EINVAL')
     call npl_set_policy(c, 'prime_mapp', ierr)
     call ok(ierr == 0 .and. sum(int(c, 8)) == si .and. c(50, 40, 30) == 30, '3D set_policy')
     call npl_deallocate(c, ierr)
