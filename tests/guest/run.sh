@@ -39,6 +39,18 @@ libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 command -v strace >/dev/null 2>&1 && adds+=(--add "$(command -v strace)")
 [ -n "$libomp" ] && adds+=(--add "$libomp")
 
+# guest_bind_mpi (issue 12, docs/MPI.md): Open MPI's launcher, plugins, help texts and config at
+# the same paths in the guest (tools/numavm --add-tree copies a tree with its libraries); only in
+# the 2- and 4-node shapes, where it runs (they make each boot ~15 s slower)
+mpi_adds=()
+if [[ " $names " == *" guest_bind_mpi "* ]] && command -v orterun >/dev/null 2>&1; then
+    mpilib=$(dirname "$(readlink -f "$(ldd "$BUILD/guest/guest_bind_mpi" | awk '/libmpi\.so/ {print $3}')")")
+    mpi_adds+=(--add "$(command -v orterun)")
+    for d in "$mpilib"/openmpi/lib/openmpi3 "$mpilib"/pmix2/lib/pmix /usr/share/openmpi /etc/openmpi; do
+        [ -d "$d" ] && mpi_adds+=(--add-tree "$d:$d")
+    done
+fi
+
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && [ "${CI:-}" != true ]; then
     sh scripts/deps.sh >/dev/null 2>&1 || true
 fi
@@ -59,7 +71,8 @@ for shape in $SHAPES; do
     big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
     echo "=== guest: $n nodes x $k CPUs x $mem MiB"
     start=$(date +%s)
-    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} "${adds[@]}" \
+    shape_adds=(); [ "$n" = 2 ] || [ "$n" = 4 ] && shape_adds=(${mpi_adds[@]+"${mpi_adds[@]}"})
+    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} "${adds[@]}" ${shape_adds[@]+"${shape_adds[@]}"} \
         -- env ${NPL_GUEST_ENV:-} in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
     rc=$?
     echo "=== guest $n nodes: rc=$rc ($(( $(date +%s) - start )) s)"
