@@ -13,9 +13,11 @@ set_target_properties(numaplace_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE
 target_compile_definitions(numaplace_cli PRIVATE NPL_INSTALL_LIBDIR="${CMAKE_INSTALL_LIBDIR}")
 set_target_properties(numaplace_static PROPERTIES EXPORT_NAME numaplace_static)
 
-# only the C headers: include/numaplace.hpp and others are installed by their own rules
+# the C and C++ headers of libnumaplace; the MAi headers (numaplace/mai.h, mai.h) are installed
+# with libnumaplace_mai (mai/CMakeLists.txt)
 file(GLOB NPL_PUBLIC_SUBHEADERS ${PROJECT_SOURCE_DIR}/include/numaplace/*.h)
-install(FILES include/numaplace.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+list(FILTER NPL_PUBLIC_SUBHEADERS EXCLUDE REGEX "/mai\\.h$")
+install(FILES include/numaplace.h include/numaplace.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${NPL_PUBLIC_SUBHEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/numaplace)
 install(TARGETS numaplace numaplace_static EXPORT numaplaceTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
