@@ -233,7 +233,9 @@ typedef struct npl_policy npl_policy;
  *    random[:seed=S] | random_block[:K][,seed=S] | weighted:NODE=W[,NODE=W]...
  *  Blocks of K pages, K units (rows/columns/planes, see npl_shape), or, when no size is
  *  given, derived from a static schedule of T threads (threads=T; default: OMP_NUM_THREADS,
- *  else the number of allowed cores). \@NODES restricts the policy to a node subset ("0-3,6").
+ *  else the number of allowed cores). \@NODES restricts the policy to a node subset ("0-3,6");
+ *  \@local to the nodes that hold a CPU this process may use (an MPI rank's nodes), resolved
+ *  when a plan is made (EXDEV there if none has memory).
  *  On success *out is a new policy.
  *  @return 0, or -1 with errno EINVAL (NULL argument, bad syntax or value; npl_last_error()
  *          names the bad part), ENOMEM. */

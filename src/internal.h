@@ -93,6 +93,7 @@ struct npl_policy {
     int *nodes;   int nnodes;   /* explicit list (bind_all args / weighted nodes), OS ids */
     int *weights;               /* NPL_WEIGHTED, one per nodes[] */
     int *subset;  int nsubset;  /* "@..." restriction, OS ids */
+    int local;                  /* "@local": the nodes of the CPUs this process may use */
     size_t block_pages, block_units;
     int threads;                /* 0: default */
     char pin[64];               /* pin strategy for bind_block ("" = compact) */

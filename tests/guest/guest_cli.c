@@ -62,6 +62,18 @@ static int child_alloc(const char *polstr, size_t mib)
     }
     printf("child %s: %zu pages, %zu misplaced, page-aligned %d (map %d, query %d)\n", polstr,
            npages, bad, aligned, rc, q);
+    if (strstr(polstr, "@local")) { /* independently: every page on a node of this CPU mask */
+        cpu_set_t mine;
+        sched_getaffinity(0, sizeof mine, &mine);
+        for (size_t i = 0; i < npages; i++) {
+            int local = 0;
+            for (int c = 0; c < CPU_SETSIZE && !local; c++)
+                local = CPU_ISSET(c, &mine) && npl_topo_cpu_node(npl_topo_self(), c) == got[i];
+            bad += !local;
+        }
+        printf("child %s: pages off this process's CPU nodes counted as misplaced: %zu\n",
+               polstr, bad);
+    }
     /* numaplace where on this very process: the mapping that starts at the array */
     char cmd[128], *out = malloc(1 << 20);
     snprintf(cmd, sizeof cmd, "numaplace where --json %d", (int)getpid());
@@ -530,6 +542,16 @@ static void test_policies(const char *self, size_t mib)
         CHECK(rc == 0, "numaplace run --policy %s: the program's malloc'ed %zu MiB array is "
                        "placed exactly and where agrees (status %d)", pols[i], mib, rc);
     }
+    /* @local: an MPI rank bound to the CPUs of nodes 1 and 2 (or 0): memory only there */
+    int cpus[16], nc = 0;
+    for (int nd = N > 2 ? 1 : 0; nd <= (N > 2 ? 2 : 0); nd++)
+        for (int k = 0; k < K && nc < 16; k++)
+            cpus[nc++] = nd * K + k;
+    int rc = run(cpus, nc, (char *const[]){"numaplace", "run", "--policy", "cyclic@local", "--",
+                                          (char *)self, "--child-alloc", "cyclic@local", sz,
+                                          NULL});
+    CHECK(rc == 0, "numaplace run --policy cyclic@local on the CPUs of node(s) %s: every page on "
+                   "those nodes, alternating (status %d)", N > 2 ? "1-2" : "0", rc);
     /* --threshold above the array: not intercepted, so not page-exact for skew_mapp on >1 node */
     if (N > 1) {
         int rc = RUN("numaplace", "run", "--policy", "skew_mapp", "--threshold", "1G", "--",
