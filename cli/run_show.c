@@ -21,8 +21,10 @@ static int omp_threads(int fallback)
 /* the word in brackets of /sys/kernel/mm/transparent_hugepage/enabled, "" if none */
 static void thp_mode(char *out, size_t size)
 {
-    char line[256] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+    char line[256] = "", path[4096];
+    const char *root = getenv("NUMAPLACE_FSROOT"); /* a captured tree, as the library reads */
+    snprintf(path, sizeof path, "%s/sys/kernel/mm/transparent_hugepage/enabled", root ? root : "");
+    FILE *f = fopen(path, "re");
     if (f) {
         if (!fgets(line, sizeof line, f))
             line[0] = 0;

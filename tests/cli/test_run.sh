@@ -71,6 +71,13 @@ check "--json: allocation events are JSON lines" 1 "$(python3 -c '
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{\"event\"")]
 print(int(any(e["placed"] and e["size_bytes"] >= 8 << 20 and e["policy"] == "skew_mapp" for e in ev)))' $T/j.txt)"
+mkdir -p $T/root/sys/kernel/mm/transparent_hugepage
+echo 'always [madvise] never' > $T/root/sys/kernel/mm/transparent_hugepage/enabled
+NUMAPLACE_FSROOT=$T/root $N run -v --policy cyclic -- true 2>$T/err
+check "THP madvise: no note" 0 "$(grep -c 'add --huge thp' $T/err)"
+echo '[always] madvise never' > $T/root/sys/kernel/mm/transparent_hugepage/enabled
+NUMAPLACE_FSROOT=$T/root $N run -v --policy cyclic -- true 2>$T/err
+check "THP always: the note names --huge thp" 1 "$(grep -c 'add --huge thp' $T/err)"
 # likwid-style pin domains, counted inside the cpuset
 check "--pin M0:1 -> KMP proclist [1]" "granularity=fine,explicit,proclist=[1]" "$($N run --pin M0:1 -- sh -c 'echo $KMP_AFFINITY')"
 check "--pin E:N:2 -> [0,1]" "granularity=fine,explicit,proclist=[0,1]" "$($N run --pin E:N:2 -- sh -c 'echo $KMP_AFFINITY')"
