@@ -19,7 +19,9 @@ int cmd_report(int argc, char **argv);
 /* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
 int cli_fail(const char *what);
 /* A file numaplace ships: $env_name if set, else the first readable of rel[0..n-1], each a path
- * relative to the directory of this executable. 0 and the path in out, or -1. */
+ * relative to the directory of this executable; a bare file name is also looked for in
+ * ../lib/numaplace/ and ../LIBDIR/numaplace/ (installed tree). 0 and the path in out, or -1 and
+ * in out "NAME (looked for PATH, PATH, ...; ENV unset)". */
 int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size);
 /* getopt_long's '?' or ':' for subcommand cmd: prints what was wrong; returns EXIT_USAGE.
  * Every subcommand's optstring starts with ':' (missing values reported as ':'). */

@@ -44,6 +44,28 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     return EXIT_USAGE;
 }
 
+#ifndef NPL_INSTALL_LIBDIR
+#define NPL_INSTALL_LIBDIR "lib"
+#endif
+
+/* dir/rel, and for a bare file name also dir/../lib/numaplace/rel and dir/../LIBDIR/numaplace/rel
+ * (an installed tree: P/bin/numaplace, P/LIBDIR/numaplace/); each tried is added to tried */
+static int find_in(const char *dir, const char *rel, char *out, size_t size, char *tried, size_t tsize)
+{
+    static const char *const sub[] = {"", "../lib/numaplace/", "../" NPL_INSTALL_LIBDIR "/numaplace/"};
+    int n = strchr(rel, '/') ? 1 : 3;
+    if (n == 3 && !strcmp(NPL_INSTALL_LIBDIR, "lib"))
+        n = 2;
+    for (int i = 0; i < n; i++) {
+        snprintf(out, size, "%s/%s%s", dir, sub[i], rel);
+        if (access(out, R_OK) == 0)
+            return 0;
+        size_t used = strlen(tried);
+        snprintf(tried + used, tsize - used, "%s%s", used ? ", " : "", out);
+    }
+    return -1;
+}
+
 int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size)
 {
     const char *env = getenv(env_name);
@@ -53,15 +75,18 @@ int cli_find_file(const char *env_name, const char *const *rel, int n, char *out
     }
     char self[4096];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
+    if (len <= 0) {
+        snprintf(out, size, "%s (/proc/self/exe unreadable; set %s)", n > 0 ? rel[0] : "?", env_name);
         return -1;
+    }
     self[len] = 0;
     const char *dir = dirname(self);
-    for (int i = 0; i < n; i++) {
-        snprintf(out, size, "%s/%s", dir, rel[i]);
-        if (access(out, R_OK) == 0)
+    char tried[8192] = "";
+    for (int i = 0; i < n; i++)
+        if (find_in(dir, rel[i], out, size, tried, sizeof tried) == 0)
             return 0;
-    }
+    /* the message names every place looked at, and the variable that overrides them */
+    snprintf(out, size, "%s (looked for %s; %s unset)", n > 0 ? rel[0] : "?", tried, env_name);
     return -1;
 }
 

@@ -17,13 +17,13 @@ static int parse_size(const char *s, size_t *v)
     return 0;
 }
 
-/* Limits of the synthetic machine of --nodes/--cores-per-node: building it (hwloc's synthetic
- * topology, then the library's topology struct) grows faster than linearly with PUs and nodes
- * (1024 x 1024 never finished, 128 x 128 took 251 s, 1024 x 2 takes 5 s); at these limits it
- * takes about a second on 2 busy cores. */
-#define MAP_MAX_NODES 512
+/* Limits of the synthetic machine of --nodes/--cores-per-node: the library's topology build is
+ * linear (one pass over PUs and node cpusets, sorted pin orders), but hwloc's synthetic build
+ * grows faster than linearly with siblings (16 x 1024 PUs: 24 s; 1024 x 4 and 4 x 1024: about
+ * 3 s on 2 busy cores); at these limits it takes at most a few seconds. */
+#define MAP_MAX_NODES 1024
 #define MAP_MAX_CORES 1024
-#define MAP_MAX_PUS 2048
+#define MAP_MAX_PUS 4096
 
 int cmd_map(int argc, char **argv)
 {

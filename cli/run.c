@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "run_args.h"
+#include "run_show.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -40,8 +41,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAXNODES 1024
-
 static int usage(FILE *f, int rc)
 {
     fprintf(f,
@@ -49,14 +48,19 @@ static int usage(FILE *f, int rc)
             "  --policy STR     a numaplace policy (cyclic, bind_all:1, skew_mapp, weighted:0=3,1=1, ...)\n"
             "                   cyclic/bind_all: process-wide kernel policy (static programs too);\n"
             "                   any policy: large allocations of dynamic programs (interposed malloc)\n"
-            "  --pin S          compact | scatter | CPU list: thread n (main = 0, then creation\n"
-            "                   order) on the n-th allowed CPU of S; without --pin threads are free\n"
+            "  --pin S          compact | scatter | CPU list | likwid-style domains (S0:0-3, M1:0-1,\n"
+            "                   N:0-7, C0:0-1, E:N:8:1:2, joined by @): thread n (main = 0, then\n"
+            "                   creation order) on the n-th CPU of S, counted inside the cpuset;\n"
+            "                   without --pin threads are free\n"
             "  --nodes SET      use only these nodes (memory and CPUs), e.g. 0-1\n"
             "  --huge thp|2M    large allocations on transparent or 2 MiB hugetlb pages\n"
             "  --threshold B    allocations of at least B bytes are placed (default 1M; K/M/G)\n"
             "  --first N        only the first N (>= 1) large allocations are placed\n"
             "  --next-touch     pages follow the threads that touch them first at each new\n"
             "                   OpenMP parallel region (LLVM libomp is preloaded)\n"
+            "  -v, --verbose    print what run does on stderr: thread -> CPU -> node, the policy,\n"
+            "                   huge pages, and each large allocation as the program makes it\n"
+            "  --json           the same as --verbose, as one JSON object on stderr\n"
             "  --pin overrides OMP_PLACES, OMP_PROC_BIND, GOMP_CPU_AFFINITY and KMP_AFFINITY\n"
             "exit status: PROG's; 2 usage/unknown policy/nodes outside the allowed set;\n"
             "  1 set-up failed; 126 PROG cannot be executed; 127 PROG not found\n");
@@ -140,151 +144,23 @@ static int is_dynamic(const char *path)
     return dyn;
 }
 
-/* --nodes: a list like 0-1,3 (hwloc_bitmap_list_sscanf); every node exists, is allowed and has
- * memory. Numbers are checked for overflow before hwloc sees them. */
-static int check_nodes(const char *set, int **list, int *n)
-{
-    *list = NULL;
-    *n = 0;
-    if (!*set || strspn(set, "0123456789,-") != strlen(set)) {
-        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
-        return EXIT_USAGE;
-    }
-    for (const char *p = set; *p;) { /* every number fits an int node id */
-        size_t l = strspn(p, "0123456789");
-        if (l) {
-            errno = 0;
-            unsigned long long v = strtoull(p, NULL, 10);
-            if (errno == ERANGE || v >= MAXNODES) {
-                fprintf(stderr, "numaplace run: --nodes %s: node number %.*s is out of range "
-                                "(0-%d)\n", set, (int)l, p, MAXNODES - 1);
-                return EXIT_USAGE;
-            }
-            p += l;
-        } else {
-            p++;
-        }
-    }
-    hwloc_bitmap_t bm = hwloc_bitmap_alloc();
-    if (!bm)
-        return EXIT_FAILED;
-    if (hwloc_bitmap_list_sscanf(bm, set) < 0 || hwloc_bitmap_iszero(bm) ||
-        hwloc_bitmap_weight(bm) < 0 || set[0] == '-' || set[strlen(set) - 1] == '-' ||
-        set[strlen(set) - 1] == ',' || strstr(set, ",,") || strstr(set, "--")) {
-        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
-        hwloc_bitmap_free(bm);
-        return EXIT_USAGE;
-    }
-    const npl_topo *t = npl_topo_self();
-    if (!t) {
-        hwloc_bitmap_free(bm);
-        return cli_fail("topology");
-    }
-    int k = hwloc_bitmap_weight(bm), i = 0;
-    int *v = calloc((size_t)k, sizeof *v);
-    unsigned id;
-    hwloc_bitmap_foreach_begin(id, bm) v[i++] = (int)id;
-    hwloc_bitmap_foreach_end();
-    hwloc_bitmap_free(bm);
-    for (i = 0; i < k; i++) {
-        int idx = npl_topo_node_index(t, v[i]);
-        struct npl_node_info info;
-        if (idx < 0 || npl_topo_node_info(t, idx, &info) < 0) {
-            fprintf(stderr, "numaplace run: --nodes %s: node %d does not exist on this machine\n",
-                    set, v[i]);
-            free(v);
-            return EXIT_USAGE;
-        }
-        if (!info.allowed || !info.memory_bytes) {
-            fprintf(stderr, "numaplace run: --nodes %s: node %d is outside this process's allowed "
-                            "nodes (cpuset) or has no memory\n", set, v[i]);
-            free(v);
-            return EXIT_USAGE;
-        }
-    }
-    *list = v;
-    *n = k;
-    return 0;
-}
-
-/* narrow the CPU affinity to the allowed CPUs of the nodes (never widen) */
-static int narrow_cpus(const int *nodes, int n)
-{
-    const npl_topo *t = npl_topo_self();
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int any = 0, cpus[1024];
-    for (int i = 0; i < n; i++) {
-        int c = npl_topo_node_cpus(t, npl_topo_node_index(t, nodes[i]), cpus, 1024);
-        for (int j = 0; j < c && j < 1024; j++)
-            if (cpus[j] < CPU_SETSIZE) {
-                CPU_SET(cpus[j], &set);
-                any = 1;
-            }
-    }
-    if (!any) /* memory-only nodes: leave the CPUs alone */
-        return 0;
-    if (sched_setaffinity(0, sizeof set, &set) < 0) {
-        fprintf(stderr, "numaplace run: cannot restrict CPUs to the nodes: %s\n", strerror(errno));
-        return EXIT_FAILED;
-    }
-    return 0;
-}
-
-/* The nodes the policy's map uses (validates it too): 0, or EXIT_USAGE with a message. With
- * --nodes, every one of them must be in SET. */
-static int check_policy(npl_policy *p, const char *str, const int *nodes, int nn)
-{
-    const npl_topo *t = npl_topo_self();
-    size_t pages = (size_t)npl_topo_node_count(t, 1) * 64 + 64;
-    int *map = calloc(pages, sizeof *map), rc = 0;
-    if (!map)
-        return EXIT_FAILED;
-    if (npl_policy_map(p, t, NULL, pages * 4096, 4096, 0, pages, map) < 0) {
-        fprintf(stderr, "numaplace run: --policy %s: %s\n", str, npl_last_error());
-        rc = EXIT_USAGE;
-    }
-    for (size_t i = 0; !rc && nn && i < pages; i++) {
-        int in = map[i] < 0; /* first touch: no node of its own */
-        for (int k = 0; k < nn && !in; k++)
-            in = map[i] == nodes[k];
-        if (!in) {
-            fprintf(stderr, "numaplace run: --policy %s puts memory on node %d, outside --nodes: "
-                            "drop one of them\n", str, map[i]);
-            rc = EXIT_USAGE;
-        }
-    }
-    free(map);
-    return rc;
-}
-
-/* the process-wide kernel policy: the policy itself when it has a kernel form (cyclic,
- * bind_all), else bind_all over --nodes, else none. *kernel = 1 when the policy has one. */
-static int set_kernel_policy(npl_policy *p, const char *nodes, int *kernel)
-{
-    npl_policy_kind k = p ? npl_policy_get_kind(p) : NPL_FIRST_TOUCH;
-    *kernel = k == NPL_CYCLIC || k == NPL_BIND_ALL || k == NPL_FIRST_TOUCH;
-    npl_policy *kp = NULL;
-    const npl_policy *use = NULL;
-    if (k == NPL_CYCLIC || k == NPL_BIND_ALL) {
-        use = p;
-    } else if (nodes) {
-        char s[300];
-        snprintf(s, sizeof s, "bind_all:%s", nodes);
-        if (npl_policy_parse(&kp, s) < 0) {
-            fprintf(stderr, "numaplace run: --nodes %s: %s\n", nodes, npl_last_error());
-            return EXIT_USAGE;
-        }
-        use = kp;
-    }
-    int rc = 0;
-    if (use && npl_set_thread_policy(NULL, use) < 0) {
-        fprintf(stderr, "numaplace run: kernel memory policy: %s\n", npl_last_error());
-        rc = errno == EINVAL || errno == EXDEV ? EXIT_USAGE : EXIT_FAILED;
-    }
-    npl_policy_free(kp);
-    return rc;
-}
+/* Everything run decides before exec: the command line merged with the config file. */
+struct run_ctx {
+    struct run_args a;
+    const npl_config *cfg;
+    const npl_topo *topo;
+    const char *policy, *pin, *nodes, *threshold;
+    char cfg_nodes[256], cfg_thr[64], cfg_pin[256];
+    hwloc_bitmap_t nodeset; /* --nodes, NULL if none */
+    char prog[4096];
+    int dynamic;
+    char polstr[512];
+    npl_policy *pol;
+    int kernel; /* the policy is (also) the process-wide kernel policy */
+    char preload[4096], omp[4096];
+    int need_preload;
+    int *order, norder; /* --pin's CPU order */
+};
 
 /* the config's value, without a library error message when it is simply not set */
 static const char *cfg_get(const npl_config *c, const char *sec, const char *key)
@@ -300,6 +176,290 @@ static const char *cfg_get(const npl_config *c, const char *sec, const char *key
     return v;
 }
 
+/* the platform config: defaults for what the command line leaves out */
+static int take_defaults(struct run_ctx *c)
+{
+    c->policy = c->a.policy;
+    c->pin = c->a.pin;
+    c->nodes = c->a.nodes;
+    c->threshold = c->a.threshold;
+    if (!(c->cfg = npl_config_self())) {
+        fprintf(stderr, "numaplace run: config file: %s\n", npl_last_error());
+        return EXIT_FAILED;
+    }
+    if (!(c->topo = npl_topo_self()))
+        return cli_fail("topology");
+    if (!c->policy)
+        c->policy = cfg_get(c->cfg, "policy", "default");
+    const char *thr = cfg_get(c->cfg, "policy", "threshold");
+    unsigned long long v;
+    if (!c->threshold && thr) {
+        snprintf(c->cfg_thr, sizeof c->cfg_thr, "%s", thr);
+        c->threshold = c->cfg_thr;
+        if (run_parse_bytes(c->threshold, &v) < 0) {
+            fprintf(stderr, "numaplace run: config [policy] threshold = %s: expected bytes >= 1 "
+                            "(%s)\n", c->threshold, npl_config_source(c->cfg));
+            return EXIT_FAILED;
+        }
+    }
+    if (!c->nodes && cfg_get(c->cfg, "machine", "nodes")) {
+        snprintf(c->cfg_nodes, sizeof c->cfg_nodes, "%s", cfg_get(c->cfg, "machine", "nodes"));
+        c->nodes = c->cfg_nodes;
+    }
+    return 0;
+}
+
+/* --nodes: a list like 0-1,3 (hwloc_bitmap_list_sscanf); every node exists, is allowed and has
+ * memory. Numbers are bounded by the largest node id before hwloc sees them. */
+static int check_nodes(struct run_ctx *c)
+{
+    const char *set = c->nodes;
+    size_t len = strlen(set);
+    if (!len || strspn(set, "0123456789,-") != len || set[0] == '-' || set[len - 1] == '-' ||
+        set[len - 1] == ',' || strstr(set, ",,") || strstr(set, "--")) {
+        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
+        return EXIT_USAGE;
+    }
+    int maxid = npl_topo_max_node_id(c->topo);
+    for (const char *p = set; *p; p += strspn(p, ",-")) {
+        size_t l = strspn(p, "0123456789");
+        errno = 0;
+        unsigned long long v = strtoull(p, NULL, 10);
+        if (errno == ERANGE || v > (unsigned long long)maxid) {
+            fprintf(stderr, "numaplace run: --nodes %s: node %.*s does not exist on this machine "
+                            "(largest id %d)\n", set, (int)l, p, maxid);
+            return EXIT_USAGE;
+        }
+        p += l;
+    }
+    if (!(c->nodeset = hwloc_bitmap_alloc()))
+        return EXIT_FAILED;
+    if (hwloc_bitmap_list_sscanf(c->nodeset, set) < 0 || hwloc_bitmap_iszero(c->nodeset)) {
+        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
+        return EXIT_USAGE;
+    }
+    unsigned id;
+    hwloc_bitmap_foreach_begin(id, c->nodeset) {
+        int idx = npl_topo_node_index(c->topo, (int)id);
+        struct npl_node_info info;
+        if (idx < 0 || npl_topo_node_info(c->topo, (int)id, &info) < 0) {
+            fprintf(stderr, "numaplace run: --nodes %s: node %u does not exist on this machine\n",
+                    set, id);
+            return EXIT_USAGE;
+        }
+        if (!info.allowed || !info.memory_bytes) {
+            fprintf(stderr, "numaplace run: --nodes %s: node %u is outside this process's allowed "
+                            "nodes (cpuset) or has no memory\n", set, id);
+            return EXIT_USAGE;
+        }
+    }
+    hwloc_bitmap_foreach_end();
+    return 0;
+}
+
+/* The nodes the policy's map uses (validates it too): 0, or EXIT_USAGE with a message. With
+ * --nodes, every one of them must be in the set. */
+static int check_policy(struct run_ctx *c)
+{
+    size_t pages = (size_t)npl_topo_node_count(c->topo, 1) * 64 + 64;
+    int *map = calloc(pages, sizeof *map), rc = 0;
+    if (!map)
+        return EXIT_FAILED;
+    if (npl_policy_map(c->pol, c->topo, NULL, pages * 4096, 4096, 0, pages, map) < 0) {
+        fprintf(stderr, "numaplace run: --policy %s: %s\n", c->polstr, npl_last_error());
+        rc = EXIT_USAGE;
+    }
+    for (size_t i = 0; !rc && c->nodeset && i < pages; i++)
+        if (map[i] >= 0 && !hwloc_bitmap_isset(c->nodeset, (unsigned)map[i])) {
+            fprintf(stderr, "numaplace run: --policy %s puts memory on node %d, outside --nodes: "
+                            "drop one of them\n", c->polstr, map[i]);
+            rc = EXIT_USAGE;
+        } /* map[i] < 0: first touch, no node of its own */
+    free(map);
+    return rc;
+}
+
+/* the policy string (restricted to --nodes), parsed and checked */
+static int make_policy(struct run_ctx *c)
+{
+    const char *pol = c->policy, *nodes = c->nodes;
+    if (nodes && !pol)
+        snprintf(c->polstr, sizeof c->polstr, "bind_all:%s", nodes);
+    else if (nodes && !strchr(pol, '@') && strncmp(pol, "bind_all:", 9) &&
+             strncmp(pol, "weighted:", 9) && strcmp(pol, "first_touch"))
+        snprintf(c->polstr, sizeof c->polstr, "%s@%s", pol, nodes);
+    else if (pol) /* with --nodes: its own nodes, checked below */
+        snprintf(c->polstr, sizeof c->polstr, "%s", pol);
+    if (*c->polstr && npl_policy_parse(&c->pol, c->polstr) < 0) {
+        fprintf(stderr, "numaplace run: --policy %s: %s\n", c->polstr, npl_last_error());
+        return EXIT_USAGE;
+    }
+    return c->pol ? check_policy(c) : 0;
+}
+
+/* pinning: the command line, else the config's rule for this policy; the CPU order */
+static int make_pin_order(struct run_ctx *c)
+{
+    if (!c->pin && cfg_get(c->cfg, "threads", "pin") &&
+        npl_config_pin_for(c->cfg, c->pol, c->cfg_pin, sizeof c->cfg_pin) == 1)
+        c->pin = c->cfg_pin;
+    if (!c->pin)
+        return 0;
+    int n = npl_pin_order(NULL, c->pin, NULL, 0);
+    if (n > 0 && (c->order = malloc((size_t)n * sizeof *c->order)))
+        c->norder = npl_pin_order(NULL, c->pin, c->order, n);
+    if (n <= 0 || c->norder != n) {
+        fprintf(stderr, "numaplace run: --pin %s: %s\n", c->pin,
+                n == 0 ? "no CPU" : npl_last_error());
+        return n < 0 || n == 0 ? EXIT_USAGE : EXIT_FAILED;
+    }
+    return 0;
+}
+
+/* the program, what a static one cannot get, and the helper libraries it needs */
+static int check_program(struct run_ctx *c)
+{
+    const char *arg0 = c->a.prog_argv[0];
+    int found = resolve_prog(arg0, c->prog, sizeof c->prog);
+    if (found) {
+        fprintf(stderr, "numaplace run: %s: %s\n", arg0,
+                found == 127 ? "command not found" : "cannot execute (permission or not a file)");
+        return found;
+    }
+    c->dynamic = is_dynamic(c->prog);
+    npl_policy_kind kind = c->pol ? npl_policy_get_kind(c->pol) : NPL_FIRST_TOUCH;
+    int kernel = kind == NPL_CYCLIC || kind == NPL_BIND_ALL || kind == NPL_FIRST_TOUCH;
+    const char *huge = c->a.huge;
+    if (!c->dynamic && (!kernel || huge)) {
+        fprintf(stderr, "numaplace run: %s is statically linked: it can get only the process-wide "
+                        "kernel policies (cyclic, bind_all), not %s%s\n", c->prog,
+                huge ? "--huge " : c->polstr, huge ? huge : "");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int find_helpers(struct run_ctx *c)
+{
+    int nt = c->a.next_touch;
+    c->need_preload = c->dynamic && (*c->polstr || c->pin || c->a.huge || nt);
+    if (c->need_preload &&
+        find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so", c->preload,
+                    sizeof c->preload) < 0) {
+        fprintf(stderr, "numaplace run: %s not found (next to the numaplace binary, or set "
+                        "NUMAPLACE_PRELOAD)\n", c->preload);
+        return EXIT_FAILED;
+    }
+    if (nt && (!c->dynamic || find_libomp(c->omp, sizeof c->omp) < 0)) {
+        fprintf(stderr, c->dynamic ? "numaplace run: --next-touch needs LLVM's libomp.so.5 "
+                                     "(apt-get install libomp5-14, or NUMAPLACE_LIBOMP)\n"
+                                   : "numaplace run: --next-touch needs a dynamically linked "
+                                     "program\n");
+        return c->dynamic ? EXIT_FAILED : EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* the process-wide kernel policy: the policy itself when it has a kernel form (cyclic,
+ * bind_all), else bind_all over --nodes, else none. */
+static int set_kernel_policy(struct run_ctx *c)
+{
+    npl_policy_kind k = c->pol ? npl_policy_get_kind(c->pol) : NPL_FIRST_TOUCH;
+    npl_policy *kp = NULL;
+    const npl_policy *use = NULL;
+    if (k == NPL_CYCLIC || k == NPL_BIND_ALL) {
+        use = c->pol;
+        c->kernel = 1;
+    } else if (c->nodes) {
+        char s[300];
+        snprintf(s, sizeof s, "bind_all:%s", c->nodes);
+        if (npl_policy_parse(&kp, s) < 0) {
+            fprintf(stderr, "numaplace run: --nodes %s: %s\n", c->nodes, npl_last_error());
+            return EXIT_USAGE;
+        }
+        use = kp;
+    }
+    int rc = 0;
+    if (use && npl_set_thread_policy(NULL, use) < 0) {
+        fprintf(stderr, "numaplace run: kernel memory policy: %s\n", npl_last_error());
+        rc = errno == EINVAL || errno == EXDEV ? EXIT_USAGE : EXIT_FAILED;
+    }
+    npl_policy_free(kp);
+    return rc;
+}
+
+/* this process's CPU affinity as a bitmap (any number of CPUs) */
+static int get_affinity(hwloc_bitmap_t out)
+{
+    for (int n = 1024; n <= 1 << 22; n *= 2) {
+        cpu_set_t *s = CPU_ALLOC(n);
+        size_t sz = CPU_ALLOC_SIZE(n);
+        if (!s)
+            return -1;
+        int rc = sched_getaffinity(0, sz, s), e = errno;
+        hwloc_bitmap_zero(out);
+        for (int i = 0; rc == 0 && i < n; i++)
+            if (CPU_ISSET_S(i, sz, s))
+                hwloc_bitmap_set(out, (unsigned)i);
+        CPU_FREE(s);
+        if (rc == 0 || e != EINVAL)
+            return rc;
+    }
+    return -1;
+}
+
+static int set_affinity(hwloc_const_bitmap_t set)
+{
+    int last = hwloc_bitmap_last(set);
+    cpu_set_t *s = last >= 0 ? CPU_ALLOC(last + 1) : NULL;
+    if (!s)
+        return -1;
+    size_t sz = CPU_ALLOC_SIZE(last + 1);
+    CPU_ZERO_S(sz, s);
+    unsigned i;
+    hwloc_bitmap_foreach_begin(i, set) CPU_SET_S(i, sz, s);
+    hwloc_bitmap_foreach_end();
+    int rc = sched_setaffinity(0, sz, s);
+    CPU_FREE(s);
+    return rc;
+}
+
+/* [machine] cpus and --nodes narrow the CPU affinity (never widen it) */
+static int narrow_cpus(struct run_ctx *c)
+{
+    const char *ccpus = cfg_get(c->cfg, "machine", "cpus");
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc();
+    int rc = !cur || !want || get_affinity(cur) < 0 ? EXIT_FAILED : 0;
+    if (!rc && ccpus) {
+        if (hwloc_bitmap_list_sscanf(want, ccpus) < 0 || hwloc_bitmap_and(want, want, cur) < 0 ||
+            hwloc_bitmap_iszero(want) || set_affinity(want) < 0) {
+            fprintf(stderr, "numaplace run: config [machine] cpus = %s: none of them is allowed "
+                            "here\n", ccpus);
+            rc = EXIT_USAGE;
+        }
+        hwloc_bitmap_copy(cur, want);
+    }
+    hwloc_bitmap_t node = hwloc_bitmap_alloc();
+    hwloc_bitmap_zero(want);
+    unsigned id;
+    if (!rc && c->nodeset && node) {
+        hwloc_bitmap_foreach_begin(id, c->nodeset)
+            if (npl_topo_cpuset(c->topo, (int)id, node) == 0)
+                hwloc_bitmap_or(want, want, node);
+        hwloc_bitmap_foreach_end();
+        hwloc_bitmap_and(want, want, cur);
+        if (!hwloc_bitmap_iszero(want) && set_affinity(want) < 0) { /* CPU-less nodes: as is */
+            fprintf(stderr, "numaplace run: cannot restrict CPUs to the nodes: %s\n",
+                    strerror(errno));
+            rc = EXIT_FAILED;
+        }
+    }
+    hwloc_bitmap_free(node);
+    hwloc_bitmap_free(cur);
+    hwloc_bitmap_free(want);
+    return rc;
+}
+
 /* --pin overrides the OpenMP runtimes' own placement variables */
 static void override_env(const char *name, const char *pin)
 {
@@ -310,200 +470,60 @@ static void override_env(const char *name, const char *pin)
     }
 }
 
-int cmd_run(int argc, char **argv)
+/* --pin: libgomp threads through the preload's pthread trampoline; LLVM libomp resets its
+ * workers to its own places: its explicit proclist in the same order (libgomp ignores it;
+ * OMP_PLACES would make libgomp bind the initial thread before libomp starts when libomp is
+ * preloaded over a gcc build). Static programs: OpenMP threads only, through OMP_PLACES. */
+static int export_pin_env(const struct run_ctx *c)
 {
-    struct run_args a;
-    int rc0 = run_parse_args(argc, argv, &a, stderr);
-    if (a.help)
-        return usage(stdout, 0);
-    if (rc0)
-        return a.usage ? usage(stderr, rc0) : rc0;
-    const char *policy = a.policy, *pin = a.pin, *nodes = a.nodes, *huge = a.huge,
-               *threshold = a.threshold, *first = a.first;
-    int next_touch = a.next_touch, i = a.prog;
-    unsigned long long v;
-    /* the platform config: defaults for what the command line leaves out */
-    const npl_config *cfg = npl_config_self();
-    if (!cfg) {
-        fprintf(stderr, "numaplace run: config file: %s\n", npl_last_error());
+    static const char *const vars[] = {"OMP_PLACES", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY",
+                                       "KMP_AFFINITY"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
+        override_env(vars[k], c->pin);
+    char *places = malloc((size_t)c->norder * 14 + 64);
+    if (!places)
         return EXIT_FAILED;
+    size_t off = 0;
+    if (c->dynamic) {
+        off += (size_t)sprintf(places, "granularity=fine,explicit,proclist=[");
+        for (int k = 0; k < c->norder; k++)
+            off += (size_t)sprintf(places + off, "%s%d", k ? "," : "", c->order[k]);
+        sprintf(places + off, "]");
+        setenv("KMP_AFFINITY", places, 1);
+    } else {
+        for (int k = 0; k < c->norder; k++)
+            off += (size_t)sprintf(places + off, "%s{%d}", k ? "," : "", c->order[k]);
+        setenv("OMP_PLACES", places, 1);
+        setenv("OMP_PROC_BIND", "close", 1);
     }
-    char cfg_nodes[256] = "", cfg_thr[64] = "";
-    if (!policy)
-        policy = cfg_get(cfg, "policy", "default");
-    if (!threshold && cfg_get(cfg, "policy", "threshold")) {
-        snprintf(cfg_thr, sizeof cfg_thr, "%s", cfg_get(cfg, "policy", "threshold"));
-        threshold = cfg_thr;
-        if (run_parse_bytes(threshold, &v) < 0) {
-            fprintf(stderr, "numaplace run: config [policy] threshold = %s: expected bytes >= 1 "
-                            "(%s)\n", threshold, npl_config_source(cfg));
-            return EXIT_FAILED;
-        }
-    }
-    if (!nodes && cfg_get(cfg, "machine", "nodes")) {
-        snprintf(cfg_nodes, sizeof cfg_nodes, "%s", cfg_get(cfg, "machine", "nodes"));
-        nodes = cfg_nodes;
-    }
-    /* every value is checked before anything happens (the program never starts on a bad one) */
-    int *nlist = NULL, nn = 0;
-    if (nodes) {
-        int rc = check_nodes(nodes, &nlist, &nn);
-        if (rc)
-            return rc;
-    }
-    char prog[4096];
-    int found = resolve_prog(argv[i], prog, sizeof prog);
-    if (found) {
-        fprintf(stderr, "numaplace run: %s: %s\n", argv[i],
-                found == 127 ? "command not found" : "cannot execute (permission or not a file)");
-        free(nlist);
-        return found;
-    }
-    int dynamic = is_dynamic(prog);
+    free(places);
+    return 0;
+}
 
-    /* the policy string, restricted to --nodes */
-    char polstr[512] = "";
-    if (nodes) {
-        if (!policy)
-            snprintf(polstr, sizeof polstr, "bind_all:%s", nodes);
-        else if (strchr(policy, '@') || !strncmp(policy, "bind_all:", 9) ||
-                 !strncmp(policy, "weighted:", 9) || !strcmp(policy, "first_touch"))
-            snprintf(polstr, sizeof polstr, "%s", policy); /* its own nodes; checked below */
-        else
-            snprintf(polstr, sizeof polstr, "%s@%s", policy, nodes);
-    } else if (policy) {
-        snprintf(polstr, sizeof polstr, "%s", policy);
-    }
-    npl_policy *pol = NULL;
-    if (*polstr && npl_policy_parse(&pol, polstr) < 0) {
-        fprintf(stderr, "numaplace run: --policy %s: %s\n", polstr, npl_last_error());
-        free(nlist);
-        return EXIT_USAGE;
-    }
-    if (pol) {
-        int rc = check_policy(pol, polstr, nlist, nn);
-        if (rc) {
-            npl_policy_free(pol);
-            free(nlist);
-            return rc;
-        }
-    }
-    /* pinning: the command line, else the config's rule for this policy */
-    char cfg_pin[256];
-    if (!pin && cfg_get(cfg, "threads", "pin") &&
-        npl_config_pin_for(cfg, pol, cfg_pin, sizeof cfg_pin) == 1)
-        pin = cfg_pin;
-    if (pin) {
-        int cpus[1];
-        if (npl_pin_order(NULL, pin, cpus, 1) <= 0) {
-            fprintf(stderr, "numaplace run: --pin %s: %s\n", pin, npl_last_error());
-            npl_policy_free(pol);
-            free(nlist);
-            return EXIT_USAGE;
-        }
-    }
-    npl_policy_kind kind = pol ? npl_policy_get_kind(pol) : NPL_FIRST_TOUCH;
-    int kernel = kind == NPL_CYCLIC || kind == NPL_BIND_ALL || kind == NPL_FIRST_TOUCH;
-    if (!dynamic && (!kernel || huge)) {
-        fprintf(stderr, "numaplace run: %s is statically linked: it can get only the process-wide "
-                        "kernel policies (cyclic, bind_all), not %s%s\n", prog,
-                huge ? "--huge " : polstr, huge ? huge : "");
-        npl_policy_free(pol);
-        free(nlist);
-        return EXIT_USAGE;
-    }
-    char preload[4096] = "", omp[4096] = "";
-    int need_preload = dynamic && (*polstr || pin || huge || next_touch);
-    if (need_preload &&
-        find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so", preload, sizeof preload) < 0) {
-        fprintf(stderr, "numaplace run: %s not found (next to the numaplace binary, or set "
-                        "NUMAPLACE_PRELOAD)\n", preload);
-        npl_policy_free(pol);
-        free(nlist);
-        return EXIT_FAILED;
-    }
-    if (next_touch && (!dynamic || find_libomp(omp, sizeof omp) < 0)) {
-        fprintf(stderr, dynamic ? "numaplace run: --next-touch needs LLVM's libomp.so.5 (apt-get "
-                                  "install libomp5-14, or NUMAPLACE_LIBOMP)\n"
-                                : "numaplace run: --next-touch needs a dynamically linked "
-                                  "program\n");
-        npl_policy_free(pol);
-        free(nlist);
-        return dynamic ? EXIT_FAILED : EXIT_USAGE;
-    }
-    /* from here on the process changes: kernel policy, CPUs, environment */
-    int rc = set_kernel_policy(pol, nodes, &kernel);
-    npl_policy_free(pol);
-    if (rc) {
-        free(nlist);
-        return rc;
-    }
-    int ccpus[1024];
-    int nc = cfg_get(cfg, "machine", "cpus") ? npl_config_list(cfg, "machine", "cpus", ccpus, 1024) : 0;
-    if (nc > 0) { /* [machine] cpus: the affinity narrowed to them (never widened) */
-        cpu_set_t cur, want;
-        CPU_ZERO(&want);
-        sched_getaffinity(0, sizeof cur, &cur);
-        for (int k = 0; k < nc && k < 1024; k++)
-            if (ccpus[k] < CPU_SETSIZE && CPU_ISSET(ccpus[k], &cur))
-                CPU_SET(ccpus[k], &want);
-        if (!CPU_COUNT(&want) || sched_setaffinity(0, sizeof want, &want) < 0) {
-            fprintf(stderr, "numaplace run: config [machine] cpus = %s: none of them is allowed "
-                            "here\n", cfg_get(cfg, "machine", "cpus"));
-            free(nlist);
-            return EXIT_USAGE;
-        }
-    }
-    if (nn && (rc = narrow_cpus(nlist, nn))) {
-        free(nlist);
-        return rc;
-    }
-    free(nlist);
-    if (need_preload) {
-        if (*polstr)
-            setenv("NUMAPLACE_POLICY", polstr, 1);
-        if (threshold)
-            setenv("NUMAPLACE_THRESHOLD", threshold, 1);
-        if (first)
-            setenv("NUMAPLACE_FIRST", first, 1);
-        if (huge)
-            setenv("NUMAPLACE_HUGE", huge, 1);
-        if (pin)
-            setenv("NUMAPLACE_PIN", pin, 1);
-        if (next_touch && !getenv("NUMAPLACE_NEXT_TOUCH"))
+/* the environment the preload and the OpenMP runtimes read */
+static int export_env(const struct run_ctx *c)
+{
+    if (c->need_preload) {
+        if (*c->polstr)
+            setenv("NUMAPLACE_POLICY", c->polstr, 1);
+        if (c->threshold)
+            setenv("NUMAPLACE_THRESHOLD", c->threshold, 1);
+        if (c->a.first)
+            setenv("NUMAPLACE_FIRST", c->a.first, 1);
+        if (c->a.huge)
+            setenv("NUMAPLACE_HUGE", c->a.huge, 1);
+        if (c->pin)
+            setenv("NUMAPLACE_PIN", c->pin, 1);
+        if (c->a.next_touch && !getenv("NUMAPLACE_NEXT_TOUCH"))
             setenv("NUMAPLACE_NEXT_TOUCH", "1", 1);
+        if (c->a.verbose || c->a.json)
+            setenv("NUMAPLACE_VERBOSE", c->a.json ? "json" : "1", 1);
     }
-    if (pin) {
-        /* precedence: --pin wins over the runtimes' own variables (a warning each) */
-        static const char *const vars[] = {"OMP_PLACES", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY",
-                                           "KMP_AFFINITY"};
-        for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
-            override_env(vars[k], pin);
-        int cpus[4096];
-        int n = npl_pin_order(NULL, pin, cpus, 4096);
-        char *places = malloc((size_t)n * 12 + 64);
-        size_t off = 0;
-        if (dynamic) {
-            /* libgomp threads: the preload's pthread trampoline. LLVM libomp resets its workers
-             * to its own places: its explicit proclist in the same order (libgomp ignores it;
-             * OMP_PLACES would make libgomp bind the initial thread before libomp starts when
-             * libomp is preloaded over a gcc build) */
-            off += (size_t)sprintf(places, "granularity=fine,explicit,proclist=[");
-            for (int k = 0; k < n && k < 4096; k++)
-                off += (size_t)sprintf(places + off, "%s%d", k ? "," : "", cpus[k]);
-            sprintf(places + off, "]");
-            setenv("KMP_AFFINITY", places, 1);
-        } else { /* static program: OpenMP threads only */
-            for (int k = 0; k < n && k < 4096; k++)
-                off += (size_t)sprintf(places + off, "%s{%d}", k ? "," : "", cpus[k]);
-            setenv("OMP_PLACES", places, 1);
-            setenv("OMP_PROC_BIND", "close", 1);
-        }
-        free(places);
-    }
+    if (c->pin && export_pin_env(c))
+        return EXIT_FAILED;
     char pre[12800] = "";
-    if (*preload) /* one interposer (it is also the OMPT tool), then libomp for --next-touch */
-        snprintf(pre, sizeof pre, "%s%s%s", preload, *omp ? " " : "", omp);
+    if (*c->preload) /* one interposer (it is also the OMPT tool), then libomp for --next-touch */
+        snprintf(pre, sizeof pre, "%s%s%s", c->preload, *c->omp ? " " : "", c->omp);
     if (*pre) {
         const char *old = getenv("LD_PRELOAD");
         size_t l = strlen(pre);
@@ -511,8 +531,43 @@ int cmd_run(int argc, char **argv)
             snprintf(pre + l, sizeof pre - l, " %s", old);
         setenv("LD_PRELOAD", pre, 1);
     }
-    execv(prog, argv + i);
+    return 0;
+}
+
+static void run_ctx_free(struct run_ctx *c)
+{
+    npl_policy_free(c->pol);
+    if (c->nodeset)
+        hwloc_bitmap_free(c->nodeset);
+    free(c->order);
+}
+
+/* every value is checked before anything happens (the program never starts on a bad one);
+ * then the process changes: kernel policy, CPUs, environment; then exec */
+int cmd_run(int argc, char **argv)
+{
+    struct run_ctx c = {0};
+    int rc = run_parse_args(argc, argv, &c.a, stderr);
+    if (c.a.help)
+        return usage(stdout, 0);
+    if (rc)
+        return c.a.usage ? usage(stderr, rc) : rc;
+    if (!(rc = take_defaults(&c)) && !(rc = c.nodes ? check_nodes(&c) : 0) &&
+        !(rc = make_policy(&c)) && !(rc = make_pin_order(&c)) && !(rc = check_program(&c)) &&
+        !(rc = find_helpers(&c)) && !(rc = set_kernel_policy(&c)) && !(rc = narrow_cpus(&c)))
+        rc = export_env(&c);
+    if (!rc)
+        run_show(&(struct run_shown){.prog = c.prog, .dynamic = c.dynamic, .policy = c.polstr,
+                                     .kernel = c.kernel, .threshold = c.threshold,
+                                     .pin = c.pin, .order = c.order, .norder = c.norder,
+                                     .huge = c.a.huge, .next_touch = c.a.next_touch,
+                                     .preloaded = c.need_preload, .topo = c.topo,
+                                     .verbose = c.a.verbose, .json = c.a.json});
+    run_ctx_free(&c);
+    if (rc)
+        return rc;
+    execv(c.prog, argv + c.a.prog);
     int e = errno;
-    fprintf(stderr, "numaplace run: %s: %s\n", prog, strerror(e));
+    fprintf(stderr, "numaplace run: %s: %s\n", c.prog, strerror(e));
     return e == ENOENT ? 127 : 126;
 }

@@ -67,13 +67,14 @@ int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
         {"nodes", required_argument, NULL, 'n'},    {"huge", required_argument, NULL, 'H'},
         {"threshold", required_argument, NULL, 't'}, {"first", required_argument, NULL, 'f'},
         {"next-touch", no_argument, NULL, 'N'},     {"help", no_argument, NULL, 'h'},
+        {"verbose", no_argument, NULL, 'v'},        {"json", no_argument, NULL, 'j'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     optind = 0; /* a full re-initialisation of getopt: the parser may run more than once */
     opterr = 0;
     int c;
     /* "+": options end at the program's name (its own options are its own) */
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
         switch (c) {
         case 'p': a->policy = optarg; break;
         case 'P': a->pin = optarg; break;
@@ -82,6 +83,8 @@ int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
         case 't': a->threshold = optarg; break;
         case 'f': a->first = optarg; break;
         case 'N': a->next_touch = 1; break;
+        case 'v': a->verbose = 1; break;
+        case 'j': a->json = 1; break;
         case 'h': a->help = 1; return 0;
         default:
             fprintf(err, "numaplace run: unknown option or missing value \"%s\"\n",
@@ -91,6 +94,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
         }
     }
     a->prog = optind;
+    a->prog_argv = argv + optind;
     if (a->prog >= argc) {
         fprintf(err, "numaplace run: no program given\n");
         a->usage = 1;

@@ -7,9 +7,12 @@
 struct run_args {
     const char *policy, *pin, *nodes, *huge, *threshold, *first;
     int next_touch;
+    int verbose;   /* --verbose: print what run does (thread -> CPU -> node, policy, pages) */
+    int json;      /* --json: the same as one JSON object on stderr */
     int help;      /* --help: print the usage, exit 0 */
     int usage;     /* the error was the command line's shape: show the usage too */
     int prog;      /* argv index of the program */
+    char **prog_argv; /* argv + prog */
 };
 
 /* Parse argv (options end at the program's name). Returns 0, or an exit status (2: usage) after

@@ -233,7 +233,9 @@ typedef struct npl_policy npl_policy;
  *    random[:seed=S] | random_block[:K][,seed=S] | weighted:NODE=W[,NODE=W]...
  *  Blocks of K pages, K units (rows/columns/planes, see npl_shape), or, when no size is
  *  given, derived from a static schedule of T threads (threads=T; default: OMP_NUM_THREADS,
- *  else the number of allowed cores). \@NODES restricts the policy to a node subset ("0-3,6").
+ *  else the number of allowed cores). \@NODES restricts the policy to a node subset ("0-3,6");
+ *  \@local to the nodes that hold a CPU this process may use (an MPI rank's nodes), resolved
+ *  when a plan is made (EXDEV there if none has memory).
  *  On success *out is a new policy.
  *  @return 0, or -1 with errno EINVAL (NULL argument, bad syntax or value; npl_last_error()
  *          names the bad part), ENOMEM. */
@@ -544,19 +546,20 @@ int npl_check(const void *array, struct npl_check *out);
 /* ------------------------------------------------------------------------------------------ */
 /** @defgroup npl_threads Threads
  *  Pin the n-th thread to the n-th allowed CPU of a strategy. Pin strategies: "compact" (fill a
- *  node, one thread per core first), "scatter" (round-robin over nodes), or an explicit CPU
- *  list "0,4,8-11". Only allowed CPUs are used. Thread n gets entry n of the order; when there
- *  are more threads than entries it wraps around (entry n mod count).
+ *  node, one thread per core first), "scatter" (round-robin over nodes), an explicit CPU list
+ *  "0,4,8-11", or likwid-style affinity domains joined with '@': "S<k>:LIST" (package k),
+ *  "M<k>:LIST" (NUMA node with OS id k), "C<k>:LIST" (last-level cache k), "N:LIST" (the
+ *  machine), "E:DOMAIN:COUNT[:CHUNK:STRIDE]" (COUNT CPUs, CHUNK in a row every STRIDE
+ *  positions); LIST counts positions among the domain's allowed CPUs, physical cores first.
+ *  Only allowed CPUs are used. Thread n gets entry n of the order; when there are more threads
+ *  than entries it wraps around (entry n mod count).
  *  @{ */
 
-/* Pin strategies: "compact" (fill a node, one thread per core first), "scatter"
- *  (round-robin over nodes), or an explicit CPU list "0,4,8-11". Only allowed CPUs are used.
- *  Thread n gets entry n of the order; when there are more threads than entries it wraps
- *  around (entry n mod count). */
 /** Write the CPU order of a strategy on a topology (NULL: npl_topo_self()): returns the number
  *  of entries (<= max written). Pure.
- *  @return the number of entries, or -1 with errno EINVAL (unknown strategy, bad CPU list,
- *          max < 0 or cpus NULL with max > 0), EXDEV (a listed CPU this process may not use),
+ *  @return the number of entries, or -1 with errno EINVAL (unknown strategy or domain, bad CPU
+ *          list, a domain position past its end, a CPU named twice, max < 0 or cpus NULL with
+ *          max > 0), EXDEV (a listed CPU, or a whole domain, this process may not use), ENOMEM,
  *          or npl_topo_self()'s errno. */
 int npl_pin_order(const npl_topo *topo, const char *strategy, int *cpus, int max);
 /** The CPU thread n gets under a strategy (pure; entry n mod count of npl_pin_order()).

@@ -114,10 +114,12 @@ static struct {
     size_t threshold;
     long first;           /* 0: every large allocation */
     unsigned flags;
-    char pin[256];        /* "" = threads left alone */
+    char *pin;            /* NULL = threads left alone */
+    int verbose;          /* NUMAPLACE_VERBOSE: 1 text, 2 JSON lines (numaplace run --verbose/--json) */
+    char policy[256];     /* the policy's text, for those lines */
     int next_touch;       /* NUMAPLACE_NEXT_TOUCH: register large blocks for next-touch */
     size_t nt_chunk;      /* 0: the library's default chunk */
-} cfg = {0, NULL, (size_t)1 << 20, 0, 0, "", 0, 0};
+} cfg = {0, NULL, (size_t)1 << 20, 0, 0, NULL, 0, "first_touch", 0, 0};
 int npl__preload_next_touch(void) { return cfg.next_touch; }
 static long nlarge;       /* large allocations seen (for NUMAPLACE_FIRST) */
 static int next_thread = 1;
@@ -127,6 +129,27 @@ static void say(const char *fmt, const char *a, const char *b)
     char buf[512];
     int n = snprintf(buf, sizeof buf, fmt, a, b);
     if (n > 0 && write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
+        return;
+}
+
+/* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
+ * this runs inside malloc) */
+static void tell_alloc(const char *what, const void *p, size_t n, int placed, int nt)
+{
+    char buf[512];
+    int len;
+    if (cfg.verbose == 2)
+        len = snprintf(buf, sizeof buf, "{\"event\": \"%s\", \"address\": \"%p\", "
+                       "\"size_bytes\": %zu, \"placed\": %s, \"policy\": \"%s\", "
+                       "\"next_touch\": %s}\n", what, p, n, placed ? "true" : "false",
+                       cfg.policy, nt ? "true" : "false");
+    else if (placed)
+        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s\n",
+                       what, p, n, cfg.policy, nt ? ", armed for next-touch" : "");
+    else
+        len = snprintf(buf, sizeof buf, "numaplace run: %s of %zu bytes not placed (%s): the "
+                       "system allocator serves it\n", what, n, npl_last_error());
+    if (len > 0 && write(2, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1) < 0)
         return;
 }
 
@@ -225,6 +248,8 @@ static void place_static(void)
             say("numaplace preload: static data not placed: %s%s\n", npl_last_error(), "");
         else if (placing)
             npl__debug("preload: static data %p+%zu placed", (void *)lo[i], len);
+        if (cfg.verbose && (placing || cfg.next_touch))
+            tell_alloc("static data", (void *)lo[i], len, 1, cfg.next_touch);
         /* one range per mapping: .data (a private file mapping) and .bss (anonymous) are
          * mappings of different kinds, and next-touch arms one kind of mapping at a time */
         if (cfg.next_touch)
@@ -279,16 +304,19 @@ static void set_kmp_affinity(void)
 {
     if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND"))
         return; /* the user's (numaplace run has already decided the precedence) */
-    int cpus[1024];
-    int n = npl_pin_order(NULL, cfg.pin, cpus, 1024);
-    if (n <= 0)
-        return;
-    char buf[1024 * 8 + 64];
-    size_t off = (size_t)snprintf(buf, sizeof buf, "granularity=fine,explicit,proclist=[");
-    for (int k = 0; k < n && k < 1024 && off + 16 < sizeof buf; k++)
-        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%d", k ? "," : "", cpus[k]);
-    snprintf(buf + off, sizeof buf - off, "]");
-    setenv("KMP_AFFINITY", buf, 0);
+    int n = npl_pin_order(NULL, cfg.pin, NULL, 0); /* any number of CPUs */
+    int *cpus = n > 0 ? malloc((size_t)n * sizeof *cpus) : NULL;
+    size_t size = (size_t)n * 12 + 64;
+    char *buf = cpus ? malloc(size) : NULL;
+    if (buf && npl_pin_order(NULL, cfg.pin, cpus, n) == n) {
+        size_t off = (size_t)snprintf(buf, size, "granularity=fine,explicit,proclist=[");
+        for (int k = 0; k < n; k++)
+            off += (size_t)snprintf(buf + off, size - off, "%s%d", k ? "," : "", cpus[k]);
+        snprintf(buf + off, size - off, "]");
+        setenv("KMP_AFFINITY", buf, 0);
+    }
+    free(cpus);
+    free(buf);
 }
 
 __attribute__((constructor)) static void preload_init(void)
@@ -321,7 +349,13 @@ __attribute__((constructor)) static void preload_init(void)
         cfg.next_touch = 1;
         cfg.nt_chunk = v >= 4096 ? v : 0;
     }
+    if ((e = getenv("NUMAPLACE_VERBOSE")) && *e && strcmp(e, "0"))
+        cfg.verbose = !strcmp(e, "json") ? 2 : 1;
     if ((e = getenv("NUMAPLACE_POLICY")) && *e) {
+        snprintf(cfg.policy, sizeof cfg.policy, "%s", e);
+        for (char *q = cfg.policy; *q; q++) /* printed inside JSON strings */
+            if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
+                *q = '?';
         if (npl_policy_parse(&cfg.pol, e) < 0) {
             say("numaplace preload: NUMAPLACE_POLICY=%s: %s; allocations not placed\n", e,
                 npl_last_error());
@@ -336,8 +370,8 @@ __attribute__((constructor)) static void preload_init(void)
     if (cfg.next_touch && cfg.pol)
         cfg.active = 1;
     if ((e = getenv("NUMAPLACE_PIN")) && *e) {
-        snprintf(cfg.pin, sizeof cfg.pin, "%s", e);
-        int ok = npl_pin_cpu(NULL, cfg.pin, 0) >= 0;
+        cfg.pin = strdup(e); /* in_lib: the real allocator */
+        int ok = cfg.pin && npl_pin_cpu(NULL, cfg.pin, 0) >= 0;
         if (ok && libomp_loaded()) /* libomp pins the main thread through its places */
             set_kmp_affinity();
         else if (ok)
@@ -345,7 +379,8 @@ __attribute__((constructor)) static void preload_init(void)
         if (!ok) {
             say("numaplace preload: NUMAPLACE_PIN=%s: %s; threads not pinned\n", e,
                 npl_last_error());
-            cfg.pin[0] = 0;
+            free(cfg.pin);
+            cfg.pin = NULL;
         }
     }
     if (cfg.active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
@@ -431,6 +466,8 @@ static void *big_alloc(size_t n, size_t align)
         npl__debug("preload: %zu bytes not placed (%s): real allocator", n, npl_last_error());
     else
         npl__debug("preload: %zu bytes placed at %p", n, p);
+    if (cfg.verbose)
+        tell_alloc("allocation", p, n, p != NULL, nt != 0);
     errno = saved;
     gate_leave();
     in_lib--;
@@ -576,7 +613,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
 {
     if (!real_pthread_create)
         resolve();
-    if (in_lib || !cfg.pin[0])
+    if (in_lib || !cfg.pin)
         return real_pthread_create(th, attr, start, arg);
     int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
     /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */

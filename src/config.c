@@ -31,7 +31,6 @@
 
 #define CFG_MAX_BYTES (1u << 20)
 #define CFG_MAX_LINE 4096
-#define CFG_MAX_NODES 1024
 
 struct entry {
     char *section, *key, *value;
@@ -132,13 +131,13 @@ static int validate(const char *name, int line, const char *section, const char 
     if (!strcmp(section, "machine")) {
         if (strcmp(key, "nodes") && strcmp(key, "cpus"))
             return BAD("%s:%d: unknown key \"%s\" in [machine] (nodes, cpus)", name, line, key);
-        if (npl__parse_list(value, 1 << 20, key, &list, &n) < 0)
+        if (npl__parse_list(value, NPL__MAX_ID, key, &list, &n) < 0)
             return BAD("%s:%d: [machine] %s: %s", name, line, key, npl_last_error());
     } else if (!strcmp(section, "threads")) {
         if (strcmp(key, "pin"))
             return BAD("%s:%d: unknown key \"%s\" in [threads] (pin)", name, line, key);
         if (strcmp(value, "compact") && strcmp(value, "scatter") && strcmp(value, "auto") &&
-            strcmp(value, "none") && npl__parse_list(value, 1 << 20, "CPU", &list, &n) < 0)
+            strcmp(value, "none") && npl__parse_list(value, NPL__MAX_ID, "CPU", &list, &n) < 0)
             return BAD("%s:%d: [threads] pin = \"%s\": use compact, scatter, auto, none or a CPU "
                        "list", name, line, value);
     } else if (!strcmp(section, "policy")) {
@@ -157,7 +156,7 @@ static int validate(const char *name, int line, const char *section, const char 
         }
     } else if (!strcmp(section, "factors")) {
         if (!strcmp(key, "nodes")) {
-            if (npl__parse_list(value, CFG_MAX_NODES - 1, "node", &list, &n) < 0)
+            if (npl__parse_list(value, NPL__MAX_ID, "node", &list, &n) < 0)
                 return BAD("%s:%d: [factors] nodes: %s", name, line, npl_last_error());
         } else if (is_row_key(key, "latency_ns") || is_row_key(key, "bandwidth_mbs")) {
             if (parse_row(value, NULL, 0) <= 0)
@@ -218,7 +217,7 @@ static int cross_check(const npl_config *c, const char *name)
     const struct entry *fn = find(c, "factors", "nodes");
     int *fnodes = NULL, nf = 0, rc = 0;
     if (fn)
-        npl__parse_list(fn->value, CFG_MAX_NODES - 1, "node", &fnodes, &nf);
+        npl__parse_list(fn->value, NPL__MAX_ID, "node", &fnodes, &nf);
     int rows = 0;
     for (int i = 0; i < c->n && !rc; i++) {
         const struct entry *e = &c->e[i];
@@ -251,8 +250,8 @@ static int cross_check(const npl_config *c, const char *name)
     const struct entry *pin = find(c, "threads", "pin"), *def = find(c, "policy", "default");
     if (mc && pin && isdigit((unsigned char)pin->value[0])) {
         int *a = NULL, *b = NULL, na = 0, nb = 0;
-        npl__parse_list(mc->value, 1 << 20, "CPU", &a, &na);
-        npl__parse_list(pin->value, 1 << 20, "CPU", &b, &nb);
+        npl__parse_list(mc->value, NPL__MAX_ID, "CPU", &a, &na);
+        npl__parse_list(pin->value, NPL__MAX_ID, "CPU", &b, &nb);
         for (int i = 0; i < nb && !rc; i++)
             if (!npl__in_list(b[i], a, na))
                 rc = npl__fail(EINVAL, "%s:%d: [threads] pin names CPU %d, which [machine] cpus "
@@ -263,7 +262,7 @@ static int cross_check(const npl_config *c, const char *name)
     if (!rc && mn && def) {
         int *a = NULL, na = 0;
         npl_policy *p = NULL;
-        npl__parse_list(mn->value, 1 << 20, "node", &a, &na);
+        npl__parse_list(mn->value, NPL__MAX_ID, "node", &a, &na);
         if (npl_policy_parse(&p, def->value) == 0) {
             const int *pn = p->nnodes ? p->nodes : p->subset;
             int np = p->nnodes ? p->nnodes : p->nsubset;
@@ -500,7 +499,7 @@ int npl_config_list(const npl_config *c, const char *section, const char *key, i
     if (!v)
         return 0;
     int *l = NULL, n = 0;
-    if (npl__parse_list(v, 1 << 20, key, &l, &n) < 0)
+    if (npl__parse_list(v, NPL__MAX_ID, key, &l, &n) < 0)
         return -1;
     for (int i = 0; i < n && i < max; i++)
         out[i] = l[i];
@@ -513,12 +512,16 @@ int npl_config_factors(const npl_config *c, int *nodes, double *latency, double 
 {
     if (!c)
         return npl__fail(EINVAL, "NULL config");
-    int nn[CFG_MAX_NODES];
-    int n = npl_config_list(c, "factors", "nodes", nn, CFG_MAX_NODES);
-    if (n <= 0)
-        return n;
-    if (n > max)
+    int *nn = NULL, n = 0;
+    const char *v = npl_config_get(c, "factors", "nodes");
+    if (!v)
+        return 0;
+    if (npl__parse_list(v, NPL__MAX_ID, "node", &nn, &n) < 0)
+        return -1;
+    if (n > max) {
+        free(nn);
         return npl__fail(EOVERFLOW, "%d nodes in [factors], room for %d", n, max);
+    }
     for (int i = 0; i < n; i++) {
         if (nodes)
             nodes[i] = nn[i];
@@ -535,6 +538,7 @@ int npl_config_factors(const npl_config *c, int *nodes, double *latency, double 
                 parse_row(e->value, m + (size_t)i * n, n);
         }
     }
+    free(nn);
     return n;
 }
 

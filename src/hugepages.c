@@ -193,6 +193,6 @@ int npl__can_locate_thp(void)
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
     probe[0] = 1; /* present */
     int ok = read_frames((uintptr_t)probe & ~(uintptr_t)(psz - 1), 1, psz, &pm) &&
-             access("/proc/kpageflags", R_OK) == 0;
+             npl__fs_access("/proc/kpageflags", R_OK) == 0;
     return ok;
 }

@@ -30,6 +30,10 @@ void npl__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- lists (util.c) ---- */
+/* The largest CPU or node id a list may name: an input bound (a list like "0-4000000000" must
+ * not allocate gigabytes), not a set size; Linux's ids are far smaller. Sets are hwloc bitmaps at
+ * the API; ordered lists (policy nodes, pin orders) are int arrays from npl__parse_list. */
+#define NPL__MAX_ID (1 << 22)
 /* Parse "0-3,8,10-11" into a malloc'ed array of ints (order kept, ranges expanded).
  * Rejects negatives, values > max_value, duplicates, empty items. what names the list in errors. */
 int npl__parse_list(const char *s, int max_value, const char *what, int **out, int *n);
@@ -48,6 +52,8 @@ struct npl_cpu_entry {
     int core;     /* core logical index (machine-wide) */
     int smt;      /* rank of this PU inside its core (0 = first hyperthread) */
     int node;     /* node index of its local node, -1 if none */
+    int package;  /* package (socket) logical index, 0 if hwloc shows none */
+    int llc;      /* last-level cache logical index, the package's if hwloc shows no cache */
     int allowed;
 };
 struct npl_node_entry {
@@ -87,6 +93,7 @@ struct npl_policy {
     int *nodes;   int nnodes;   /* explicit list (bind_all args / weighted nodes), OS ids */
     int *weights;               /* NPL_WEIGHTED, one per nodes[] */
     int *subset;  int nsubset;  /* "@..." restriction, OS ids */
+    int local;                  /* "@local": the nodes of the CPUs this process may use */
     size_t block_pages, block_units;
     int threads;                /* 0: default */
     char pin[64];               /* pin strategy for bind_block ("" = compact) */

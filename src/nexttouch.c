@@ -51,6 +51,7 @@
 
 enum { ARMED = 0, BUSY = 1, DONE = 2 };
 #define MAX_CHUNKS (65536 / 4)
+#define NPL_NEXT_TOUCH_MAX_RANGES 256 /* npl_next_touch_capacity() */
 #define BATCH 512 /* pages moved per move_pages call inside the handler */
 
 struct slot {
@@ -556,100 +557,132 @@ static void drop_stale_overlapping(char *lo, char *hi)
     }
 }
 
-static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
+/* Check a range and round it and its chunk to its page size (hugetlb: the huge page); the
+ * chunk grows until the range has at most MAX_CHUNKS of them. 0, or -1 through npl__fail. */
+static int normalize_range(void *addr, size_t *len, size_t *chunk, size_t *page)
 {
     size_t ps = psz();
-    if (!addr || len == 0 || (uintptr_t)addr % ps)
-        return npl__fail(EINVAL, "next-touch range %p+%zu: empty or not page-aligned", addr, len);
-    if ((uintptr_t)addr + len < (uintptr_t)addr)
+    if (!addr || *len == 0 || (uintptr_t)addr % ps)
+        return npl__fail(EINVAL, "next-touch range %p+%zu: empty or not page-aligned", addr, *len);
+    if ((uintptr_t)addr + *len < (uintptr_t)addr)
         return npl__fail(EOVERFLOW, "range wraps around the address space");
     if (!npl_get_support()->move_pages)
         return npl__fail(ENOSYS, "move_pages(2) is not available (ENOSYS/EPERM)");
-    size_t page = mapping_page_size(addr); /* hugetlb: the chunk is (a multiple of) the huge page */
-    if (page > ps) {
-        if ((page & (page - 1)) || (uintptr_t)addr % page)
-            return npl__fail(EINVAL, "%p is not aligned to its %zu-byte pages", addr, page);
-        ps = page;
+    size_t mp = mapping_page_size(addr); /* hugetlb: the chunk is (a multiple of) the huge page */
+    if (mp > ps) {
+        if ((mp & (mp - 1)) || (uintptr_t)addr % mp)
+            return npl__fail(EINVAL, "%p is not aligned to its %zu-byte pages", addr, mp);
+        ps = mp;
     }
-    if (len > SIZE_MAX - (ps - 1) || (uintptr_t)addr + (len + ps - 1) / ps * ps < (uintptr_t)addr)
+    if (*len > SIZE_MAX - (ps - 1) || (uintptr_t)addr + (*len + ps - 1) / ps * ps < (uintptr_t)addr)
         return npl__fail(EOVERFLOW, "next-touch range %p+%zu: rounded to pages, it wraps around",
-                         addr, len);
-    len = (len + ps - 1) / ps * ps;
-    if (chunk == 0)
-        chunk = NPL_NEXT_TOUCH_DEFAULT_CHUNK;
-    if (chunk > SIZE_MAX - (ps - 1))
-        return npl__fail(EOVERFLOW, "chunk of %zu bytes: rounded to pages, it overflows", chunk);
-    chunk = (chunk + ps - 1) / ps * ps;
-    if (chunk > len)
-        chunk = len; /* one chunk: the whole range */
-    while (len / chunk + (len % chunk != 0) > MAX_CHUNKS) {
-        if (chunk > SIZE_MAX / 2)
+                         addr, *len);
+    *len = (*len + ps - 1) / ps * ps;
+    size_t c = *chunk ? *chunk : NPL_NEXT_TOUCH_DEFAULT_CHUNK;
+    if (c > SIZE_MAX - (ps - 1))
+        return npl__fail(EOVERFLOW, "chunk of %zu bytes: rounded to pages, it overflows", c);
+    c = (c + ps - 1) / ps * ps;
+    if (c > *len)
+        c = *len; /* one chunk: the whole range */
+    while (*len / c + (*len % c != 0) > MAX_CHUNKS) {
+        if (c > SIZE_MAX / 2)
             return npl__fail(EOVERFLOW, "chunk size overflows"); /* cannot happen: len < 2^64 */
-        chunk *= 2;
+        c *= 2;
     }
-    lock();
-    int rc = install();
-    struct slot *s = rc == 0 ? find(addr) : NULL;
-    if (rc == 0 && s) { /* known: still the same memory? */
-        unsigned q = quiesce(s);
-        if (!still_ours(s)) {
-            drop(s);
-            s = NULL;
-        } else {
-            atomic_store(&s->seq, q + 1);
+    *chunk = c;
+    *page = ps;
+    return 0;
+}
+
+/* A free slot for [addr, addr+len) that overlaps no armed range, probed; NULL and *rc = -1
+ * through npl__fail (EINVAL overlap, ENOSPC full, probe()'s errors). Under the lock. */
+static struct slot *claim_slot(void *addr, size_t len, int *rc)
+{
+    struct slot *s = NULL;
+    drop_stale_overlapping(addr, (char *)addr + len);
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES && !s; i++)
+        if (!atomic_load(&slots[i].active) && atomic_load(&slots[i].users) == 0)
+            s = &slots[i];
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) { /* no overlap */
+        struct slot *o = &slots[i];
+        if (atomic_load(&o->active) && (char *)addr < o->base + o->len &&
+            o->base < (char *)addr + len) {
+            *rc = npl__fail(EINVAL, "%p+%zu overlaps an armed range", addr, len);
+            return NULL;
         }
     }
+    if (!s)
+        *rc = npl__fail(ENOSPC, "%d ranges are armed already", NPL_NEXT_TOUCH_MAX_RANGES);
+    else if (probe(s, addr, len) < 0)
+        *rc = -1, s = NULL;
+    return s;
+}
+
+/* Fill a claimed slot (every chunk resolved) and arm it if asked. 0, or -1 through npl__fail
+ * (the slot is released again). Under the lock. */
+static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_t ps, int arm)
+{
+    size_t n = len / chunk + (len % chunk != 0);
+    void *st = npl__map_nohuge(n);
+    if (st == MAP_FAILED)
+        return npl__fail(ENOMEM, "out of memory");
+    __atomic_store_n(&s->base, (char *)addr, __ATOMIC_RELAXED); /* touch() reads them */
+    __atomic_store_n(&s->len, len, __ATOMIC_RELAXED);          /* without the lock */
+    s->chunk = chunk;
+    s->page = ps;
+    s->nchunks = n;
+    s->state = st;
+    for (size_t c = 0; c < n; c++) /* registered: known, all resolved */
+        atomic_store(&s->state[c], DONE);
+    atomic_store(&s->seq, new_seq() - 1); /* odd: being armed */
+    atomic_store(&s->active, 1);
+    if (!arm) {
+        atomic_store(&s->seq, new_seq());
+        return 0;
+    }
+    int rc = arm_slot(s);
+    if (rc == 0)
+        return 0;
+    if (rc > 0) /* changed under us since probe(): say what it is now */
+        rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
+    atomic_fetch_add(&retired, 1);
+    atomic_store(&s->active, 0);
+    while (atomic_load(&s->users) > 0)
+        sched_yield();
+    munmap(st, n);
+    s->state = NULL;
+    return rc;
+}
+
+/* The slot of addr if it is still the same memory (re-sequenced), else NULL (dropped). */
+static struct slot *known_slot(void *addr)
+{
+    struct slot *s = find(addr);
+    if (!s)
+        return NULL;
+    unsigned q = quiesce(s);
+    if (!still_ours(s)) {
+        drop(s);
+        return NULL;
+    }
+    atomic_store(&s->seq, q + 1);
+    return s;
+}
+
+static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
+{
+    size_t ps = 0;
+    if (normalize_range(addr, &len, &chunk, &ps) < 0)
+        return -1;
+    lock();
+    int rc = install();
+    struct slot *s = rc == 0 ? known_slot(addr) : NULL;
     if (rc == 0 && s && (s->len != len || s->chunk != chunk)) {
         rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first", addr);
     } else if (rc == 0 && !s) {
-        drop_stale_overlapping(addr, (char *)addr + len);
-        for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES && !s; i++)
-            if (!atomic_load(&slots[i].active) && atomic_load(&slots[i].users) == 0)
-                s = &slots[i];
-        for (int i = 0; s && i < NPL_NEXT_TOUCH_MAX_RANGES; i++) { /* no overlap */
-            struct slot *o = &slots[i];
-            if (atomic_load(&o->active) && (char *)addr < o->base + o->len &&
-                o->base < (char *)addr + len) {
-                s = NULL;
-                rc = npl__fail(EINVAL, "%p+%zu overlaps an armed range", addr, len);
-            }
-        }
-        if (!s && rc == 0)
-            rc = npl__fail(ENOSPC, "%d ranges are armed already", NPL_NEXT_TOUCH_MAX_RANGES);
-        if (s && probe(s, addr, len) < 0) {
-            rc = -1;
-            s = NULL;
-        }
-        if (s) {
-            size_t n = len / chunk + (len % chunk != 0);
-            void *st = npl__map_nohuge(n);
-            if (st == MAP_FAILED) {
-                rc = npl__fail(ENOMEM, "out of memory");
-            } else {
-                __atomic_store_n(&s->base, (char *)addr, __ATOMIC_RELAXED); /* touch() reads them */
-                __atomic_store_n(&s->len, len, __ATOMIC_RELAXED);          /* without the lock */
-                s->chunk = chunk;
-                s->page = ps;
-                s->nchunks = n;
-                s->state = st;
-                for (size_t c = 0; c < n; c++) /* registered: known, all resolved */
-                    atomic_store(&s->state[c], DONE);
-                atomic_store(&s->seq, new_seq() - 1); /* odd: being armed */
-                atomic_store(&s->active, 1);
-                if (arm && (rc = arm_slot(s)) != 0) {
-                    if (rc > 0) /* changed under us since probe(): say what it is now */
-                        rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
-                    atomic_fetch_add(&retired, 1);
-                    atomic_store(&s->active, 0);
-                    while (atomic_load(&s->users) > 0)
-                        sched_yield();
-                    munmap(st, n);
-                    s->state = NULL;
-                } else if (!arm) {
-                    atomic_store(&s->seq, new_seq());
-                }
-            }
-        }
+        s = claim_slot(addr, len, &rc);
+        if (s)
+            rc = fill_slot(s, addr, len, chunk, ps, arm);
     } else if (rc == 0 && arm) { /* re-arm; registering again changes nothing */
         quiesce(s);
         rc = arm_slot(s);
@@ -661,6 +694,8 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
     unlock();
     return rc;
 }
+
+int npl_next_touch_capacity(void) { return NPL_NEXT_TOUCH_MAX_RANGES; }
 
 int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
 {

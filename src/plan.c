@@ -38,6 +38,25 @@ static int validate_node(const npl_topo *t, int os, const char *role)
     return 0;
 }
 
+/* "@local": the usable nodes (allowed, with memory) that hold a CPU this process may use, e.g.
+ * the node(s) an MPI launcher bound a rank to; EXDEV if none (a CPU-less memory tier). */
+static int local_nodes(const npl_topo *t, int **out, int *cnt)
+{
+    int *v = malloc((size_t)(t->nnodes ? t->nnodes : 1) * sizeof *v), n = 0;
+    if (!v)
+        return npl__fail(ENOMEM, "out of memory");
+    for (int i = 0; i < t->nnodes; i++)
+        if (npl__topo_node_usable(t, i) && t->nodes[i].ncpus_allowed > 0)
+            v[n++] = t->nodes[i].os;
+    if (!n) {
+        free(v);
+        return npl__fail(EXDEV, "@local: no node with memory holds a CPU this process may use");
+    }
+    *out = v;
+    *cnt = n;
+    return 0;
+}
+
 /* The nodes a policy spreads over, validated against the topology: OS ids in policy order. */
 static int resolve_nodes(struct npl_plan *pl, const npl_policy *p, const npl_topo *t)
 {
@@ -50,6 +69,10 @@ static int resolve_nodes(struct npl_plan *pl, const npl_policy *p, const npl_top
     } else if (p->nsubset) {
         src = p->subset;
         cnt = p->nsubset;
+    } else if (p->local) {
+        if (local_nodes(t, &all, &cnt) < 0)
+            return -1;
+        src = all;
     } else {
         all = malloc((size_t)(t->nnodes ? t->nnodes : 1) * sizeof *all);
         if (!all)
@@ -71,6 +94,18 @@ static int resolve_nodes(struct npl_plan *pl, const npl_policy *p, const npl_top
             free(all);
             return npl__fail(EINVAL, "node %d is outside the policy's subset", p->nodes[i]);
         }
+    if (p->nnodes && p->local) { /* bind_all:N@local: N must be one of the local nodes */
+        int *loc, nloc, out = -1;
+        if (local_nodes(t, &loc, &nloc) < 0)
+            return -1;
+        for (int i = 0; i < p->nnodes && out < 0; i++)
+            if (!npl__in_list(p->nodes[i], loc, nloc))
+                out = p->nodes[i];
+        free(loc);
+        if (out >= 0)
+            return npl__fail(EXDEV, "node %d is not local: no CPU this process may use is on it",
+                             out);
+    }
     pl->nodes = all ? all : npl__dup_ints(src, cnt);
     if (!pl->nodes)
         return npl__fail(ENOMEM, "out of memory");

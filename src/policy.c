@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_NODE_ID (1 << 20)
+#define MAX_NODE_ID NPL__MAX_ID
 
 static const char *const kind_names[NPL_POLICY_KIND_COUNT] = {
     "first_touch", "bind_all", "bind_block", "cyclic",  "cyclic_block",
@@ -366,11 +366,14 @@ int npl_policy_parse(npl_policy **out, const char *str)
         rc = npl__fail(EINVAL, "policy \"%s\": weighted needs NODE=WEIGHT pairs", str);
         goto done;
     }
-    if (at && (rc = npl__parse_list(at + 1, MAX_NODE_ID, "node", &p->subset, &p->nsubset)) < 0) {
+    if (at && !strcmp(at + 1, "local")) {
+        p->local = 1; /* resolved against a topology by the plan */
+    } else if (at &&
+               (rc = npl__parse_list(at + 1, MAX_NODE_ID, "node", &p->subset, &p->nsubset)) < 0) {
         npl__fail(errno, "policy \"%s\": node subset: %s", str, npl_last_error());
         goto done;
     }
-    if (at && p->nnodes) /* explicit nodes must lie in the subset */
+    if (at && p->nnodes && !p->local) /* explicit nodes must lie in the subset */
         for (int i = 0; i < p->nnodes; i++) {
             if (!npl__in_list(p->nodes[i], p->subset, p->nsubset)) {
                 rc = npl__fail(EINVAL, "policy \"%s\": node %d is outside the subset @%s", str,
@@ -429,6 +432,8 @@ int npl_policy_format(const npl_policy *p, char *buf, size_t size)
     if (p->nsubset) {
         npl__format_list(p->subset, p->nsubset, list, sizeof list);
         PUT("@%s", list);
+    } else if (p->local) {
+        PUT("@%s", "local");
     }
 #undef PUT
     if (size)

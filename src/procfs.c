@@ -38,8 +38,13 @@ const char *npl__fs_root(void)
     return fs_root;
 }
 
+/* ROOT + path into buf: 0, or -1 + errno (EINVAL NULL path, ENAMETOOLONG) */
 static int full_path(const char *path, char *buf, size_t size)
 {
+    if (!path) {
+        errno = EINVAL;
+        return -1;
+    }
     int n = snprintf(buf, size, "%s%s", npl__fs_root(), path);
     if (n < 0 || (size_t)n >= size) {
         errno = ENAMETOOLONG;
@@ -51,21 +56,19 @@ static int full_path(const char *path, char *buf, size_t size)
 FILE *npl__fs_open(const char *path)
 {
     char p[PATH_MAX];
-    if (!path || full_path(path, p, sizeof p) < 0)
-        return errno = path ? errno : EINVAL, NULL;
-    return fopen(p, "re");
+    return full_path(path, p, sizeof p) < 0 ? NULL : fopen(p, "re");
 }
 
 int npl__fs_open_fd(const char *path, int flags)
 {
     char p[PATH_MAX];
-    if (!path) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (full_path(path, p, sizeof p) < 0)
-        return -1;
-    return open(p, flags | O_CLOEXEC);
+    return full_path(path, p, sizeof p) < 0 ? -1 : open(p, flags | O_CLOEXEC);
+}
+
+int npl__fs_access(const char *path, int mode)
+{
+    char p[PATH_MAX];
+    return full_path(path, p, sizeof p) < 0 ? -1 : access(p, mode);
 }
 
 /* ---- the maps parser ---- */

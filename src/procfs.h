@@ -21,6 +21,8 @@ const char *npl__fs_root(void);
 FILE *npl__fs_open(const char *path);
 /* open(ROOT + path, flags | O_CLOEXEC); -1 + errno. */
 int npl__fs_open_fd(const char *path, int flags);
+/* access(ROOT + path, mode): 0, or -1 + errno (capability probes of /sys files). */
+int npl__fs_access(const char *path, int mode);
 
 /* ---- /proc/PID/maps ---- */
 struct npl_maps_entry {

@@ -2,6 +2,7 @@
  * needs no libnuma at run time; every call is counted (statistics, benchmarks). */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -210,8 +211,9 @@ static void probe(void)
         support.populate_write = madvise(p, (size_t)psz, MADV_POPULATE_WRITE) == 0;
         munmap(p, (size_t)psz);
     }
-    support.thp = access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0;
-    support.hugetlb_2m = access("/sys/kernel/mm/hugepages/hugepages-2048kB", R_OK) == 0;
+    support.thp = npl__fs_access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0;
+    support.hugetlb_2m =
+        npl__fs_access("/sys/kernel/mm/hugepages/hugepages-2048kB", R_OK) == 0;
     support.thp_locate = support.thp && npl__can_locate_thp();
 }
 

@@ -61,28 +61,89 @@ static int cmp_node(const void *a, const void *b)
     return ((const struct npl_node_entry *)a)->os - ((const struct npl_node_entry *)b)->os;
 }
 
-/* Local node of a PU: among NUMA nodes whose cpuset contains it, the one with the smallest
- * cpuset (ties: the lowest OS id). Nodes that are nobody's local node are CPU-less. */
-static int local_node_of_pu(hwloc_topology_t h, hwloc_obj_t pu, const struct npl_topo *t)
+/* Local node of every PU: among NUMA nodes whose cpuset contains it, the one with the smallest
+ * cpuset (ties: the lowest OS id). Nodes that are nobody's local node are CPU-less. One pass
+ * over the nodes' cpusets (pu_of_os: PU OS id -> index in t->cpus, -1 if none). */
+static void local_nodes(hwloc_topology_t h, struct npl_topo *t, const int *pu_of_os, int max_os)
 {
-    hwloc_obj_t best = NULL;
-    int bestw = 0;
-    for (hwloc_obj_t n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, NULL); n;
-         n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, n)) {
-        if (!n->cpuset || !hwloc_bitmap_isset(n->cpuset, pu->os_index))
+    int *bestw = calloc((size_t)(t->ncpus > 0 ? t->ncpus : 1), sizeof *bestw);
+    for (int k = 0; k < t->ncpus; k++)
+        t->cpus[k].node = -1;
+    if (!bestw)
+        return;
+    for (int i = 0; i < t->nnodes; i++) { /* ascending OS id: ties keep the lowest */
+        hwloc_obj_t n = hwloc_get_numanode_obj_by_os_index(h, (unsigned)t->nodes[i].os);
+        if (!n || !n->cpuset)
             continue;
         int w = hwloc_bitmap_weight(n->cpuset);
-        if (!best || w < bestw || (w == bestw && n->os_index < best->os_index)) {
-            best = n;
-            bestw = w;
+        unsigned os;
+        hwloc_bitmap_foreach_begin(os, n->cpuset) {
+            int k = (int)os <= max_os ? pu_of_os[os] : -1;
+            if (k >= 0 && (t->cpus[k].node < 0 || w < bestw[k])) {
+                t->cpus[k].node = i;
+                bestw[k] = w;
+            }
         }
+        hwloc_bitmap_foreach_end();
     }
-    if (!best)
-        return -1;
-    for (int i = 0; i < t->nnodes; i++)
-        if (t->nodes[i].os == (int)best->os_index)
-            return i;
-    return -1;
+    free(bestw);
+}
+
+/* The deepest-level cache above a PU's core: its last-level cache; NULL if none. */
+static hwloc_obj_t last_level_cache(hwloc_obj_t pu)
+{
+    hwloc_obj_t llc = NULL;
+    for (hwloc_obj_t o = pu->parent; o; o = o->parent)
+        if (hwloc_obj_type_is_dcache(o->type))
+            llc = o; /* the highest one wins */
+    return llc;
+}
+
+static void describe_pu(hwloc_topology_t h, hwloc_obj_t pu, struct npl_cpu_entry *c)
+{
+    c->os = (int)pu->os_index;
+    hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_CORE, pu);
+    c->core = core ? (int)core->logical_index : (int)pu->logical_index;
+    c->smt = 0;
+    if (core && pu->parent == core) /* the usual case: rank among the core's children */
+        c->smt = (int)pu->sibling_rank;
+    else if (core)
+        for (hwloc_obj_t s = hwloc_get_next_obj_inside_cpuset_by_type(h, core->cpuset,
+                                                                   HWLOC_OBJ_PU, NULL);
+             s && s != pu;
+             s = hwloc_get_next_obj_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU, s))
+            c->smt++;
+    hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, pu);
+    c->package = pkg ? (int)pkg->logical_index : 0;
+    hwloc_obj_t llc = last_level_cache(pu);
+    c->llc = llc ? (int)llc->logical_index : -1 - c->package; /* made >= 0 in from_hwloc */
+    c->allowed = 1;
+}
+
+/* CPUs: core index, SMT rank, package, last-level cache, local node; linear in the PUs. */
+static int describe_cpus(hwloc_topology_t h, struct npl_topo *t)
+{
+    int max_os = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(h));
+    int *pu_of_os = malloc((size_t)(max_os >= 0 ? max_os + 1 : 1) * sizeof *pu_of_os);
+    if (!pu_of_os)
+        return npl__fail(ENOMEM, "out of memory");
+    for (int o = 0; o <= max_os; o++)
+        pu_of_os[o] = -1;
+    int k = 0, nllc = 0;
+    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, NULL); pu && k < t->ncpus;
+         pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, pu), k++) {
+        describe_pu(h, pu, &t->cpus[k]);
+        if ((int)pu->os_index <= max_os)
+            pu_of_os[pu->os_index] = k;
+        if (t->cpus[k].llc >= nllc)
+            nllc = t->cpus[k].llc + 1;
+    }
+    for (k = 0; k < t->ncpus; k++) /* no cache object: the package is the LLC domain */
+        if (t->cpus[k].llc < 0)
+            t->cpus[k].llc = nllc + t->cpus[k].package;
+    local_nodes(h, t, pu_of_os, max_os);
+    free(pu_of_os);
+    return 0;
 }
 
 static int from_hwloc(hwloc_topology_t h, struct npl_topo *t)
@@ -124,26 +185,7 @@ static int from_hwloc(hwloc_topology_t h, struct npl_topo *t)
             }
         hwloc_distances_release(h, d);
     }
-
-    /* CPUs: core index, SMT rank, local node */
-    int k = 0;
-    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, NULL); pu;
-         pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, pu), k++) {
-        struct npl_cpu_entry *c = &t->cpus[k];
-        c->os = (int)pu->os_index;
-        hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_CORE, pu);
-        c->core = core ? (int)core->logical_index : (int)pu->logical_index;
-        c->smt = 0;
-        if (core) /* rank among the core's PUs */
-            for (hwloc_obj_t s = hwloc_get_next_obj_inside_cpuset_by_type(h, core->cpuset,
-                                                                       HWLOC_OBJ_PU, NULL);
-                 s && s != pu; s = hwloc_get_next_obj_inside_cpuset_by_type(h, core->cpuset,
-                                                                            HWLOC_OBJ_PU, s))
-                c->smt++;
-        c->node = local_node_of_pu(h, pu, t);
-        c->allowed = 1;
-    }
-    return 0;
+    return describe_cpus(h, t);
 }
 
 static void count_cpus(struct npl_topo *t)
@@ -291,7 +333,7 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
      * leave the CPUs restricted (nothing half-applied; found by tests/fuzz/fuzz_lists.c) */
     int *cv = NULL, cn = 0, *nv = NULL, nn = 0;
     if (cpu_list) {
-        if (npl__parse_list(cpu_list, 1 << 22, "CPU", &cv, &cn) < 0)
+        if (npl__parse_list(cpu_list, NPL__MAX_ID, "CPU", &cv, &cn) < 0)
             return -1;
         for (int j = 0; j < cn; j++)
             if (npl__topo_cpu_index(t, cv[j]) < 0) {
@@ -301,7 +343,7 @@ int npl_topo_restrict(npl_topo *t, const char *cpu_list, const char *node_list)
             }
     }
     if (node_list) {
-        if (npl__parse_list(node_list, 1 << 20, "node", &nv, &nn) < 0) {
+        if (npl__parse_list(node_list, NPL__MAX_ID, "node", &nv, &nn) < 0) {
             free(cv);
             return -1;
         }
@@ -472,16 +514,18 @@ int npl_topo_core_count(const npl_topo *t)
 {
     if (!t)
         return npl__fail(EINVAL, "NULL topology");
+    unsigned char *seen = calloc((size_t)(t->ncpus > 0 ? t->ncpus : 1), 1);
+    if (!seen)
+        return npl__fail(ENOMEM, "out of memory");
     int n = 0;
-    for (int k = 0; k < t->ncpus; k++) {
-        if (!t->cpus[k].allowed)
-            continue;
-        int first = 1; /* count a core once: at its first allowed PU */
-        for (int j = 0; j < k; j++)
-            if (t->cpus[j].allowed && t->cpus[j].core == t->cpus[k].core)
-                first = 0;
-        n += first;
+    for (int k = 0; k < t->ncpus; k++) { /* core logical indexes are < the PU count */
+        int c = t->cpus[k].core;
+        if (t->cpus[k].allowed && c >= 0 && c < t->ncpus && !seen[c]) {
+            seen[c] = 1;
+            n++;
+        }
     }
+    free(seen);
     return n;
 }
 

@@ -126,6 +126,11 @@ int npl__parse_list(const char *s, int max_value, const char *what, int **out, i
             return npl__fail(EINVAL, "%s %ld out of range (max %d) in \"%s\"", what, b, max_value,
                              s);
         }
+        if (b - a + 1 > (long)max_value + 1 - cnt) { /* distinct ids: at most max_value + 1 */
+            free(v);
+            return npl__fail(EINVAL, "%s list \"%.64s\" names more than %ld ids: some twice",
+                             what, s, (long)max_value + 1);
+        }
         for (long x = a; x <= b; x++) {
             if (cnt == cap) {
                 int *nv = realloc(v, (size_t)cap * 2 * sizeof *v);

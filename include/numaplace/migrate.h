@@ -90,8 +90,10 @@ int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
 
 /** Chunk size (bytes) of npl_next_touch_arm() when chunk_bytes is 0. */
 #define NPL_NEXT_TOUCH_DEFAULT_CHUNK (64 * 1024)
-/** Most ranges armed or registered at the same time. */
-#define NPL_NEXT_TOUCH_MAX_RANGES 256
+/** How many ranges can be armed or registered at the same time in this library (one more
+ *  fails with ENOSPC); a runtime answer, so the limit can change without an ABI break.
+ *  @return the number of ranges (> 0). */
+int npl_next_touch_capacity(void);
 
 /** Arm [addr, addr+len) (page-aligned start; len rounded up to pages) with chunks of
  *  chunk_bytes (0: NPL_NEXT_TOUCH_DEFAULT_CHUNK; rounded up to pages; at most the range; raised

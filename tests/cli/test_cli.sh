@@ -25,10 +25,13 @@ check "missing node message" 1 "$(grep -c 'node 5 does not exist' /tmp/npl_cli_e
 rm -f /tmp/npl_cli_err.$$
 $N frobnicate >/dev/null 2>&1; check "unknown command exit code" 2 $?
 # map at its documented limits finishes (about a second), beyond them it is a usage error
-$N map --policy cyclic --nodes 512 --cores-per-node 4 --pages 4 >/dev/null; check "map at the node limit (512 x 4)" 0 $?
+$N map --policy cyclic --nodes 1024 --cores-per-node 4 --pages 4 >/dev/null; check "map at the node limit (1024 x 4)" 0 $?
+$N map --policy scatter_free_check --nodes 1 --pages 1 >/dev/null 2>&1; check "map unknown policy: 2" 2 $?
+$N map --policy cyclic --nodes 64 --cores-per-node 64 --pages 4 >/dev/null; check "map at the CPU limit (64 x 64)" 0 $?
 $N map --policy bind_block --nodes 2 --cores-per-node 1024 --pages 4 >/dev/null; check "map at the core limit (2 x 1024)" 0 $?
 $N map --policy cyclic --nodes 1024 --cores-per-node 1024 --pages 4 >/dev/null 2>&1; check "map 1024 x 1024: usage error" 2 $?
-$N map --policy cyclic --nodes 64 --cores-per-node 64 --pages 4 >/dev/null 2>&1; check "map over 2048 cores: usage error" 2 $?
+$N map --policy cyclic --nodes 128 --cores-per-node 64 --pages 4 >/dev/null 2>&1; check "map over 4096 cores: usage error" 2 $?
+$N map --policy cyclic --nodes 1025 --cores-per-node 1 --pages 4 >/dev/null 2>&1; check "map 1025 nodes: usage error" 2 $?
 $N map --policy cyclic --nodes 2 --cores-per-node 1025 --pages 4 >/dev/null 2>&1; check "map 1025 cores per node: usage error" 2 $?
 $N map --policy cyclic --nodes >/dev/null 2>&1; check "map option without value: 2" 2 $?
 $N map --frob >/dev/null 2>&1; check "map unknown option: 2" 2 $?

@@ -53,6 +53,38 @@ printf '[machine]\ncpus = 900\n' > $T/cpu.conf
 NUMAPLACE_CONFIG=$T/cpu.conf $N run -- true 2>/dev/null; check "config cpus none allowed: 2" 2 $?
 NUMAPLACE_CONFIG=$T/bad.conf $N run -- true 2>$T/err; check "bad config file: 1" 1 $?
 check "bad config names the line" 1 "$(grep -c 'bad.conf:2' $T/err)"
+# --verbose / --json: the thread -> CPU -> node table, each placed allocation, oversubscription
+NC=$(nproc)
+OMP_NUM_THREADS=2 $N run --verbose --pin 1,0 -- true 2>$T/err
+check "verbose table: thread 0 on CPU 1" 1 "$(grep -c '|      0 |      1 |      0 |' $T/err)"
+check "verbose table: thread 1 on CPU 0" 1 "$(grep -c '|      1 |      0 |      0 |' $T/err)"
+$N run -v --policy cyclic -- python3 -c 'b = bytearray(8 << 20)' 2>$T/err
+check "verbose: the 8 MiB allocation is reported placed" 1 "$(grep -c '83886[0-9][0-9] bytes: placed under cyclic' $T/err | awk '{print ($1>0)}')"
+OMP_NUM_THREADS=$((NC + 1)) $N run --pin compact -- true 2>$T/err; check "oversubscribed run: 0" 0 $?
+check "oversubscription warning without --verbose" 1 "$(grep -c 'oversubscribed' $T/err)"
+OMP_NUM_THREADS=$NC $N run --pin compact -- true 2>$T/err
+check "no warning when threads fit" 0 "$(grep -c 'oversubscribed' $T/err)"
+OMP_NUM_THREADS=2 $N run --json --pin compact -- true 2>$T/j.json
+check "--json: threads and their CPUs" "[0, 1] [0, 0]" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([t["cpu_os_id"] for t in d["threads"]], [t["node_os_id"] for t in d["threads"]])' $T/j.json)"
+$N run --json --policy skew_mapp -- python3 -c 'b = bytearray(8 << 20)' 2>$T/j.txt
+check "--json: allocation events are JSON lines" 1 "$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{\"event\"")]
+print(int(any(e["placed"] and e["size_bytes"] >= 8 << 20 and e["policy"] == "skew_mapp" for e in ev)))' $T/j.txt)"
+mkdir -p $T/root/sys/kernel/mm/transparent_hugepage
+echo 'always [madvise] never' > $T/root/sys/kernel/mm/transparent_hugepage/enabled
+NUMAPLACE_FSROOT=$T/root $N run -v --policy cyclic -- true 2>$T/err
+check "THP madvise: no note" 0 "$(grep -c 'add --huge thp' $T/err)"
+echo '[always] madvise never' > $T/root/sys/kernel/mm/transparent_hugepage/enabled
+NUMAPLACE_FSROOT=$T/root $N run -v --policy cyclic -- true 2>$T/err
+check "THP always: the note names --huge thp" 1 "$(grep -c 'add --huge thp' $T/err)"
+# likwid-style pin domains, counted inside the cpuset
+check "--pin M0:1 -> KMP proclist [1]" "granularity=fine,explicit,proclist=[1]" "$($N run --pin M0:1 -- sh -c 'echo $KMP_AFFINITY')"
+check "--pin E:N:2 -> [0,1]" "granularity=fine,explicit,proclist=[0,1]" "$($N run --pin E:N:2 -- sh -c 'echo $KMP_AFFINITY')"
+$N run --pin S0:$NC -- true 2>$T/err; check "--pin past the domain: 2" 2 $?
+check "--pin past the domain: message" 1 "$(grep -c 'out of range' $T/err)"
+$N run --pin Q0:1 -- true 2>/dev/null; check "--pin unknown domain: 2" 2 $?
+check "--pin M0:0 under taskset -c 1 is CPU 1" "granularity=fine,explicit,proclist=[1]" "$(taskset -c 1 $N run --pin M0:0 -- sh -c 'echo $KMP_AFFINITY')"
 else
     echo "SKIP: interposer environment cases: $PRE missing (sanitizer builds have no preload)"
 fi
@@ -83,7 +115,7 @@ for bad in "--first 0" "--first 18446744073709551615" "--first -1" "--first 3x" 
     check "run $bad: refused with 2" "2 0" "$rc $(grep -c ran $T/out)"
 done
 $N run --nodes 18446744073709551616 -- true 2>$T/err
-check "--nodes 2^64 says out of range" 1 "$(grep -c 'node number 18446744073709551616 is out of range' $T/err)"
+check "--nodes 2^64 says it does not exist" 1 "$(grep -c 'node 18446744073709551616 does not exist' $T/err)"
 $N run --nodes 0 --policy bind_all:1 -- true 2>/dev/null; check "--nodes 0 + a policy on node 1: 2" 2 $?
 check "no raw NUMA system call in run.c" 0 "$(grep -c -e 'SYS_' -e 'syscall(' $SRC/cli/run.c)"
 if [ -f "$PRE" ]; then # these runs need the interposer (sanitizer builds have none)

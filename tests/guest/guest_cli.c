@@ -62,6 +62,18 @@ static int child_alloc(const char *polstr, size_t mib)
     }
     printf("child %s: %zu pages, %zu misplaced, page-aligned %d (map %d, query %d)\n", polstr,
            npages, bad, aligned, rc, q);
+    if (strstr(polstr, "@local")) { /* independently: every page on a node of this CPU mask */
+        cpu_set_t mine;
+        sched_getaffinity(0, sizeof mine, &mine);
+        for (size_t i = 0; i < npages; i++) {
+            int local = 0;
+            for (int c = 0; c < CPU_SETSIZE && !local; c++)
+                local = CPU_ISSET(c, &mine) && npl_topo_cpu_node(npl_topo_self(), c) == got[i];
+            bad += !local;
+        }
+        printf("child %s: pages off this process's CPU nodes counted as misplaced: %zu\n",
+               polstr, bad);
+    }
     /* numaplace where on this very process: the mapping that starts at the array */
     char cmd[128], *out = malloc(1 << 20);
     snprintf(cmd, sizeof cmd, "numaplace where --json %d", (int)getpid());
@@ -395,6 +407,22 @@ static int run_capture(char *const argv[], const char *out)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* stdout and stderr of argv into out */
+static int run_capture_all(char *const argv[], const char *out)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout) || dup2(1, 2) < 0)
+            _exit(125);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 static void show(const char *path, const char *prefix)
 {
     FILE *f = fopen(path, "r");
@@ -438,9 +466,14 @@ static void test_interposer(const char *self)
     CHECK(rc == 0, "run --next-touch --pin scatter: static CG blocks follow their threads (>= 98%%, "
                    "status %d)", rc);
     /* 3. pinning under libgomp (gcc), libomp (clang) and gcc on a preloaded libomp */
-    const char *strategies[] = {"compact", "scatter"};
+    /* likwid-style domains: every CPU, the nodes in reverse order (M<N-1>:0-<K-1>@...@M0:...) */
+    char domains[512] = "";
+    for (int nd = N - 1; nd >= 0; nd--)
+        snprintf(domains + strlen(domains), sizeof domains - strlen(domains), "%sM%d:0-%d",
+                 nd == N - 1 ? "" : "@", nd, K - 1);
+    const char *strategies[] = {"compact", "scatter", domains};
     const char *variants[] = {"omp_probe_gcc", "omp_probe_clang", "omp_probe_gcc"};
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 3; s++)
         for (int v = 0; v < 3; v++) {
             char path[256];
             snprintf(path, sizeof path, "/usr/local/bin/%s", variants[v]);
@@ -509,6 +542,16 @@ static void test_policies(const char *self, size_t mib)
         CHECK(rc == 0, "numaplace run --policy %s: the program's malloc'ed %zu MiB array is "
                        "placed exactly and where agrees (status %d)", pols[i], mib, rc);
     }
+    /* @local: an MPI rank bound to the CPUs of nodes 1 and 2 (or 0): memory only there */
+    int cpus[16], nc = 0;
+    for (int nd = N > 2 ? 1 : 0; nd <= (N > 2 ? 2 : 0); nd++)
+        for (int k = 0; k < K && nc < 16; k++)
+            cpus[nc++] = nd * K + k;
+    int rc = run(cpus, nc, (char *const[]){"numaplace", "run", "--policy", "cyclic@local", "--",
+                                          (char *)self, "--child-alloc", "cyclic@local", sz,
+                                          NULL});
+    CHECK(rc == 0, "numaplace run --policy cyclic@local on the CPUs of node(s) %s: every page on "
+                   "those nodes, alternating (status %d)", N > 2 ? "1-2" : "0", rc);
     /* --threshold above the array: not intercepted, so not page-exact for skew_mapp on >1 node */
     if (N > 1) {
         int rc = RUN("numaplace", "run", "--policy", "skew_mapp", "--threshold", "1G", "--",
@@ -539,6 +582,52 @@ static void test_pin(const char *self)
     rc = run(cpus, n, (char *const[]){"numaplace", "run", "--pin", "scatter", "--", (char *)self,
                                       "--child-pin", "scatter", t, mask, NULL});
     CHECK(rc == 0, "taskset mask %s respected by --pin scatter (status %d)", mask, rc);
+}
+
+static int file_has(const char *path, const char *what);
+
+/* run --verbose: the thread -> CPU -> node table, each placed allocation, and the THP note with
+ * the flag that keeps huge pages (the guest's THP mode is "always" unless NPL_GUEST_THP says) */
+static void test_verbose(const char *self)
+{
+    char pin[32], row[64], thp[64] = "";
+    snprintf(pin, sizeof pin, "M%d:0", N - 1); /* the first CPU of the last node */
+    int cpu = npl_pin_cpu(NULL, pin, 0);
+    snprintf(row, sizeof row, "|      0 | %6d | %6d |", cpu, N - 1);
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f && !fgets(thp, sizeof thp, f))
+        thp[0] = 0;
+    if (f)
+        fclose(f);
+    int always = strstr(thp, "[always]") != NULL;
+    setenv("OMP_NUM_THREADS", "1", 1);
+    int rc = run_capture_all((char *const[]){"numaplace", "run", "--verbose", "--policy",
+                                             "skew_mapp", "--pin", pin, "--", (char *)self,
+                                             "--child-alloc", "skew_mapp", "8", NULL},
+                             "/tmp/gc_verbose.txt");
+    show("/tmp/gc_verbose.txt", "numaplace run:");
+    CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", row),
+          "run --verbose --pin %s: the table says thread 0 -> CPU %d -> node %d (status %d)", pin,
+          cpu, N - 1, rc);
+    CHECK(file_has("/tmp/gc_verbose.txt", "bytes: placed under skew_mapp"),
+          "run --verbose: the 8 MiB allocation is reported as placed under skew_mapp");
+    CHECK(always == file_has("/tmp/gc_verbose.txt", "add --huge thp to keep 2 MiB pages"),
+          "run --verbose: the THP note (system THP %s) names --huge thp exactly when THP is "
+          "always", always ? "always" : "not always");
+    rc = run_capture_all((char *const[]){"numaplace", "run", "--verbose", "--policy", "cyclic",
+                                         "--huge", "thp", "--", "numaplace", "topo", NULL},
+                         "/tmp/gc_verbose.txt");
+    CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", "keep transparent huge pages (--huge thp)") &&
+              !file_has("/tmp/gc_verbose.txt", "add --huge thp"),
+          "run --verbose --huge thp: says huge pages are kept (status %d)", rc);
+    char many[16];
+    snprintf(many, sizeof many, "%d", N * K + 1);
+    setenv("OMP_NUM_THREADS", many, 1);
+    rc = run_capture_all((char *const[]){"numaplace", "run", "--pin", "compact", "--", "true",
+                                         NULL}, "/tmp/gc_verbose.txt");
+    CHECK(rc == 0 && file_has("/tmp/gc_verbose.txt", "oversubscribed"),
+          "run --pin compact with %s threads on %d CPUs: an oversubscription warning", many, N * K);
+    unsetenv("OMP_NUM_THREADS");
 }
 
 static void test_errors(void)
@@ -624,6 +713,7 @@ int main(int argc, char **argv)
     test_policies(self, mib);
     test_pin(self);
     test_interposer(self);
+    test_verbose(self);
     test_measure_report();
     printf("guest_cli: %d passed, %d failed\n", t_pass, t_fail);
     return t_fail ? 1 : 0;

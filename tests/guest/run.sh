@@ -1,7 +1,10 @@
 #!/bin/bash
 # Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
-# automatic NUMA balancing on. Exit status: number of failed boots/programs (0 = all passed).
+# automatic NUMA balancing on. Before them (whole runs only): the harness self-test and the .deb
+# installed by dpkg in a clean guest (tests/install/test_deb.sh). numaplace is in every guest as a
+# user installs it: `cmake --install` of $BUILD, as /usr/local. Exit status: number of failed
+# boots/programs (0 = all passed).
 # Under CI=true a guest that cannot boot is a failure, never a skip.
 # env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never
 set -u
@@ -20,15 +23,33 @@ for p in "${progs[@]}"; do
     names="$names $(basename "$p")"
 done
 adds+=(--add tests/guest/in_guest.sh)
-# numaplace run's interposer, found next to /usr/local/bin/numaplace (guest_cli)
-[ -f "$BUILD/libnumaplace_preload.so" ] && adds+=(--add "$BUILD/libnumaplace_preload.so")
-# (it is also the transparent next-touch OMPT tool) and LLVM's OpenMP runtime, for --next-touch;
+# numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
+# that every guest gets as /usr/local (numaplace run finds /usr/local/lib/numaplace/
+# libnumaplace_preload.so, the interposer and transparent next-touch OMPT tool, by itself)
+stage=$(mktemp -d "${TMPDIR:-/tmp}/npl-stage.XXXXXX") || exit 1
+trap 'rm -rf "$stage"' EXIT
+if cmake --install "$BUILD" --prefix "$stage" >"$stage.log" 2>&1; then adds+=(--install-tree "$stage")
+else echo "run.sh: cmake --install $BUILD failed:"; cat "$stage.log"; exit 1; fi
+rm -f "$stage.log"
+# LLVM's OpenMP runtime, for --next-touch;
 # guest_cli's helper programs (build/progs: OpenMP probes built by gcc and clang)
 for p in "$BUILD"/progs/*; do [ -x "$p" ] && adds+=(--add "$p"); done
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 # an independent count of system calls for guest_arch
 command -v strace >/dev/null 2>&1 && adds+=(--add "$(command -v strace)")
 [ -n "$libomp" ] && adds+=(--add "$libomp")
+
+# guest_bind_mpi (issue 12, docs/MPI.md): Open MPI's launcher, plugins, help texts and config at
+# the same paths in the guest (tools/numavm --add-tree copies a tree with its libraries); only in
+# the 2- and 4-node shapes, where it runs (they make each boot ~15 s slower)
+mpi_adds=()
+if [[ " $names " == *" guest_bind_mpi "* ]] && command -v orterun >/dev/null 2>&1; then
+    mpilib=$(dirname "$(readlink -f "$(ldd "$BUILD/guest/guest_bind_mpi" | awk '/libmpi\.so/ {print $3}')")")
+    mpi_adds+=(--add "$(command -v orterun)")
+    for d in "$mpilib"/openmpi/lib/openmpi3 "$mpilib"/pmix2/lib/pmix /usr/share/openmpi /etc/openmpi; do
+        [ -d "$d" ] && mpi_adds+=(--add-tree "$d:$d")
+    done
+fi
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1 && [ "${CI:-}" != true ]; then
     sh scripts/deps.sh >/dev/null 2>&1 || true
@@ -42,13 +63,16 @@ pass=0 fail=0
 if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
     echo "=== the harness itself (tests/guest/harness_test.sh)"
     if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    echo "=== the .deb installed by dpkg in a clean guest (tests/install/test_deb.sh)"
+    if BUILD=$BUILD bash tests/install/test_deb.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
 for shape in $SHAPES; do
     IFS=: read -r n k mem <<<"$shape"
     big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
     echo "=== guest: $n nodes x $k CPUs x $mem MiB"
     start=$(date +%s)
-    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} "${adds[@]}" \
+    shape_adds=(); [ "$n" = 2 ] || [ "$n" = 4 ] && shape_adds=(${mpi_adds[@]+"${mpi_adds[@]}"})
+    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} "${adds[@]}" ${shape_adds[@]+"${shape_adds[@]}"} \
         -- env ${NPL_GUEST_ENV:-} in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
     rc=$?
     echo "=== guest $n nodes: rc=$rc ($(( $(date +%s) - start )) s)"

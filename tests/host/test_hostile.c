@@ -449,14 +449,14 @@ static void bad_ranges(void)
 /* more armed ranges than the table holds: ENOSPC, the others still work */
 static void too_many_ranges(void)
 {
-    int n = NPL_NEXT_TOUCH_MAX_RANGES + 4, armed = 0, nospc = 0;
+    int n = npl_next_touch_capacity() + 4, armed = 0, nospc = 0;
     char *m = mmap(NULL, (size_t)n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     for (int i = 0; i < n; i++) {
         int rc = npl_next_touch_register(m + (size_t)i * PAGE, PAGE, 0);
         armed += rc == 0;
         nospc += rc == -1 && errno == ENOSPC;
     }
-    CHECK(armed <= NPL_NEXT_TOUCH_MAX_RANGES && nospc == n - armed && nospc >= 4,
+    CHECK(armed <= npl_next_touch_capacity() && nospc == n - armed && nospc >= 4,
           "%d ranges registered, %d ENOSPC", armed, nospc);
     int disarmed = 0;
     for (int i = 0; i < n; i++)

@@ -113,6 +113,38 @@ int main(void)
           c0, ni.ncpus);
     npl_topo_destroy(t);
 
+    /* "@local": the nodes of the CPUs this process may use (an MPI rank bound to nodes 1-2 of a
+     * 4-node machine whose memory nodes are all allowed) */
+    CHECK(npl_topo_load_synthetic(&t, "numa:4 core:2 pu:1") == 0, "4 nodes x 2 CPUs");
+    CHECK(npl_topo_restrict(t, "2-5", NULL) == 0, "CPUs of nodes 1 and 2 only");
+    npl_policy_parse(&p, "cyclic@local");
+    CHECK(npl_policy_format(p, buf, sizeof buf) > 0 && !strcmp(buf, "cyclic@local"),
+          "cyclic@local formats back (%s)", buf);
+    CHECK(npl_plan_create(&pl, p, t, 0) == 0 && npl_plan_node_count(pl) == 2 &&
+              npl_plan_node(pl, 0) == 1 && npl_plan_node(pl, 1) == 2,
+          "cyclic@local: nodes 1, 2");
+    CHECK(npl_plan_map(pl, NULL, 4 * 4096, 4096, 0, 4, map) == 0 && map[0] == 1 && map[1] == 2 &&
+              map[2] == 1 && map[3] == 2,
+          "cyclic@local: pages alternate 1, 2");
+    npl_plan_free(pl);
+    npl_policy_free(p);
+    npl_policy_parse(&p, "bind_all:3@local");
+    CHECK(npl_plan_create(&pl, p, t, 0) == -1 && errno == EXDEV, "bind_all:3@local: not local");
+    npl_policy_free(p);
+    npl_policy_parse(&p, "bind_all:2@local");
+    CHECK(npl_plan_create(&pl, p, t, 0) == 0 && npl_plan_node(pl, 0) == 2, "bind_all:2@local");
+    npl_plan_free(pl);
+    npl_policy_free(p);
+    npl_topo_destroy(t);
+    CHECK(npl_topo_load_synthetic(&t, "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:2 pu:1") == 0,
+          "CPU-less nodes");
+    CHECK(npl_topo_restrict(t, NULL, "1,3") == 0, "only the CPU-less nodes' memory");
+    npl_policy_parse(&p, "skew_mapp@local");
+    CHECK(npl_plan_create(&pl, p, t, 0) == -1 && errno == EXDEV,
+          "@local with memory only on CPU-less nodes: EXDEV");
+    npl_policy_free(p);
+    npl_topo_destroy(t);
+
     CHECK(npl_topo_load_synthetic(&t, "this is not a topology") == -1 && errno == EINVAL,
           "bad synthetic string");
 

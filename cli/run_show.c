@@ -1,0 +1,152 @@
+/* run_show.c - what `numaplace run` tells before exec (run_show.h). */
+#define _GNU_SOURCE
+#include "run_show.h"
+#include "json.h"
+#include "run_args.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* OMP_NUM_THREADS's first level, else fallback */
+static int omp_threads(int fallback)
+{
+    const char *e = getenv("OMP_NUM_THREADS");
+    char *end;
+    long v = e ? strtol(e, &end, 10) : 0;
+    return e && end != e && (*end == 0 || *end == ',') && v > 0 && v <= 1 << 20 ? (int)v
+                                                                                  : fallback;
+}
+
+/* the word in brackets of /sys/kernel/mm/transparent_hugepage/enabled, "" if none */
+static void thp_mode(char *out, size_t size)
+{
+    char line[256] = "", path[4096];
+    const char *root = getenv("NUMAPLACE_FSROOT"); /* a captured tree, as the library reads */
+    snprintf(path, sizeof path, "%s/sys/kernel/mm/transparent_hugepage/enabled", root ? root : "");
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = 0;
+        fclose(f);
+    }
+    char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+    snprintf(out, size, "%.*s", a && b ? (int)(b - a - 1) : 0, a ? a + 1 : "");
+}
+
+/* The warning every run gets when there are more threads than CPUs to give them. */
+static int oversubscribed(const struct run_shown *r, int threads, int cpus, char *msg, size_t size)
+{
+    if (threads <= cpus)
+        return 0;
+    snprintf(msg, size, "%d threads (OMP_NUM_THREADS) on %d %sCPU(s): oversubscribed, %s", threads,
+             cpus, r->pin ? "pinned " : "allowed ",
+             r->pin ? "thread n shares the CPU of thread n mod the CPU count"
+                    : "threads share CPUs and times will vary");
+    return 1;
+}
+
+/* Placed arrays lose THP unless --huge thp: say so when the system would have given them. */
+static const char *huge_note(const struct run_shown *r, const char *thp)
+{
+    int placing = r->preloaded && (*r->policy || r->next_touch);
+    if (r->huge)
+        return !strcmp(r->huge, "thp") ? "large allocations keep transparent huge pages (--huge "
+                                         "thp): placement is in 2 MiB units"
+                                       : "large allocations on 2 MiB hugetlb pages (--huge 2M) "
+                                         "from each node's pool; base pages when a pool is empty";
+    if (placing && !strcmp(thp, "always"))
+        return "placed allocations use 4 KiB pages: page-exact placement turns transparent huge "
+               "pages off on them, although this system's THP mode is always; add --huge thp "
+               "to keep 2 MiB pages (placement then in 2 MiB units)";
+    return NULL;
+}
+
+static void show_text(const struct run_shown *r, int threads, const char *thp, const char *warn)
+{
+    const char *p = "numaplace run:";
+    fprintf(stderr, "%s program   %s (%s)\n", p, r->prog,
+            r->dynamic ? "dynamically linked" : "statically linked");
+    if (*r->policy)
+        fprintf(stderr, "%s policy    %s: %s%s%s%s\n", p, r->policy,
+                r->preloaded ? "allocations of at least " : "",
+                r->preloaded ? (r->threshold ? r->threshold : "1M") : "",
+                r->preloaded ? " bytes, and static data, through the interposer" : "",
+                r->kernel ? "; also the process-wide kernel policy" : "");
+    else
+        fprintf(stderr, "%s policy    none (first touch)\n", p);
+    if (!r->pin) {
+        fprintf(stderr, "%s pin       none: the OS schedules the threads\n", p);
+    } else {
+        fprintf(stderr, "%s pin       %s (%s)\n", p, r->pin,
+                r->dynamic ? "pthreads/libgomp: numaplace's trampoline; LLVM libomp: KMP_AFFINITY"
+                           : "OpenMP threads: OMP_PLACES");
+        fprintf(stderr, "%s +--------+--------+--------+\n", p);
+        fprintf(stderr, "%s | thread |    CPU |   node |\n", p);
+        fprintf(stderr, "%s +--------+--------+--------+\n", p);
+        for (int t = 0; t < threads; t++) {
+            int cpu = r->order[t % r->norder], node = npl_topo_cpu_node(r->topo, cpu);
+            fprintf(stderr, "%s | %6d | %6d | %6d |\n", p, t, cpu, node);
+        }
+        fprintf(stderr, "%s +--------+--------+--------+\n", p);
+    }
+    const char *note = huge_note(r, thp);
+    fprintf(stderr, "%s huge      %s (system THP mode: %s)\n", p,
+            note ? note : "as the system gives them", *thp ? thp : "unknown");
+    if (r->next_touch)
+        fprintf(stderr, "%s next-touch pages follow the first thread that touches them in each "
+                        "new OpenMP parallel region (LLVM libomp)\n", p);
+    if (warn)
+        fprintf(stderr, "%s warning   %s\n", p, warn);
+    if (r->preloaded)
+        fprintf(stderr, "%s each large allocation is reported as the program makes it\n", p);
+}
+
+static void show_json(const struct run_shown *r, int threads, const char *thp, const char *warn)
+{
+    cJSON *o = json_object();
+    json_add_str(o, "command", "run");
+    json_add_str(o, "program", r->prog);
+    json_add_bool(o, "dynamic", r->dynamic);
+    json_add_str(o, "policy", *r->policy ? r->policy : NULL);
+    json_add_bool(o, "kernel_policy", r->kernel);
+    unsigned long long thr = 1 << 20;
+    if (r->threshold && run_parse_bytes(r->threshold, &thr) < 0)
+        thr = 0;
+    json_add_num_or_null(o, "threshold_bytes", r->preloaded && thr ? (double)thr : -1);
+    json_add_str(o, "pin", r->pin);
+    cJSON *arr = json_add_arr(o, "threads");
+    for (int t = 0; r->pin && t < threads; t++) {
+        cJSON *e = json_add_obj(arr, NULL);
+        int cpu = r->order[t % r->norder];
+        json_add_num(e, "thread", t);
+        json_add_num(e, "cpu_os_id", cpu);
+        json_add_num(e, "node_os_id", npl_topo_cpu_node(r->topo, cpu));
+    }
+    json_add_str(o, "huge_pages", r->huge);
+    json_add_str(o, "thp_mode", *thp ? thp : NULL);
+    json_add_str(o, "huge_pages_note", huge_note(r, thp));
+    json_add_bool(o, "next_touch", r->next_touch);
+    json_add_bool(o, "interposer", r->preloaded);
+    cJSON *w = json_add_arr(o, "warnings");
+    if (warn)
+        json_add_str(w, NULL, warn);
+    json_write(stderr, o);
+    json_free(o);
+}
+
+void run_show(const struct run_shown *r)
+{
+    int cpus = r->pin ? r->norder : npl_topo_cpu_count(r->topo);
+    int threads = omp_threads(cpus > 0 ? cpus : 1);
+    char warn[256];
+    int over = oversubscribed(r, threads, cpus, warn, sizeof warn);
+    char thp[32];
+    thp_mode(thp, sizeof thp);
+    if (r->json)
+        show_json(r, threads, thp, over ? warn : NULL);
+    else if (r->verbose)
+        show_text(r, threads, thp, over ? warn : NULL);
+    else if (over)
+        fprintf(stderr, "numaplace run: warning: %s\n", warn);
+}

@@ -1,0 +1,24 @@
+/* run_show.h - what `numaplace run` tells before exec: the oversubscription warning always;
+ * with --verbose a likwid-pin-style table (thread -> CPU -> node), the policy, huge pages and
+ * next-touch; with --json the same as one JSON object. All on stderr (stdout is the program's). */
+#ifndef NPL_RUN_SHOW_H
+#define NPL_RUN_SHOW_H
+#include <numaplace.h>
+
+struct run_shown {
+    const char *prog;
+    int dynamic;
+    const char *policy;    /* "" none */
+    int kernel;            /* the policy is also the process-wide kernel policy */
+    const char *threshold; /* NULL: the preload's default, 1 MiB */
+    const char *pin;       /* NULL: not pinned */
+    const int *order;      /* the pin order, norder CPUs */
+    int norder;
+    const char *huge;      /* NULL, "thp", "2M" */
+    int next_touch;
+    int preloaded;         /* the interposer is loaded */
+    const npl_topo *topo;
+    int verbose, json;
+};
+void run_show(const struct run_shown *r);
+#endif

@@ -1,0 +1,347 @@
+/* guest_bind_mpi --nodes N --cpus-per-node K: numaplace inside the ranks of an Open MPI job, in the
+ * multi-node guest. Without MPI around it, it launches itself twice with mpirun (Open MPI's
+ * orterun, one machine: plm isolated, btl self,vader):
+ *
+ *   1. -np N --map-by numa --bind-to numa     one rank per node (the docs/MPI.md recipe)
+ *   2. -np 2 --map-by slot:pe=N*K/2 --bind-to core   (4-node guest) two ranks of two nodes each
+ *   3. -np 2 --map-by numa --bind-to none   (2-node guest) a negative control: the ranks' checks
+ *      must fail (the test can fail)
+ *
+ * Each rank checks, against the kernel's own view (/sys node cpulists, sched_getaffinity):
+ * its CPUs are what the launcher gave it; the library's topology (npl_topo_self) has exactly those
+ * CPUs and, as "local" nodes, exactly the nodes they belong to; its OpenMP threads, pinned with
+ * npl_omp_pin_team, each run on a distinct CPU of the rank; a bind_block triad's pages are each
+ * on the node of the thread that owns them, and a cyclic@LOCAL array's pages cycle over the
+ * rank's nodes, page by page; the triad's checksum is exact (MPI_Allreduce over the ranks).
+ * Runs in the 2- and 4-node guests (other shapes print why they skip: CI time).
+ * Prints "N passed, M failed". */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <mpi.h>
+#include <numaplace.h>
+#include <numaplace/omp.h>
+#include <omp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int passed, failed, rank = -1;
+static const char *fail_word = "FAIL"; /* "caught" in the negative control */
+#define CHECK(cond, ...)                                                                         \
+    do {                                                                                         \
+        if (cond) {                                                                              \
+            passed++;                                                                            \
+        } else {                                                                                 \
+            failed++;                                                                            \
+            printf("%s rank %d %s:%d: ", fail_word, rank, __FILE__, __LINE__);                  \
+            printf(__VA_ARGS__);                                                                 \
+            printf("\n");                                                                        \
+            fflush(stdout);                                                                      \
+        }                                                                                        \
+    } while (0)
+
+#define MAXN 64
+#define PSZ 4096
+#define LAUNCH_TIMEOUT_S 180 /* about 20 s per run in the 4-node guest under TCG */
+
+/* The kernel's CPU list of node `node` (sysfs, not the library). */
+static int node_cpus(int node, cpu_set_t *set)
+{
+    char path[96], buf[256];
+    snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", node);
+    FILE *f = fopen(path, "r");
+    CPU_ZERO(set);
+    if (!f || !fgets(buf, sizeof buf, f)) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    fclose(f);
+    for (char *s = buf; *s && *s != '\n';) {
+        char *end;
+        long lo = strtol(s, &end, 10), hi = lo;
+        if (*end == '-')
+            hi = strtol(end + 1, &end, 10);
+        for (long c = lo; c <= hi; c++)
+            CPU_SET((int)c, set);
+        s = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* Nodes (OS ids, ascending) whose CPUs meet the mask: the rank's nodes, by the kernel's view. */
+static int nodes_of_mask(const cpu_set_t *mask, int nnodes, int *nodes)
+{
+    int n = 0;
+    for (int i = 0; i < nnodes; i++) {
+        cpu_set_t c, both;
+        if (node_cpus(i, &c) < 0)
+            continue;
+        CPU_AND(&both, &c, mask);
+        if (CPU_COUNT(&both) > 0)
+            nodes[n++] = i;
+    }
+    return n;
+}
+
+static int in_list(int x, const int *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
+}
+
+/* The CPUs the launcher should have given this rank. */
+static void expected_mask(const char *mode, int nodes, int cpn, cpu_set_t *want)
+{
+    CPU_ZERO(want);
+    if (!strcmp(mode, "numa")) {
+        node_cpus(rank, want);
+    } else { /* pe: 2 ranks, each N*K/2 consecutive CPUs */
+        int per = nodes * cpn / 2;
+        for (int c = rank * per; c < (rank + 1) * per; c++)
+            CPU_SET(c, want);
+    }
+}
+
+/* The library sees the rank's CPUs and nodes, nothing more. */
+static int check_topology(const cpu_set_t *mask, const int *mine, int nmine)
+{
+    const npl_topo *t = npl_topo_self();
+    CHECK(t != NULL, "npl_topo_self: %s", npl_last_error());
+    if (!t)
+        return 0;
+    CHECK(npl_topo_cpu_count(t) == CPU_COUNT(mask), "library: %d CPUs, the rank has %d",
+          npl_topo_cpu_count(t), CPU_COUNT(mask));
+    int local = 0, ok = 1;
+    for (int i = 0; i < npl_topo_node_count(t, 1); i++) {
+        struct npl_node_info info;
+        int id = npl_topo_node_id(t, i);
+        if (npl_topo_node_info(t, id, &info) == 0 && info.ncpus_allowed > 0) {
+            ok &= in_list(id, mine, nmine);
+            local++;
+        }
+    }
+    CHECK(ok && local == nmine, "library: %d nodes with allowed CPUs, the rank has %d", local, nmine);
+    return 1;
+}
+
+/* OpenMP threads pinned inside the rank: distinct CPUs of its mask. Fills thread_node. */
+static int check_threads(const cpu_set_t *mask, const int *mine, int nmine, int *thread_node)
+{
+    int T = CPU_COUNT(mask), bad = 0, cpus[256];
+    omp_set_num_threads(T);
+    CHECK(npl_omp_pin_team("compact") == 0, "npl_omp_pin_team: %s", npl_last_error());
+#pragma omp parallel reduction(+ : bad)
+    {
+        int me = omp_get_thread_num(), cpu = -1, node = -1;
+        npl_where_am_i(&cpu, &node);
+        cpus[me] = cpu;
+        thread_node[me] = node;
+        bad += !CPU_ISSET(cpu, mask) || !in_list(node, mine, nmine);
+    }
+    for (int i = 0; i < T; i++)
+        for (int j = i + 1; j < T; j++)
+            bad += cpus[i] == cpus[j];
+    CHECK(bad == 0, "%d of %d threads outside the rank's CPUs/nodes or sharing a CPU", bad, T);
+    return T;
+}
+
+/* A bind_block triad: each page on its owner thread's node; a cyclic@LOCAL array. */
+static double check_arrays(int T, const int *thread_node, const int *mine, int nmine)
+{
+    size_t n = 256 * 1024, pages = n * sizeof(double) / PSZ, chunk = (n + T - 1) / T;
+    npl_policy *blk, *cyc;
+    npl_policy_create(&blk, NPL_BIND_BLOCK, NULL, 0);
+    npl_policy_set_threads(blk, T, "compact");
+    npl_shape s = {sizeof(double), 1, {n, 0, 0}, NPL_ROW_MAJOR};
+    double *a = npl_alloc_array(&s, blk, 0), *b = npl_alloc_array(&s, blk, 0);
+    CHECK(a && b, "bind_block arrays: %s", npl_last_error());
+    if (!a || !b)
+        return 0;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        b[i] = (double)i;
+        a[i] = b[i] + 3.0 * 1.0;
+    }
+    int *where = malloc(pages * sizeof *where);
+    size_t bad = 0;
+    npl_query_pages(a, n * sizeof(double), where, pages);
+    for (size_t p = 0; p < pages; p++)
+        bad += where[p] != thread_node[(p * PSZ / sizeof(double)) / chunk];
+    CHECK(bad == 0, "bind_block: %zu of %zu pages not on their owner thread's node", bad, pages);
+
+    char str[128] = "cyclic@";
+    for (int i = 0; i < nmine; i++)
+        snprintf(str + strlen(str), sizeof str - strlen(str), "%s%d", i ? "," : "", mine[i]);
+    npl_policy_parse(&cyc, str);
+    char *c = npl_alloc(pages * PSZ, cyc);
+    npl_query_pages(c, pages * PSZ, where, pages);
+    bad = 0;
+    for (size_t p = 0; p < pages; p++)
+        bad += where[p] != mine[p % nmine];
+    CHECK(c && bad == 0, "%s: %zu of %zu pages off the rank's nodes in order", str, bad, pages);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += a[i];
+    free(where);
+    npl_free(a);
+    npl_free(b);
+    npl_free(c);
+    npl_policy_free(blk);
+    npl_policy_free(cyc);
+    return sum;
+}
+
+static int rank_main(int argc, char **argv)
+{
+    int provided, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (getenv("NPL_MPI_NEGATIVE"))
+        fail_word = "caught (negative control):";
+    const char *mode = argv[2];
+    int nodes = atoi(argv[3]), cpn = atoi(argv[4]), mine[MAXN], thread_node[256];
+    cpu_set_t mask, want;
+    sched_getaffinity(0, sizeof mask, &mask);
+    expected_mask(mode, nodes, cpn, &want);
+    CHECK(CPU_EQUAL(&mask, &want), "%s: the launcher bound rank %d to %d CPUs, not the expected %d",
+          mode, rank, CPU_COUNT(&mask), CPU_COUNT(&want));
+    int nmine = nodes_of_mask(&mask, nodes, mine);
+    double sum = 0;
+    if (check_topology(&mask, mine, nmine)) {
+        int T = check_threads(&mask, mine, nmine, thread_node);
+        sum = check_arrays(T, thread_node, mine, nmine);
+    }
+    double n = 256 * 1024, total = 0, want_total = size * (n * (n - 1) / 2 + 3 * n);
+    MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(total == want_total, "triad checksum over %d ranks: %.0f, want %.0f", size, total, want_total);
+    int fails = 0, passes = 0;
+    MPI_Reduce(&failed, &fails, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&passed, &passes, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("mpi %s: %d ranks: %d checks passed, %d failed\n", mode, size, passes, fails);
+        FILE *f = getenv("NPL_MPI_COUNTS") ? fopen(getenv("NPL_MPI_COUNTS"), "w") : NULL;
+        if (f) {
+            fprintf(f, "%d %d\n", passes, fails);
+            fclose(f);
+        }
+    }
+    MPI_Finalize();
+    return failed != 0;
+}
+
+/* The ranks' counts (written by rank 0): *p passed, *f failed; 0, or -1 if there are none. */
+static int rank_counts(const char *path, int *p, int *f)
+{
+    FILE *in = fopen(path, "r");
+    int ok = in && fscanf(in, "%d %d", p, f) == 2;
+    if (in)
+        fclose(in);
+    unlink(path);
+    return ok ? 0 : -1;
+}
+
+/* Add the ranks' counts to this process's. */
+static void add_rank_counts(const char *path)
+{
+    int p = 0, f = 0;
+    if (rank_counts(path, &p, &f) == 0) {
+        passed += p;
+        failed += f;
+    } else {
+        CHECK(0, "no counts from the ranks in %s", path);
+    }
+}
+
+/* Run this program under orterun; returns its exit status. */
+static int launch(const char *self, const char *mode, int np, int nodes, int cpn, const char *bind)
+{
+    char npstr[16], nstr[16], kstr[16], map[32];
+    snprintf(npstr, sizeof npstr, "%d", np);
+    snprintf(nstr, sizeof nstr, "%d", nodes);
+    snprintf(kstr, sizeof kstr, "%d", cpn);
+    snprintf(map, sizeof map, "slot:pe=%d", nodes * cpn / 2);
+    int numa = !strcmp(mode, "numa");
+    const char *args[] = {"orterun", "--allow-run-as-root", "--oversubscribe", "-np", npstr,
+                          "--map-by", numa ? "numa" : map, "--bind-to", bind,
+                          self, "--rank-check", mode, nstr, kstr, NULL};
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0); /* one group: a hung job is killed whole */
+        execvp(args[0], (char **)args);
+        printf("cannot run orterun: %s\n", strerror(errno));
+        _exit(127);
+    }
+    int st = 0;
+    for (int tenths = 0; waitpid(pid, &st, WNOHANG) == 0; tenths++) {
+        if (tenths == 10 * LAUNCH_TIMEOUT_S) {
+            printf("orterun (%s) still running after %d s: killed\n", mode, LAUNCH_TIMEOUT_S);
+            kill(-pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return 124;
+        }
+        usleep(100000);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && !strcmp(argv[1], "--rank-check"))
+        return rank_main(argc, argv);
+    int nodes = 0, cpn = 1;
+    for (int i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--nodes"))
+            nodes = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--cpus-per-node"))
+            cpn = atoi(argv[i + 1]);
+    }
+    if (nodes != 2 && nodes != 4) {
+        printf("guest_bind_mpi: skipped: the MPI runs are made in the 2- and 4-node guests only\n"
+               "0 passed, 0 failed\n");
+        return 0;
+    }
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = 0;
+    /* one machine, no ssh/rsh, no network: shared memory between the ranks */
+    setenv("OMPI_MCA_plm", "isolated", 1);
+    setenv("OMPI_MCA_btl", "self,vader", 1);
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+    setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    if (system("ifconfig lo 127.0.0.1 up >/dev/null 2>&1") != 0)
+        printf("note: could not bring up lo\n");
+    char host[256] = "";
+    gethostname(host, sizeof host);
+    if (strchr(host, '(') && sethostname("numavm", 6) < 0) /* the busybox guest's "(none)" */
+        printf("note: hostname '%s' cannot be changed: %s\n", host, strerror(errno));
+    const char *counts = "/tmp/guest_bind_mpi.counts";
+    setenv("NPL_MPI_COUNTS", counts, 1);
+    int rc = launch(self, "numa", nodes, nodes, cpn, "numa");
+    CHECK(rc == 0, "mpirun -np %d --map-by numa --bind-to numa: exit %d", nodes, rc);
+    add_rank_counts(counts);
+    if (nodes == 2) { /* the checks can fail: unbound ranks must be caught */
+        int p = 0, f = 0;
+        printf("negative control: --bind-to none; the ranks must report failures\n");
+        setenv("NPL_MPI_NEGATIVE", "1", 1);
+        rc = launch(self, "numa", nodes, nodes, cpn, "none");
+        unsetenv("NPL_MPI_NEGATIVE");
+        CHECK(rc != 0 && rank_counts(counts, &p, &f) == 0 && f > 0,
+              "unbound ranks passed the checks (exit %d, %d failed)", rc, f);
+    }
+    if (nodes == 4) {
+        rc = launch(self, "pe", 2, nodes, cpn, "core");
+        CHECK(rc == 0, "mpirun -np 2 --map-by slot:pe=%d --bind-to core: exit %d", nodes * cpn / 2, rc);
+        add_rank_counts(counts);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

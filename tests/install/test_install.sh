@@ -1,0 +1,165 @@
+#!/bin/sh
+# numaplace as a new user gets it: `cmake --install` into a temporary prefix, then from there
+#   1. the installed files (headers, versioned library, static library, CLI, helper library,
+#      man pages, numaplace.pc, CMake package), exactly;
+#   2. a separate consumer project: find_package(numaplace) with numaplace::numaplace and
+#      numaplace::numaplace_static, and `pkg-config --cflags --libs [--static] numaplace`
+#      (static: from a prefix without the shared library, so Libs.private must be complete);
+#   3. README.md's example, extracted between its markers and built with README's own compile line;
+#   4. the installed CLI, its prefix moved elsewhere: `numaplace topo`, `numaplace run --policy
+#      cyclic` (the helper library found relative to the binary, nothing from the build tree) and,
+#      copied alone, a failure naming every place it looked;
+#   5. the man pages (man -M PREFIX/share/man).
+# env: BUILD (the build directory), SRC (the source tree), NPL_SANITIZE (skip when set)
+set -u
+BUILD=${BUILD:?BUILD=build directory}
+SRC=${SRC:?SRC=source tree}
+if [ -n "${NPL_SANITIZE:-}" ]; then
+    echo "SKIP: sanitizer build: no interposer, and consumers would need -fsanitize=$NPL_SANITIZE"; exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/npl-install.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() { # description, command...
+    what=$1; shift
+    if "$@" >"$tmp/out" 2>&1; then ok; else bad "$what"; sed 's/^/  | /' "$tmp/out" | tail -30; fi
+}
+
+P=$tmp/prefix
+cmake --install "$BUILD" --prefix "$P" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; bad "cmake --install"; exit 1; }
+# LIBDIR: lib, lib64 or lib/<multiarch> (GNUInstallDirs, by platform and configured prefix)
+libdir=$(cd "$P" && find . -name libnumaplace.so.0 | head -1 | sed 's|^\./||; s|/libnumaplace.so.0$||')
+[ -n "$libdir" ] || { bad "no libnumaplace.so.0 installed under $P"; exit 1; }
+
+# ---- 1. the files ----
+for f in bin/numaplace include/numaplace.h include/numaplace/migrate.h include/numaplace/omp.h \
+         include/numaplace/replicate.h $libdir/libnumaplace.a $libdir/libnumaplace.so \
+         $libdir/libnumaplace.so.0 $libdir/numaplace/libnumaplace_preload.so \
+         $libdir/pkgconfig/numaplace.pc $libdir/cmake/numaplace/numaplaceConfig.cmake \
+         $libdir/cmake/numaplace/numaplaceConfigVersion.cmake share/numaplace/report_plot.py \
+         include/numaplace.hpp include/mai.h include/numaplace/mai.h $libdir/libnumaplace_mai.so; do
+    [ -f "$P/$f" ] && ok || bad "not installed: $f"
+done
+for m in "$SRC"/docs/man/*.1; do
+    [ -f "$P/share/man/man1/$(basename "$m")" ] && ok || bad "man page not installed: $(basename "$m")"
+done
+soname=$(readelf -d "$P/$libdir/libnumaplace.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = libnumaplace.so.0 ] && ok || bad "SONAME is '$soname', not libnumaplace.so.0"
+[ -L "$P/$libdir/libnumaplace.so" ] && [ -L "$P/$libdir/libnumaplace.so.0" ] && ok ||
+    bad "libnumaplace.so and .so.0 are not links to the versioned file"
+if grep -rl "$BUILD\|$SRC" "$P/$libdir/cmake" "$P/$libdir/pkgconfig" >/dev/null 2>&1; then
+    bad "the CMake package or numaplace.pc names the build or source tree"
+else ok; fi
+
+# ---- 2. a consumer project ----
+mkdir -p "$tmp/consumer"
+cat > "$tmp/consumer/consumer.c" <<'EOF'
+#include <numaplace.h>
+#include <numaplace/migrate.h>
+#include <stdio.h>
+int main(void)
+{
+    npl_policy *p;
+    if (npl_policy_parse(&p, "cyclic") < 0)
+        return 2;
+    npl_shape s = {sizeof(double), 1, {100000, 0, 0}, NPL_ROW_MAJOR};
+    double *a = npl_alloc_array(&s, p, 0);
+    struct npl_check c;
+    if (!a || npl_check(a, &c) < 0)
+        return 3;
+    printf("numaplace %s: %zu pages, %zu placed\n", npl_version(), c.pages, c.placed);
+    npl_free(a);
+    npl_policy_free(p);
+    return c.pages == 196 && c.placed == c.pages ? 0 : 4; /* 800,000 bytes: 196 pages */
+}
+EOF
+cat > "$tmp/consumer/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(numaplace 0.2 REQUIRED)
+add_executable(consumer_shared consumer.c)
+target_link_libraries(consumer_shared PRIVATE numaplace::numaplace)
+add_executable(consumer_static consumer.c)
+target_link_libraries(consumer_static PRIVATE numaplace::numaplace_static)
+EOF
+check "consumer project: find_package(numaplace) configure" \
+    cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$P"
+check "consumer project: build" cmake --build "$tmp/consumer/build"
+expect="numaplace $(sed -n 's/^project(numaplace VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt"): 196 pages, 196 placed"
+runs() { # description, expected output, program...
+    what=$1 want=$2; shift 2
+    out=$("$@" 2>&1); rc=$?
+    [ $rc = 0 ] && [ "$out" = "$want" ] && ok || bad "$what: rc=$rc, output '$out' (want '$want')"
+}
+runs "find_package, shared" "$expect" "$tmp/consumer/build/consumer_shared"
+runs "find_package, static" "$expect" "$tmp/consumer/build/consumer_static"
+readelf -d "$tmp/consumer/build/consumer_shared" | grep -q 'NEEDED.*libnumaplace.so.0' && ok ||
+    bad "consumer_shared does not need libnumaplace.so.0"
+readelf -d "$tmp/consumer/build/consumer_static" | grep -q 'NEEDED.*libnumaplace' &&
+    bad "consumer_static needs a shared libnumaplace" || ok
+
+export PKG_CONFIG_PATH="$P/$libdir/pkgconfig"
+version=$(sed -n 's/^project(numaplace VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
+[ "$(pkg-config --modversion numaplace 2>&1)" = "$version" ] && ok ||
+    bad "pkg-config --modversion numaplace: $(pkg-config --modversion numaplace 2>&1), not $version"
+# shellcheck disable=SC2046
+check "pkg-config: shared build" cc "$tmp/consumer/consumer.c" $(pkg-config --cflags --libs numaplace) \
+    -Wl,-rpath,"$P/$libdir" -o "$tmp/pc_shared"
+runs "pkg-config, shared" "$expect" "$tmp/pc_shared"
+# a static-only prefix: the link succeeds only if Libs.private names what libnumaplace.a needs
+S=$tmp/static-prefix
+cp -a "$P" "$S" && rm -f "$S/$libdir"/libnumaplace.so*
+# shellcheck disable=SC2046
+check "pkg-config --static: static build" env PKG_CONFIG_PATH="$S/$libdir/pkgconfig" sh -c \
+    'cc "$1" $(pkg-config --cflags numaplace) $(pkg-config --static --libs numaplace) -o "$2"' \
+    sh "$tmp/consumer/consumer.c" "$tmp/pc_static"
+runs "pkg-config --static" "$expect" "$tmp/pc_static"
+
+# ---- 3. README's example, with README's compile line ----
+sed -n '/^<!-- readme-example:/,/^<!-- readme-example end -->/p' "$SRC/README.md" |
+    sed '1d;$d' | sed '1{/^```c$/d}' | sed '${/^```$/d}' > "$tmp/example.c"
+line=$(sed -n '/^<!-- readme-example end -->/,$p' "$SRC/README.md" | grep -m1 '^cc example\.c')
+[ -s "$tmp/example.c" ] && [ -n "$line" ] && ok || bad "README.md: no example between the markers, or no compile line"
+(cd "$tmp" && LD_LIBRARY_PATH="$P/$libdir" sh -c "$line") > "$tmp/example.out" 2>&1
+rc=$?
+grep -q "^[0-9]* pages, [0-9]* on their intended node" "$tmp/example.out" && [ $rc = 0 ] && ok ||
+    { bad "README example (compile line: $line): rc=$rc"; sed 's/^/  | /' "$tmp/example.out"; }
+
+# ---- 4. the installed CLI, prefix moved: the helper library relative to the binary ----
+M=$tmp/moved
+mv "$P" "$M"
+unset NUMAPLACE_PRELOAD
+check "installed numaplace topo" "$M/bin/numaplace" topo
+used=$(ldd "$M/bin/numaplace" | sed -n 's/.*libnumaplace.so.0 => \([^ ]*\) .*/\1/p')
+[ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$M/$libdir/libnumaplace.so.0")" ] && ok ||
+    bad "installed numaplace does not use the prefix's libnumaplace.so.0: $(ldd "$M/bin/numaplace" | grep numaplace)"
+check "installed numaplace run --policy cyclic -- true" "$M/bin/numaplace" run --policy cyclic -- true
+out=$("$M/bin/numaplace" run --policy cyclic -- cat /proc/self/maps 2>&1)
+echo "$out" | grep -q " $M/$libdir/numaplace/libnumaplace_preload.so$" && ok ||
+    bad "numaplace run did not preload $M/$libdir/numaplace/libnumaplace_preload.so"
+mkdir "$tmp/alone" && cp "$M/bin/numaplace" "$tmp/alone/"
+out=$(LD_LIBRARY_PATH="$M/$libdir" "$tmp/alone/numaplace" run --policy cyclic -- true 2>&1); rc=$?
+case "$out" in
+    *"looked for $tmp/alone/libnumaplace_preload.so, $tmp/alone/../lib/numaplace/libnumaplace_preload.so"*NUMAPLACE_PRELOAD*)
+        [ $rc = 1 ] && ok || bad "a lone binary: exit $rc, not 1" ;;
+    *) bad "a lone binary: rc=$rc, message does not name the places tried: $out" ;;
+esac
+out=$(NUMAPLACE_PRELOAD="$M/$libdir/numaplace/libnumaplace_preload.so" LD_LIBRARY_PATH="$M/$libdir" \
+      "$tmp/alone/numaplace" run --policy cyclic -- true 2>&1) && ok || bad "NUMAPLACE_PRELOAD not used: $out"
+
+# ---- 5. man pages ----
+for m in "$SRC"/docs/man/*.1; do
+    page=$(basename "$m" .1)
+    if command -v man >/dev/null 2>&1; then
+        MANPAGER=cat MANWIDTH=80 man -M "$M/share/man" "$page" >"$tmp/man" 2>&1
+    else
+        echo "(man is not installed: checking the page's NAME section only)"
+        sed -n '/^\.SH NAME/,/^\.SH/p' "$M/share/man/man1/$page.1" >"$tmp/man"
+    fi
+    grep -q "$page" "$tmp/man" && ok || bad "man -M $M/share/man $page: $(head -3 "$tmp/man")"
+done
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
