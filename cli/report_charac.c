@@ -1,0 +1,159 @@
+/* report_charac.c - the characterization run of Ribeiro et al. (section 4.1): STREAM-style
+ * kernels read / write / read-write x regular / irregular / random access x static / dynamic
+ * OpenMP schedules, under first_touch and every policy, one array placed with the library;
+ * every kernel repeated `reps` times, every repetition kept.
+ *
+ * Kernels (n doubles, T threads, pass p):
+ *   regular    element i
+ *   irregular  element (i + p*n/T + n/(2T)) mod n: each pass, each thread works on another
+ *              thread's block (the paper's "data set may be different" between phases)
+ *   random     element hash(i, p) mod n: pages all over the array, shared by threads
+ *   read: s += a[j]; write: a[j] = c; read-write: a[j] = a[j]*0.5 + 1
+ * first_touch: the master thread initializes the array (the usual serial initialization); the
+ * other policies are initialized by all threads (on one node they are parallel first touch). */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "report.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+const char *const report_ops[NOPS] = {"read", "write", "read-write"};
+const char *const report_accesses[NACC] = {"regular", "irregular", "random"};
+const char *const report_scheds[NSCH] = {"static", "dynamic"};
+const char *const report_policies[NPOL] = {"first_touch", "bind_all", "bind_block", "cyclic",
+                                           "cyclic_block", "skew_mapp", "prime_mapp", "random",
+                                           "random_block"};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static volatile double sink;
+
+static inline size_t idx(int access, size_t i, size_t n, int pass, int nthreads)
+{
+    if (access == 0)
+        return i;
+    if (access == 1) {
+        size_t j = i + ((size_t)pass * n / (size_t)nthreads + n / (2 * (size_t)nthreads)) % n;
+        return j >= n ? j - n : j;
+    }
+    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull + (uint64_t)pass * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    return (size_t)(h % n);
+}
+
+/* one kernel, every repetition's seconds added to st; the schedule (static, or dynamic with
+ * 4096-element chunks) is set for the loop's schedule(runtime) */
+static void kernel(double *a, size_t n, int op, int access, int dynamic, int reps, int nthreads,
+                   struct stat3 *st)
+{
+#ifdef _OPENMP
+    omp_set_schedule(dynamic ? omp_sched_dynamic : omp_sched_static, dynamic ? 4096 : 0);
+#else
+    (void)dynamic;
+#endif
+    stat_clear(st);
+    for (int r = 0; r < reps; r++) {
+        double s = 0, t0 = now();
+#pragma omp parallel for schedule(runtime) reduction(+ : s)
+        for (size_t i = 0; i < n; i++) {
+            size_t j = idx(access, i, n, r, nthreads);
+            if (op == 0)
+                s += a[j];
+            else if (op == 1)
+                a[j] = 1.5;
+            else
+                a[j] = a[j] * 0.5 + 1;
+        }
+        stat_add(st, now() - t0);
+        sink = s;
+    }
+}
+
+static void policy_string(int p, int threads, int node0, char *out, size_t size)
+{
+    const char *k = report_policies[p];
+    if (!strcmp(k, "bind_block"))
+        snprintf(out, size, "bind_block:threads=%d", threads);
+    else if (!strcmp(k, "bind_all"))
+        snprintf(out, size, "bind_all:%d", node0);
+    else if (!strcmp(k, "random") || !strcmp(k, "random_block"))
+        snprintf(out, size, "%s:seed=1", k);
+    else
+        snprintf(out, size, "%s", k);
+}
+
+static double *place_array(int p, struct charac *c)
+{
+    npl_policy *pol;
+    double *a = NULL;
+    if (npl_policy_parse(&pol, c->polstr[p]) == 0) {
+        a = npl_alloc(c->n * sizeof(double), pol);
+        npl_policy_free(pol);
+    }
+    if (!a)
+        return NULL;
+    if (p == 0) { /* first_touch: the master initializes */
+        for (size_t i = 0; i < c->n; i++)
+            a[i] = 1;
+    } else {
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < c->n; i++)
+            a[i] = 1;
+    }
+    return a;
+}
+
+static size_t array_doubles(int level, size_t llc)
+{
+    const size_t M = (size_t)1 << 20;
+    size_t bytes = level == 0 ? 4 * M : level == 1 ? 2 * llc : 4 * llc;
+    size_t lo = level == 0 ? 4 * M : level == 1 ? 64 * M : 256 * M;
+    size_t hi = level == 0 ? 4 * M : level == 1 ? 128 * M : 1024 * M;
+    bytes = bytes < lo ? lo : bytes > hi ? hi : bytes;
+    return bytes / sizeof(double);
+}
+
+int report_characterize(int level, int reps, const struct measure_result *m, struct charac *c)
+{
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#pragma omp parallel /* pin the OpenMP threads compactly (MAi's default, reproducible) */
+    npl_pin_self("compact", omp_get_thread_num());
+#else
+    npl_pin_self("compact", 0);
+#endif
+    c->nthreads = threads;
+    c->n = array_doubles(level, m->llc_bytes);
+    c->reps = reps;
+    for (int p = 0; p < NPOL; p++) {
+        policy_string(p, threads, m->nodes[0], c->polstr[p], sizeof c->polstr[p]);
+        report_progress("characterization", (double)p / NPOL);
+        double *a = place_array(p, c);
+        if (!a) {
+            fprintf(stderr, "numaplace report: %s: %s (skipped)\n", c->polstr[p],
+                    npl_last_error());
+            for (int k = 0; k < NPAT; k++)
+                stat_clear(&c->sec[p][k / (NACC * NSCH)][k / NSCH % NACC][k % NSCH]);
+            continue;
+        }
+        c->placed_ok[p] = 1;
+        for (int k = 0; k < NPAT; k++) {
+            int o = k / (NACC * NSCH), x = k / NSCH % NACC, s = k % NSCH;
+            kernel(a, c->n, o, x, s, reps, threads, &c->sec[p][o][x][s]);
+            report_progress("characterization", (p + (k + 1.0) / NPAT) / NPOL);
+        }
+        npl_free(a);
+    }
+    return 0;
+}
