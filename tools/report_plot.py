@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""report_plot.py DIR [--validate-only] - plots and index.html for `numaplace report`.
+"""report_plot.py DIR [--validate-only] [--title TEXT] - plots and index.html for `numaplace report`.
 
 Reads DIR/results.json, validates it against docs/schema/report.schema.json (python3-jsonschema when
 installed, else the small checker below, which understands the subset of JSON Schema the file
@@ -111,9 +111,12 @@ def fmt_stat(s, spec):
     return "-" if s is None else f"{format(s['median'], spec)} [{format(s['min'], spec)}-{format(s['max'], spec)}]"
 
 
+TITLE = []  # --title TEXT: shown first in every plot and the page (e.g. the guest's report)
+
+
 def label(data):
     t = data["trust"]["timings"]
-    return {"emulated": "EMULATED timings (QEMU TCG)", "virtualized": "timings in a virtual machine",
+    return "".join(x + ": " for x in TITLE) + {"emulated": "EMULATED timings (QEMU TCG)", "virtualized": "timings in a virtual machine",
             "measured": "measured timings"}[t]
 
 
@@ -281,7 +284,7 @@ def page(data, imgs):
     fac, m, h = data["factors"], data["machine"], data["host"]
     nodes = fac["nodes"]
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>numaplace report</title></head><body>",
-             "<h1>numaplace report</h1>",
+             f"<h1>numaplace report{html.escape(''.join(': ' + x for x in TITLE))}</h1>",
              f"<p>numaplace {html.escape(data['numaplace_version'])}, {html.escape(data['generated_utc'])}, "
              f"{html.escape(data['level'])} sizes{' (too small for conclusions)' if data['quick'] else ''}.</p>"]
     parts += verdict_html(data)
@@ -308,6 +311,8 @@ def main(argv):
         print(__doc__)
         return 0 if len(argv) >= 2 else 2
     d = argv[1]
+    if "--title" in argv[:-1]:
+        TITLE.append(argv[argv.index("--title") + 1])
     try:
         with open(os.path.join(d, "results.json")) as f:
             data = json.load(f)
