@@ -2,7 +2,9 @@
  * and the subcommand (docs/man/numaplace-measure.1). The measurements are in measure.c. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "json.h"
 #include "measure.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -242,7 +244,7 @@ int measure_check_out(const char *who, const char *path)
 
 static void measure_usage(void)
 {
-    printf("usage: numaplace measure [--quick|--full] [--reps N] [--out FILE] [--no-write]\n"
+    printf("usage: numaplace measure [--quick|--full] [--reps N] [--out FILE] [--no-write] [--json]\n"
            "The NUMA factor matrix, as Intel MLC measures it: idle latency (pointer chase on\n"
            "2 MiB pages, 4 KiB pages beside it) and triad bandwidth with every CPU of the CPU node\n"
            "for every (CPU node, memory node) pair, the local/remote ratios, latency against\n"
@@ -259,6 +261,8 @@ static void measure_usage(void)
            "  --full      large sizes and longer chases (real runs)\n"
            "  --reps N    repetitions of every figure (1-%d, default 5)\n"
            "  --no-write  print only\n"
+           "  --json      the figures as JSON on stdout (the \"factors\" of the report's\n"
+           "              docs/schema/report.schema.json); the tables go to stderr\n"
            "exit status: 0; 1 measurement or writing failed; 2 bad usage\n", STATS_MAX_REPS);
 }
 
@@ -284,16 +288,30 @@ static int measure_target(const char *out, char *path, size_t size)
     return rc ? rc : measure_check_out("measure", path);
 }
 
+static int measure_json(const struct measure_result *r)
+{
+    static const char *levels[] = {"quick", "default", "full"};
+    cJSON *root = json_object();
+    json_add_str(root, "schema", "numaplace-measure/1");
+    json_add_str(root, "numaplace_version", npl_version());
+    json_add_str(root, "level", levels[r->level]);
+    json_add_num(root, "reps", r->reps);
+    report_json_factors(root, r);
+    int rc = json_write(stdout, root);
+    json_free(root);
+    return rc < 0 ? (fprintf(stderr, "numaplace measure: cannot write the JSON\n"), EXIT_FAILED) : 0;
+}
+
 int cmd_measure(int argc, char **argv)
 {
-    int print_only = 0;
+    int print_only = 0, json = 0;
     struct measure_opts mo = {1, 5, NULL};
     const char *out = NULL;
     static const struct option opts[] = {
         {"quick", no_argument, NULL, 'q'}, {"full", no_argument, NULL, 'f'},
         {"reps", required_argument, NULL, 'r'}, {"out", required_argument, NULL, 'o'},
-        {"no-write", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"no-write", no_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'q' || c == 'f')
@@ -302,8 +320,8 @@ int cmd_measure(int argc, char **argv)
             return EXIT_USAGE;
         else if (c == 'o')
             out = optarg;
-        else if (c == 'n')
-            print_only = 1;
+        else if (c == 'n' || c == 'j')
+            *(c == 'n' ? &print_only : &json) = 1;
         else if (c == 'h')
             return measure_usage(), 0;
         else if (c != 'r')
@@ -320,9 +338,11 @@ int cmd_measure(int argc, char **argv)
         return rc ? rc : cli_fail("out of memory");
     rc = measure_run(&mo, 1, r);
     if (rc == 0) {
-        measure_print(stdout, r);
-        if (!print_only && (rc = measure_write_config(r, path)) == 0)
-            printf("\nwrote %s\n", path);
+        measure_print(json ? stderr : stdout, r);
+        if (json)
+            rc = measure_json(r);
+        if (rc == 0 && !print_only && (rc = measure_write_config(r, path)) == 0)
+            fprintf(json ? stderr : stdout, "\nwrote %s\n", path);
     }
     free(r);
     return rc;

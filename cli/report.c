@@ -236,9 +236,12 @@ static int measure_all(const struct report_opts *o, struct measure_result *m, st
 {
     struct measure_opts mo = {o->level, o->reps, report_progress};
     progress_start(o->level);
+    double t0 = now();
     int rc = measure_run(&mo, 0, m);
+    h->measure_s = now() - t0;
     if (rc == 0)
         rc = report_characterize(o->level, o->reps, m, c);
+    h->charac_s = now() - t0 - h->measure_s;
     report_progress_done();
     if (rc)
         return rc;

@@ -34,6 +34,7 @@ struct host_env {
     int cpuinfo_hypervisor; /* the "hypervisor" CPU flag */
     int emulated;           /* TCG (software CPU emulation): times are not measurements */
     int omp_threads;
+    double measure_s, charac_s; /* how long the two parts took */
 };
 
 /* Warnings about the timings, the trust label and the measured spread. */
@@ -63,4 +64,7 @@ int report_write_json(const char *path, int level, const struct measure_result *
 int report_write_html(const char *path, const struct measure_result *m, const struct charac *c,
                       const struct verdict *v);
 FILE *report_open_out(const char *path);
+/* "factors" (as in results.json) added to root: also numaplace measure --json */
+struct cJSON;
+void report_json_factors(struct cJSON *root, const struct measure_result *m);
 #endif

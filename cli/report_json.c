@@ -84,7 +84,7 @@ static void add_matrix(cJSON *fac, const char *key, const struct measure_result 
     }
 }
 
-static void add_factors(cJSON *root, const struct measure_result *m)
+void report_json_factors(cJSON *root, const struct measure_result *m)
 {
     cJSON *fac = json_add_obj(root, "factors");
     json_add_ints(fac, "nodes", m->nodes, m->n);
@@ -189,9 +189,12 @@ int report_write_json(const char *path, int level, const struct measure_result *
     json_add_str(root, "level", levels[level]);
     json_add_bool(root, "quick", level == 0);
     json_add_num(root, "reps", c->reps);
+    cJSON *took = json_add_obj(root, "run_seconds");
+    json_add_num(took, "measurements", h->measure_s);
+    json_add_num(took, "characterization", h->charac_s);
     add_host(root, h, v);
     add_machine(root, m);
-    add_factors(root, m);
+    report_json_factors(root, m);
     add_charac(root, c);
     add_verdict(root, m, v);
     FILE *f = report_open_out(path);

@@ -21,18 +21,19 @@ static int topo_json(const npl_topo *t, int synthetic)
     int nn = npl_topo_node_count(t, 1);
     const struct npl_support *s = npl_get_support();
     cJSON *root = json_object();
-    json_add_str(root, "version", npl_version());
+    json_add_str(root, "schema", "numaplace-topo/1");
+    json_add_str(root, "numaplace_version", npl_version());
     json_add_bool(root, "synthetic", synthetic);
     json_add_num(root, "cpus_allowed", npl_topo_cpu_count(t));
     json_add_num(root, "cores_allowed", npl_topo_core_count(t));
-    json_add_num(root, "nodes_usable", npl_topo_node_count(t, 0));
+    json_add_num(root, "node_count", npl_topo_node_count(t, 0));
     cJSON *nodes = json_add_arr(root, "nodes");
     int *cpus = malloc(sizeof(int) * 4096), *dist = malloc(sizeof(int) * (size_t)(nn > 0 ? nn : 1));
     for (int i = 0; i < nn && cpus && dist; i++) {
         struct npl_node_info ni;
         npl_topo_node_info(t, npl_topo_node_id(t, i), &ni);
         cJSON *o = json_add_obj(nodes, NULL);
-        json_add_num(o, "id", ni.os_id);
+        json_add_num(o, "os_id", ni.os_id);
         json_add_bool(o, "allowed", ni.allowed);
         json_add_num(o, "memory_bytes", (double)ni.memory_bytes);
         json_add_num(o, "free_bytes", (double)ni.free_bytes);
@@ -44,23 +45,24 @@ static int topo_json(const npl_topo *t, int synthetic)
     }
     free(cpus);
     free(dist);
-    cJSON *caches = json_add_obj(root, "caches_bytes");
+    cJSON *caches = json_add_arr(root, "caches");
     for (int l = 1; l <= 5; l++) {
         uint64_t b;
-        char key[8];
-        snprintf(key, sizeof key, "L%d", l);
-        if (npl_topo_cache_size(t, l, &b) == 0)
-            json_add_num(caches, key, (double)b);
+        if (npl_topo_cache_size(t, l, &b) == 0) {
+            cJSON *o = json_add_obj(caches, NULL);
+            json_add_num(o, "level", l);
+            json_add_num(o, "bytes", (double)b);
+        }
     }
     cJSON *sup = json_add_obj(root, "support");
-    json_add_num(sup, "get_mempolicy", s->get_mempolicy);
-    json_add_num(sup, "set_mempolicy", s->set_mempolicy);
-    json_add_num(sup, "mbind", s->mbind);
-    json_add_num(sup, "move_pages", s->move_pages);
-    json_add_num(sup, "preferred_many", s->preferred_many);
-    json_add_num(sup, "populate_write", s->populate_write);
-    json_add_num(sup, "thp", s->thp);
-    json_add_num(sup, "hugetlb_2m", s->hugetlb_2m);
+    json_add_bool(sup, "get_mempolicy", s->get_mempolicy);
+    json_add_bool(sup, "set_mempolicy", s->set_mempolicy);
+    json_add_bool(sup, "mbind", s->mbind);
+    json_add_bool(sup, "move_pages", s->move_pages);
+    json_add_bool(sup, "preferred_many", s->preferred_many);
+    json_add_bool(sup, "populate_write", s->populate_write);
+    json_add_bool(sup, "thp", s->thp);
+    json_add_bool(sup, "hugetlb_2m", s->hugetlb_2m);
     int rc = json_write(stdout, root);
     json_free(root);
     if (rc < 0) {
