@@ -60,7 +60,8 @@ int measure_write_config(const struct measure_result *r, const char *path)
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&tt));
     snprintf(buf, sizeof buf, "numaplace measure%s on %s, latency buffer %zu KiB, triad arrays "
-             "%zu KiB", r->level == 0 ? " --quick" : r->level == 2 ? " --full" : "", when, r->lat_bytes >> 10, r->bw_bytes >> 10);
+             "%zu KiB", r->level == 0 ? " --quick" : r->level == 2 ? " --full" : "", when,
+             r->lat_bytes >> 10, r->bw_bytes >> 10);
     if (rc == 0)
         rc = npl_config_set(c, "factors", "measured", buf);
     if (rc < 0) {

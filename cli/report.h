@@ -18,8 +18,18 @@
 extern const char *const report_ops[NOPS], *const report_accesses[NACC],
     *const report_scheds[NSCH], *const report_policies[NPOL];
 
+/* exact locality of one policy's array (not a timing: also right in an emulated guest) */
+struct locality {
+    int ok;
+    size_t pages[MEASURE_MAX_NODES]; /* pages on measure_result.nodes[i] */
+    double remote_static;            /* fraction of accesses to remote pages, regular access,
+                                        static schedule (each thread its block) */
+    double remote_shared;            /* the same when every thread touches every page (random) */
+};
+
 struct charac {
     int nthreads, reps;
+    struct locality loc[NPOL];
     size_t n; /* doubles in the array */
     struct stat3 sec[NPOL][NOPS][NACC][NSCH];
     char polstr[NPOL][64];
@@ -46,6 +56,7 @@ struct verdict {
     double worst_lat_factor, mean_lat_factor; /* -1: one node */
     double remote_bw_penalty;                 /* 1 - mean remote/local bandwidth; -1: one node */
     double spread_median, spread_max;         /* relative spreads of the characterization */
+    double tolerance;                         /* the noise threshold the rule used */
     struct rec_result rec[NOPS][NACC][NSCH];
 };
 

@@ -15,7 +15,9 @@
 #include "cli.h"
 #include "report.h"
 
+#include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #ifdef _OPENMP
@@ -113,6 +115,43 @@ static double *place_array(int p, struct charac *c)
     return a;
 }
 
+/* where the array's pages are, and which fraction of the accesses of each access pattern
+ * goes to a remote node, from the threads' nodes (they are pinned) */
+static void locality(const double *a, const struct charac *c, const struct measure_result *m,
+                     struct locality *l)
+{
+    const npl_topo *t = npl_topo_self();
+    size_t bytes = c->n * sizeof(double), psz = 4096, np = (bytes + psz - 1) / psz;
+    int *pn = malloc(np * sizeof *pn), tn[MEASURE_MAX_CPUS];
+    int nt = c->nthreads < MEASURE_MAX_CPUS ? c->nthreads : MEASURE_MAX_CPUS;
+    memset(l, 0, sizeof *l);
+#pragma omp parallel
+    {
+        int me = 0;
+#ifdef _OPENMP
+        me = omp_get_thread_num();
+#endif
+        if (me < nt)
+            tn[me] = npl_topo_cpu_node(t, sched_getcpu());
+    }
+    if (!pn || npl_query_pages(a, bytes, pn, np) < 0) {
+        free(pn);
+        return;
+    }
+    size_t remote_static = 0, remote_shared = 0, chunk = (np + (size_t)nt - 1) / (size_t)nt;
+    for (size_t i = 0; i < np; i++) {
+        for (int k = 0; k < m->n; k++)
+            l->pages[k] += pn[i] == m->nodes[k];
+        remote_static += pn[i] != tn[i / chunk < (size_t)nt ? i / chunk : (size_t)nt - 1];
+        for (int th = 0; th < nt; th++)
+            remote_shared += pn[i] != tn[th];
+    }
+    l->remote_static = (double)remote_static / (double)np;
+    l->remote_shared = (double)remote_shared / ((double)np * nt);
+    l->ok = 1;
+    free(pn);
+}
+
 static size_t array_doubles(int level, size_t llc)
 {
     const size_t M = (size_t)1 << 20;
@@ -148,6 +187,7 @@ int report_characterize(int level, int reps, const struct measure_result *m, str
             continue;
         }
         c->placed_ok[p] = 1;
+        locality(a, c, m, &c->loc[p]);
         for (int k = 0; k < NPAT; k++) {
             int o = k / (NACC * NSCH), x = k / NSCH % NACC, s = k % NSCH;
             kernel(a, c->n, o, x, s, reps, threads, &c->sec[p][o][x][s]);

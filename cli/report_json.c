@@ -131,7 +131,7 @@ void report_json_factors(cJSON *root, const struct measure_result *m)
     json_add_num(fac, "peak_mb_per_s", m->peak_mbs);
 }
 
-static void add_charac(cJSON *root, const struct charac *c)
+static void add_charac(cJSON *root, const struct measure_result *m, const struct charac *c)
 {
     cJSON *ch = json_add_obj(root, "characterization");
     json_add_num(ch, "threads", c->nthreads);
@@ -140,6 +140,20 @@ static void add_charac(cJSON *root, const struct charac *c)
     cJSON *pols = json_add_arr(ch, "policies");
     for (int p = 0; p < NPOL; p++)
         json_add_str(pols, NULL, c->polstr[p]);
+    cJSON *loc = json_add_arr(ch, "locality");
+    for (int p = 0; p < NPOL; p++) {
+        const struct locality *l = &c->loc[p];
+        cJSON *e = json_add_obj(loc, NULL);
+        json_add_str(e, "policy", report_policies[p]);
+        cJSON *pn = json_add_arr(e, "nodes");
+        for (int k = 0; k < m->n; k++) {
+            cJSON *o = json_add_obj(pn, NULL);
+            json_add_num(o, "os_id", m->nodes[k]);
+            json_add_num(o, "pages", l->ok ? (double)l->pages[k] : 0);
+        }
+        json_add_num_or_null(e, "remote_fraction_static", l->ok ? l->remote_static : -1);
+        json_add_num_or_null(e, "remote_fraction_shared", l->ok ? l->remote_shared : -1);
+    }
     cJSON *res = json_add_arr(ch, "results");
     for (int p = 0; p < NPOL; p++)
         for (int k = 0; k < NPAT; k++) {
@@ -162,6 +176,7 @@ static void add_verdict(cJSON *root, const struct measure_result *m, const struc
     json_add_num_or_null(o, "worst_latency_factor", v->worst_lat_factor);
     json_add_num_or_null(o, "mean_latency_factor", v->mean_lat_factor);
     json_add_num_or_null(o, "remote_bandwidth_penalty_fraction", v->remote_bw_penalty);
+    json_add_num(o, "noise_threshold_fraction", v->tolerance);
     json_add_str(o, "rule", report_rule_text(m->n));
     cJSON *recs = json_add_arr(root, "recommendations");
     for (int k = 0; k < NPAT; k++) {
@@ -195,7 +210,7 @@ int report_write_json(const char *path, int level, const struct measure_result *
     add_host(root, h, v);
     add_machine(root, m);
     report_json_factors(root, m);
-    add_charac(root, c);
+    add_charac(root, m, c);
     add_verdict(root, m, v);
     FILE *f = report_open_out(path);
     if (!f) {

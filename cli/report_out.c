@@ -29,6 +29,25 @@ static void print_rec(FILE *f, int k, const struct rec_result *r)
                 r->margin * 100, r->runner_up);
 }
 
+/* the exact results: where each policy put the pages, and the remote-access fractions */
+static void print_locality(FILE *f, const struct measure_result *m, const struct charac *c)
+{
+    fprintf(f, "exact locality (page counts, not timings; threads pinned compactly):\n"
+            "  %-13s %9s %9s  pages per node\n", "policy", "remote:blk", "remote:all");
+    for (int p = 0; p < NPOL; p++) {
+        const struct locality *l = &c->loc[p];
+        if (!l->ok)
+            continue;
+        fprintf(f, "  %-13s %9.1f%% %9.1f%% ", report_policies[p], l->remote_static * 100,
+                l->remote_shared * 100);
+        for (int k = 0; k < m->n; k++)
+            fprintf(f, " n%d=%zu", m->nodes[k], l->pages[k]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "  (remote:blk = accesses to remote pages when each thread works on its own block, "
+            "regular static; remote:all = when every thread touches every page, random)\n");
+}
+
 void report_print_verdict(FILE *f, const struct measure_result *m, const struct charac *c,
                           const struct verdict *v)
 {
@@ -41,8 +60,9 @@ void report_print_verdict(FILE *f, const struct measure_result *m, const struct 
         fprintf(f, "latency factor (remote/local, 2 MiB pages): worst %.2f, mean %.2f\n"
                 "remote-bandwidth penalty: %.0f%% less bandwidth from remote memory (mean)\n",
                 v->worst_lat_factor, v->mean_lat_factor, v->remote_bw_penalty * 100);
-    fprintf(f, "measured spread: median %.1f%%, max %.1f%% ((max-min)/median of %d repetitions)\n",
-            v->spread_median * 100, v->spread_max * 100, c->reps);
+    fprintf(f, "measured spread: median %.1f%%, max %.1f%% ((max-min)/median of %d repetitions); "
+            "noise threshold %.0f%%\n", v->spread_median * 100, v->spread_max * 100, c->reps,
+            v->tolerance * 100);
     int differ = 0;
     for (int k = 0; k < NPAT; k++)
         differ += v->rec[PAT(k)].measurable;
@@ -52,6 +72,7 @@ void report_print_verdict(FILE *f, const struct measure_result *m, const struct 
         if (v->rec[PAT(k)].measurable || !v->rec[PAT(k)].policy)
             print_rec(f, k, &v->rec[PAT(k)]);
     fprintf(f, "rule: %s\n", report_rule_text(m->n));
+    print_locality(f, m, c);
 }
 
 FILE *report_open_out(const char *path)

@@ -92,12 +92,15 @@ void report_verdict(const struct measure_result *m, const struct charac *c,
         warn(v, "--quick: arrays too small for conclusions (use the default or --full)");
     if (m->huge_fraction < 0.5)
         warn(v, "idle latency on 4 KiB pages (no 2 MiB page obtained): page walks included");
+    /* a difference must exceed the run's own noise: its median spread, at least 5% */
+    double tol = v->spread_median > TOLERANCE ? v->spread_median : TOLERANCE;
+    v->tolerance = tol;
     for (int k = 0; k < NPAT; k++) {
         int o = k / (NACC * NSCH), x = k / NSCH % NACC, s = k % NSCH;
         struct rec_stat_entry e[NPOL];
         for (int p = 0; p < NPOL; p++)
             e[p] = (struct rec_stat_entry){report_policies[p], &c->sec[p][o][x][s]};
-        recommend_stats(e, NPOL, TOLERANCE, &v->rec[o][x][s]);
+        recommend_stats(e, NPOL, tol, &v->rec[o][x][s]);
     }
 }
 
@@ -109,10 +112,12 @@ const char *report_rule_text(int nnodes)
                "touched (first_touch: the master thread initializes it; the others: all threads "
                "do), so they are compared as first-touch variants. first_touch is recommended "
                "unless another variant is faster with a [min, max] range that does not overlap "
-               "first_touch's and a median more than 5% lower.";
+               "first_touch's and a median lower by more than the noise threshold (5%, or the "
+               "run's median spread when that is larger).";
     return "Each policy's time is the median of the repetitions, with its [min, max] range. "
-           "Policies whose range overlaps the fastest's, or whose median is within 5% of it, "
-           "tie with it; a tie goes to the simplest, most local policy, in the order "
+           "Policies whose range overlaps the fastest's, or whose median is within the noise "
+           "threshold of it (5%, or the run's median spread when that is larger), tie with "
+           "it; a tie goes to the simplest, most local policy, in the order "
            "first_touch, bind_block, cyclic, cyclic_block, skew_mapp, prime_mapp, random_block, "
            "random, bind_all (no placement is better than one that does not pay). When every "
            "policy ties, there is no measurable difference and first_touch stays. The margin "
