@@ -84,7 +84,7 @@ void recommend_stats(const struct rec_stat_entry *e, int n, double tolerance,
             (other < 0 || e[i].seconds->med < e[other].seconds->med))
             other = i;
     out->policy = e[pick].policy;
-    out->measurable = !all_tie;
+    out->measurable = other >= 0; /* some policy is clearly slower than the pick */
     if (other >= 0) {
         out->runner_up = e[other].policy;
         out->margin = e[other].seconds->med / e[pick].seconds->med - 1;

@@ -25,8 +25,9 @@ const char *recommend(const struct rec_entry *e, int n, int nnodes, double toler
 /* The rule with repetitions (the report's): for one access pattern, each policy's stat3 of
  * seconds. Ties are the policies whose [min, max] interval overlaps the fastest's, or whose
  * median is within `tolerance` of it; the tie goes to the first in the order above.
- *   measurable = 0: every measured policy ties with the fastest ("no measurable difference");
- *                   the pick is then first_touch when it was measured.
+ *   measurable = 0: no policy is clearly slower than the pick ("no measurable difference");
+ *                   when every measured policy ties with the fastest, the pick is first_touch
+ *                   (when it was measured).
  *   margin: the pick against the fastest policy that does not tie with it (its median time
  *           over the pick's, minus 1: 0.25 = that policy takes 25% longer); -1 when none.
  * One node: placement cannot differ; the policies are first-touch variants there (serial or
