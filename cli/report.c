@@ -36,7 +36,8 @@ static struct {
 
 static void progress_start(int level)
 {
-    prog.on = isatty(STDERR_FILENO);
+    const char *env = getenv("NUMAPLACE_PROGRESS"); /* 0: never (consoles that are ttys) */
+    prog.on = isatty(STDERR_FILENO) && !(env && !strcmp(env, "0"));
     prog.t0 = now();
     prog.measure_share = level == 0 ? 0.5 : 0.3;
 }
@@ -145,7 +146,7 @@ static void usage(void)
            "DIR is created and test-written before measuring: a DIR that is not a\n"
            "directory, or cannot be written in, fails at once (exit 1); files are never\n"
            "written through symbolic links. A progress line (step, percentage, ETA) is shown\n"
-           "on a terminal only.\n"
+           "on a terminal only (NUMAPLACE_PROGRESS=0: never).\n"
            "  --out DIR    default ./report\n"
            "  --quick      tiny sizes (seconds; numbers indicative only)\n"
            "  --full       large sizes for real runs (the default takes about 3 minutes on 2 cores)\n"

@@ -54,7 +54,8 @@ struct verdict {
     int nwarn;
     char warn[REPORT_MAX_WARN][200];
     double worst_lat_factor, mean_lat_factor; /* -1: one node */
-    double remote_bw_penalty;                 /* 1 - mean remote/local bandwidth; -1: one node */
+    double remote_bw_penalty;                 /* mean of 1 - remote/local bandwidth; NaN: one node */
+    int emulated;                             /* recommendations not judged */
     double spread_median, spread_max;         /* relative spreads of the characterization */
     double tolerance;                         /* the noise threshold the rule used */
     struct rec_result rec[NOPS][NACC][NSCH];

@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 static cJSON *add_stat(cJSON *parent, const char *key, const struct stat3 *s)
@@ -175,7 +176,10 @@ static void add_verdict(cJSON *root, const struct measure_result *m, const struc
     cJSON *o = json_add_obj(root, "verdict");
     json_add_num_or_null(o, "worst_latency_factor", v->worst_lat_factor);
     json_add_num_or_null(o, "mean_latency_factor", v->mean_lat_factor);
-    json_add_num_or_null(o, "remote_bandwidth_penalty_fraction", v->remote_bw_penalty);
+    if (isnan(v->remote_bw_penalty)) /* one node */
+        json_add(o, "remote_bandwidth_penalty_fraction", cJSON_CreateNull());
+    else
+        json_add_num(o, "remote_bandwidth_penalty_fraction", v->remote_bw_penalty);
     json_add_num(o, "noise_threshold_fraction", v->tolerance);
     json_add_str(o, "rule", report_rule_text(m->n));
     cJSON *recs = json_add_arr(root, "recommendations");
@@ -188,6 +192,7 @@ static void add_verdict(cJSON *root, const struct measure_result *m, const struc
         json_add_str(j, "schedule", report_scheds[s]);
         json_add_str(j, "policy", r->policy); /* NULL: null */
         json_add_bool(j, "measurable", r->measurable);
+        json_add_str(j, "basis", v->emulated ? "none: emulated timings" : "timings");
         json_add_num_or_null(j, "margin_fraction", r->margin);
         json_add_str(j, "compared_with", r->runner_up);
     }

@@ -58,11 +58,17 @@ void report_print_verdict(FILE *f, const struct measure_result *m, const struct 
         fprintf(f, "latency factor: none (one NUMA node: no remote memory)\n");
     else
         fprintf(f, "latency factor (remote/local, 2 MiB pages): worst %.2f, mean %.2f\n"
-                "remote-bandwidth penalty: %.0f%% less bandwidth from remote memory (mean)\n",
+                "remote-bandwidth penalty: %.0f%% (mean of 1 - remote/local triad bandwidth)\n",
                 v->worst_lat_factor, v->mean_lat_factor, v->remote_bw_penalty * 100);
     fprintf(f, "measured spread: median %.1f%%, max %.1f%% ((max-min)/median of %d repetitions); "
             "noise threshold %.0f%%\n", v->spread_median * 100, v->spread_max * 100, c->reps,
             v->tolerance * 100);
+    if (v->emulated) {
+        fprintf(f, "recommendations: none (emulated times judge no policy); the result is the "
+                "exact locality below\n");
+        print_locality(f, m, c);
+        return;
+    }
     int differ = 0;
     for (int k = 0; k < NPAT; k++)
         differ += v->rec[PAT(k)].measurable;

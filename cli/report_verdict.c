@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "report.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,8 @@ static void factors(const struct measure_result *m, struct verdict *v)
 {
     double sum = 0, bsum = 0;
     int n = 0, nb = 0, fi = -1, fj = -1;
-    v->worst_lat_factor = v->mean_lat_factor = v->remote_bw_penalty = -1;
+    v->worst_lat_factor = v->mean_lat_factor = -1;
+    v->remote_bw_penalty = NAN; /* negative when remote memory is faster */
     for (int i = 0; i < m->n; i++)
         for (int j = 0; j < m->n; j++) {
             double f = measure_factor(m, 0, i, j), b = measure_factor(m, 1, i, j);
@@ -77,6 +79,7 @@ void report_verdict(const struct measure_result *m, const struct charac *c,
     memset(v, 0, sizeof *v);
     int vm = h->cpuinfo_hypervisor || h->hypervisor[0];
     v->trust = h->emulated ? "emulated" : vm ? "virtualized" : "measured";
+    v->emulated = h->emulated;
     if (h->emulated)
         warn(v, "EMULATED timings (QEMU TCG: a software CPU): times are not measurements of any "
              "hardware; the results are the exact page locations and remote-access fractions");
@@ -101,6 +104,8 @@ void report_verdict(const struct measure_result *m, const struct charac *c,
         for (int p = 0; p < NPOL; p++)
             e[p] = (struct rec_stat_entry){report_policies[p], &c->sec[p][o][x][s]};
         recommend_stats(e, NPOL, tol, &v->rec[o][x][s]);
+        if (h->emulated) /* emulated times judge nothing: no pick, no margin */
+            v->rec[o][x][s] = (struct rec_result){NULL, NULL, -1, 0};
     }
 }
 

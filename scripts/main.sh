@@ -14,7 +14,7 @@ build/numaplace report --out report
 echo "== 4-node guest, emulated timings (tools/numavm): topo, demo, report --quick -> report/guest/"
 rm -rf report/guest
 tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --out report/guest -- \
-    sh -c 'numaplace topo && numaplace demo --mib 32 && numaplace report --quick --reps 3 --no-plots --out /out'
+    sh -c 'numaplace topo && numaplace demo --mib 32 && NUMAPLACE_PROGRESS=0 numaplace report --quick --reps 3 --no-plots --out /out'
 if python3 tools/report_plot.py report/guest --title "4-node guest, emulated timings" >/dev/null; then
     echo "== guest report: report/guest/index.html (4-node guest, emulated timings)"
 else

@@ -243,6 +243,8 @@ def plot_policies(plt, data, d):
 
 
 def rec_text(r):
+    if r["basis"] != "timings":
+        return "not judged (emulated timings)"
     if r["policy"] is None:
         return "not measured"
     if not r["measurable"]:
@@ -250,6 +252,17 @@ def rec_text(r):
     if r["compared_with"] is None:
         return "ties with the fastest"
     return f"margin {r['margin_fraction'] * 100:.0f}% ({r['compared_with']} takes that much longer)"
+
+
+def locality_html(data):
+    ch = data["characterization"]
+    nodes = data["factors"]["nodes"]
+    rows = [[l["policy"], "-" if l["remote_fraction_static"] is None else f"{l['remote_fraction_static'] * 100:.1f}%",
+             "-" if l["remote_fraction_shared"] is None else f"{l['remote_fraction_shared'] * 100:.1f}%"]
+            + [n["pages"] for n in l["nodes"]] for l in ch["locality"]]
+    return ("<h3>Exact locality (page counts, not timings)</h3>" +
+            table(rows, ["policy", "remote accesses, own block", "remote accesses, every page"] +
+                  [f"pages on node {n}" for n in nodes]))
 
 
 def verdict_html(data):
@@ -262,7 +275,8 @@ def verdict_html(data):
         rows.append(["latency factor", "none: one NUMA node, no remote memory"])
     else:
         rows += [["latency factor (remote/local)", f"worst {v['worst_latency_factor']:.2f}, mean {v['mean_latency_factor']:.2f}"],
-                 ["remote-bandwidth penalty", f"{v['remote_bandwidth_penalty_fraction'] * 100:.0f}% (mean)"]]
+                 ["remote-bandwidth penalty", "-" if v["remote_bandwidth_penalty_fraction"] is None else
+                  f"{v['remote_bandwidth_penalty_fraction'] * 100:.0f}% (mean of 1 - remote/local triad bandwidth)"]]
     rows.append(["measured spread", f"median {t['spread_median_fraction'] * 100:.1f}%, max {t['spread_max_fraction'] * 100:.1f}% "
                  f"((max-min)/median, {data['reps']} repetitions)"])
     rows.append(["local idle latency", f"{fmt_stat(fac['latency_ns'][0][0], '.1f')} ns on {fac['huge_page_kind']} pages; "
@@ -271,12 +285,19 @@ def verdict_html(data):
     p.append(table(rows, ["", ""]))
     recs = data["recommendations"]
     diff = [r for r in recs if r["measurable"]]
+    if t["timings"] == "emulated":
+        p.append("<p><b>No recommendation: emulated times judge no policy.</b> The result is the exact "
+                 "locality below.</p>")
+        p.append(locality_html(data))
+        p.append("<p><b>Rule (for measured timings).</b> " + html.escape(v["rule"]) + "</p>")
+        return p
     p.append(f"<p>{len(diff)} of {len(recs)} access patterns show a measurable difference"
              f"{'' if diff else ': keep first_touch'}.</p>")
     if diff:
         p.append(table([[r["op"], r["access"], r["schedule"], r["policy"], rec_text(r)] for r in diff],
                        ["operation", "access", "schedule", "policy", "margin"]))
     p.append("<p><b>Rule.</b> " + html.escape(v["rule"]) + "</p>")
+    p.append(locality_html(data))
     return p
 
 
