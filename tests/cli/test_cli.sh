@@ -71,6 +71,8 @@ if python3 -c 'import jsonschema' 2>/dev/null; then
     $N demo --mib 2 --policy cyclic --json >$J; check "demo --json validates" "" "$(jv demo $J)"
     check "demo --json: every page placed" "512 512" "$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["arrays"][0]; print(a["pages"], a["placed_pages"])' $J)"
     $N measure --quick --reps 2 --no-write --json >$J 2>/dev/null; check "measure --json validates" "" "$(jv measure $J)"
+    $N where --json $$ >$J; check "where --json validates" "" "$(jv where $J)"
+    check "where --json: nodes agree with total" 1 "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(all(d["total"][str(n["os_id"])]["base_pages"] == n["base_pages"] for n in d["nodes"]) and d["nodes"][0]["base_pages"] > 0))' $J)"
     rm -f $J
 else
     if [ "${CI:-}" = true ]; then fail=$((fail + 1)); echo "FAIL --json schemas: python3-jsonschema missing in CI"
