@@ -53,9 +53,9 @@ static inline size_t idx(int access, size_t i, size_t n, int pass, int nthreads)
     return (size_t)(h % n);
 }
 
-/* one kernel, every repetition's seconds added to st; the schedule (static, or dynamic with
- * 4096-element chunks) is set for the loop's schedule(runtime) */
-static void kernel(double *a, size_t n, int op, int access, int dynamic, int reps, int nthreads,
+/* one pass (number `pass`) of one kernel, its seconds added to st; the schedule (static, or
+ * dynamic with 4096-element chunks) is set for the loop's schedule(runtime) */
+static void kernel(double *a, size_t n, int op, int access, int dynamic, int pass, int nthreads,
                    struct stat3 *st)
 {
 #ifdef _OPENMP
@@ -63,22 +63,19 @@ static void kernel(double *a, size_t n, int op, int access, int dynamic, int rep
 #else
     (void)dynamic;
 #endif
-    stat_clear(st);
-    for (int r = 0; r < reps; r++) {
-        double s = 0, t0 = now();
+    double s = 0, t0 = now();
 #pragma omp parallel for schedule(runtime) reduction(+ : s)
-        for (size_t i = 0; i < n; i++) {
-            size_t j = idx(access, i, n, r, nthreads);
-            if (op == 0)
-                s += a[j];
-            else if (op == 1)
-                a[j] = 1.5;
-            else
-                a[j] = a[j] * 0.5 + 1;
-        }
-        stat_add(st, now() - t0);
-        sink = s;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = idx(access, i, n, pass, nthreads);
+        if (op == 0)
+            s += a[j];
+        else if (op == 1)
+            a[j] = 1.5;
+        else
+            a[j] = a[j] * 0.5 + 1;
     }
+    stat_add(st, now() - t0);
+    sink = s;
 }
 
 static void policy_string(int p, int threads, int node0, char *out, size_t size)
@@ -152,16 +149,29 @@ static void locality(const double *a, const struct charac *c, const struct measu
     free(pn);
 }
 
-static size_t array_doubles(int level, size_t llc)
+/* the array: 2x (default) or 4x (--full) the last-level cache, within bounds, and all NPOL
+ * arrays (they live at the same time) within half of the free memory of the usable nodes */
+static size_t array_doubles(int level, const struct measure_result *m)
 {
     const size_t M = (size_t)1 << 20;
+    size_t llc = m->llc_bytes, free_bytes = 0;
     size_t bytes = level == 0 ? 4 * M : level == 1 ? 2 * llc : 4 * llc;
     size_t lo = level == 0 ? 4 * M : level == 1 ? 64 * M : 256 * M;
     size_t hi = level == 0 ? 4 * M : level == 1 ? 128 * M : 1024 * M;
     bytes = bytes < lo ? lo : bytes > hi ? hi : bytes;
+    for (int i = 0; i < m->n; i++) {
+        struct npl_node_info info;
+        if (npl_topo_node_info(npl_topo_self(), m->nodes[i], &info) == 0)
+            free_bytes += (size_t)info.free_bytes;
+    }
+    if (free_bytes && bytes > free_bytes / (2 * NPOL))
+        bytes = free_bytes / (2 * NPOL) > 4 * M ? free_bytes / (2 * NPOL) : 4 * M;
     return bytes / sizeof(double);
 }
 
+/* Every policy's array is placed first; then the repetitions go round all policies and
+ * patterns, so that a change of machine load over time touches every policy alike (measuring one
+ * policy after the other turned load drift into policy differences). */
 int report_characterize(int level, int reps, const struct measure_result *m, struct charac *c)
 {
     int threads = 1;
@@ -173,27 +183,31 @@ int report_characterize(int level, int reps, const struct measure_result *m, str
     npl_pin_self("compact", 0);
 #endif
     c->nthreads = threads;
-    c->n = array_doubles(level, m->llc_bytes);
+    c->n = array_doubles(level, m);
     c->reps = reps;
+    double *arr[NPOL];
     for (int p = 0; p < NPOL; p++) {
         policy_string(p, threads, m->nodes[0], c->polstr[p], sizeof c->polstr[p]);
-        report_progress("characterization", (double)p / NPOL);
-        double *a = place_array(p, c);
-        if (!a) {
+        for (int k = 0; k < NPAT; k++)
+            stat_clear(&c->sec[p][k / (NACC * NSCH)][k / NSCH % NACC][k % NSCH]);
+        arr[p] = place_array(p, c);
+        if (!arr[p]) {
             fprintf(stderr, "numaplace report: %s: %s (skipped)\n", c->polstr[p],
                     npl_last_error());
-            for (int k = 0; k < NPAT; k++)
-                stat_clear(&c->sec[p][k / (NACC * NSCH)][k / NSCH % NACC][k % NSCH]);
             continue;
         }
         c->placed_ok[p] = 1;
-        locality(a, c, m, &c->loc[p]);
-        for (int k = 0; k < NPAT; k++) {
-            int o = k / (NACC * NSCH), x = k / NSCH % NACC, s = k % NSCH;
-            kernel(a, c->n, o, x, s, reps, threads, &c->sec[p][o][x][s]);
-            report_progress("characterization", (p + (k + 1.0) / NPAT) / NPOL);
-        }
-        npl_free(a);
+        locality(arr[p], c, m, &c->loc[p]);
     }
+    for (int r = 0; r < reps; r++)
+        for (int p = 0; p < NPOL; p++) {
+            report_progress("characterization", (r + (double)p / NPOL) / reps);
+            for (int k = 0; arr[p] && k < NPAT; k++) {
+                int o = k / (NACC * NSCH), x = k / NSCH % NACC, s = k % NSCH;
+                kernel(arr[p], c->n, o, x, s, r, threads, &c->sec[p][o][x][s]);
+            }
+        }
+    for (int p = 0; p < NPOL; p++)
+        npl_free(arr[p]);
     return 0;
 }
