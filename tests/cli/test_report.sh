@@ -71,6 +71,23 @@ PY
 else
     ci_skip "schema validation" "python3-jsonschema is not installed"
 fi
+# MLC-class figures beside their anchors on this machine (printed, never asserted: timings)
+python3 - "$T/rep/results.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["factors"]
+s = lambda x: "-" if x is None else f"{x['median']:.1f} [{x['min']:.1f}-{x['max']:.1f}]"
+print("INFO idle latency, 2 MiB pages:", s(f["latency_ns"][0][0]), "ns;  4 KiB pages:", s(f["latency_4k_ns"][0][0]), "ns")
+print("INFO triad, all CPUs of the node:", s(f["bandwidth_mb_per_s"][0][0]), "MB/s;  1 thread:", s(f["bandwidth_by_threads"][0]["mb_per_s"]), "MB/s")
+print("INFO loaded latency:", ", ".join(f"{p['streaming_cpus']} streaming {s(p['ns'])} ns" for p in f["loaded_latency"]))
+print("INFO mixes:", ", ".join(f"{m['read_write']} {s(m['mb_per_s'])} MB/s" for m in f["mixes"]), "; peak", round(f["peak_mb_per_s"]), "MB/s")
+PY
+if command -v likwid-bench >/dev/null 2>&1; then
+    sh "$SRC/bench/report_vs_likwid.sh" "$(dirname "$N")" --quick >"$T/likwid" 2>&1
+    sed 's/^/INFO /' "$T/likwid"
+    check "bench/report_vs_likwid.sh: three mixes beside likwid-bench" 3 "$(grep -cE '^(read-only|1:1|2:1) +(load|copy|stream) +[0-9]+ .* [0-9.]+ +[0-9.]+$' "$T/likwid")"
+else
+    ci_skip "likwid-bench comparison" "likwid is not installed"
+fi
 # headless Chromium: every <img> of index.html decoded
 B=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$B" ]; then
