@@ -7,7 +7,7 @@
  *   regular    element i
  *   irregular  element (i + p*n/T + n/(2T)) mod n: each pass, each thread works on another
  *              thread's block (the paper's "data set may be different" between phases)
- *   random     element hash(i, p) mod n: pages all over the array, shared by threads
+ *   random     element hash(i, p) scaled to [0, n): pages all over the array, shared by threads
  *   read: s += a[j]; write: a[j] = c; read-write: a[j] = a[j]*0.5 + 1
  * first_touch: the master thread initializes the array (the usual serial initialization); the
  * other policies are initialized by all threads (on one node they are parallel first touch). */
@@ -50,7 +50,7 @@ static inline size_t idx(int access, size_t i, size_t n, int pass, int nthreads)
     }
     uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull + (uint64_t)pass * 0xBF58476D1CE4E5B9ull;
     h ^= h >> 31;
-    return (size_t)(h % n);
+    return (size_t)(((unsigned __int128)h * n) >> 64); /* in [0, n): no division per load */
 }
 
 /* one pass (number `pass`) of one kernel, its seconds added to st; the schedule (static, or
