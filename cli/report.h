@@ -63,6 +63,8 @@ struct verdict {
 
 void report_progress(const char *step, double fraction);
 void report_progress_done(void);
+/* elements one pass of a kernel touches (access 2, random: a quarter of the array) */
+size_t report_kernel_elements(int access, size_t n);
 int report_characterize(int level, int reps, const struct measure_result *m, struct charac *c);
 void report_host(struct host_env *h);
 void report_verdict(const struct measure_result *m, const struct charac *c,

@@ -166,7 +166,8 @@ static void add_charac(cJSON *root, const struct measure_result *m, const struct
             json_add_str(e, "schedule", report_scheds[s]);
             json_add_str(e, "policy", report_policies[p]);
             add_stat(e, "seconds", st);
-            double bytes = (double)(c->n * sizeof(double)) * (o == 2 ? 2 : 1);
+            double bytes = (double)(report_kernel_elements(x, c->n) * sizeof(double)) *
+                           (o == 2 ? 2 : 1);
             json_add_num_or_null(e, "mb_per_s", st->n ? bytes / st->med / 1e6 : -1);
         }
 }
