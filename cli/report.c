@@ -149,7 +149,7 @@ static void usage(void)
            "on a terminal only (NUMAPLACE_PROGRESS=0: never).\n"
            "  --out DIR    default ./report\n"
            "  --quick      tiny sizes (seconds; numbers indicative only)\n"
-           "  --full       large sizes for real runs (the default takes about 3 minutes on 2 cores)\n"
+           "  --full       large sizes for real runs (the default takes under 3 minutes on 2 cores)\n"
            "  --reps N     repetitions of every figure (1-%d, default 5)\n"
            "  --no-plots   do not run the plotting script\n"
            "  --json       print results.json on stdout (the verdict goes to stderr)\n"
