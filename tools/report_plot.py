@@ -92,7 +92,8 @@ def validate(data):
 
 
 def table(rows, head):
-    out = ["<table border=1 cellpadding=3><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr>"]
+    out = ["<table border=1 cellpadding=3>" + ("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr>"
+                                               if any(head) else "")]
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
     return "\n".join(out) + "</table>"
