@@ -52,6 +52,7 @@ static void add_machine(cJSON *root, const struct measure_result *m)
     const npl_topo *t = npl_topo_self();
     cJSON *mach = json_add_obj(root, "machine");
     json_add_num(mach, "node_count", m->n);
+    json_add_num(mach, "nnodes", m->n); /* legacy name, kept for existing parsers */
     json_add_num(mach, "cpus_allowed", npl_topo_cpu_count(t));
     json_add_str(mach, "note", m->note);
     cJSON *nodes = json_add_arr(mach, "nodes");
