@@ -1,5 +1,6 @@
 /* demo.c - numaplace demo: place an array under each policy and show where its pages are. */
 #include "cli.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -24,7 +25,8 @@ static int maps_covering(const void *a, size_t len)
     return n;
 }
 
-static int demo_one(const char *str, size_t bytes)
+/* one policy's array: placed, checked, counted; printed as a row or added to the JSON */
+static int demo_one(const char *str, size_t bytes, cJSON *jarr)
 {
     const npl_topo *t = npl_topo_self();
     npl_policy *p;
@@ -40,64 +42,119 @@ static int demo_one(const char *str, size_t bytes)
     struct npl_array_info info;
     struct npl_check chk;
     npl_array_info(a, &info);
-    if (npl_check(a, &chk) < 0) {
+    int nn = npl_topo_node_count(t, 1);
+    size_t *counts = calloc((size_t)npl_topo_max_node_id(t) + 1, sizeof *counts), absent = 0;
+    if (npl_check(a, &chk) < 0 || !counts || npl_histogram(a, bytes, counts, &absent) < 0) {
+        free(counts);
         npl_free(a);
         return cli_fail("check");
     }
-    int nn = npl_topo_node_count(t, 1);
-    size_t *counts = calloc((size_t)npl_topo_max_node_id(t) + 1, sizeof *counts), absent = 0;
-    if (!counts || npl_histogram(a, bytes, counts, &absent) < 0) {
-        free(counts);
-        npl_free(a);
-        return cli_fail("histogram");
-    }
     char polstr[256];
     npl_array_policy(a, polstr, sizeof polstr);
-    printf("%-28s %7.3f s %4zu syscalls %3d map%s placed %zu/%zu misplaced %zu absent %zu  pages:",
-           polstr, info.last.seconds, info.last.syscalls, maps, maps == 1 ? " " : "s", chk.placed,
-           chk.pages, chk.misplaced, chk.absent);
-    for (int i = 0; i < nn; i++)
-        printf(" n%d=%zu", npl_topo_node_id(t, i), counts[npl_topo_node_id(t, i)]);
-    printf("\n");
+    cJSON *o = jarr ? json_add_obj(jarr, NULL) : NULL, *jn = NULL;
+    if (o) {
+        json_add_str(o, "policy", polstr);
+        json_add_num(o, "place_seconds", info.last.seconds);
+        json_add_num(o, "syscalls", (double)info.last.syscalls);
+        json_add_num(o, "mappings", maps);
+        json_add_num(o, "pages", (double)chk.pages);
+        json_add_num(o, "placed_pages", (double)chk.placed);
+        json_add_num(o, "misplaced_pages", (double)chk.misplaced);
+        json_add_num(o, "absent_pages", (double)chk.absent);
+        jn = json_add_arr(o, "nodes");
+    } else {
+        printf("%-28s %8.3f %8zu %4d %9zu/%-7zu %9zu %7zu ", polstr, info.last.seconds,
+               info.last.syscalls, maps, chk.placed, chk.pages, chk.misplaced, chk.absent);
+    }
+    for (int i = 0; i < nn; i++) {
+        int id = npl_topo_node_id(t, i);
+        if (jn) {
+            cJSON *x = json_add_obj(jn, NULL);
+            json_add_num(x, "os_id", id);
+            json_add_num(x, "pages", (double)counts[id]);
+        } else {
+            printf(" n%d=%zu", id, counts[id]);
+        }
+    }
+    if (!o)
+        printf("\n");
     free(counts);
     npl_free(a);
     return 0;
+}
+
+static void demo_usage(void)
+{
+    printf("usage: numaplace demo [--policy STR] [--mib N] [--json]\n"
+           "Allocates an N MiB array (default 64) under each policy (or the one given) and\n"
+           "prints, per policy: the time to place it, the NUMA system calls made, the mappings\n"
+           "covering the array (1: not split), the pages on the node the policy intended\n"
+           "(placed/pages), those elsewhere (misplaced) or not present (absent), and the pages\n"
+           "on each node (nN=). --json: the same as JSON (docs/schema/demo.schema.json).\n");
+}
+
+static void demo_header(size_t mib, int usable)
+{
+    printf("numaplace demo: %zu MiB array, %d usable node%s\n", mib, usable, usable == 1 ? "" : "s");
+    if (usable <= 1)
+        printf("(one node: every page lands on it; run under tools/numavm to see policies spread)\n");
+    printf("time: seconds to place the array; syscalls: NUMA system calls; maps: mappings covering "
+           "it (1 = not split);\nplaced/pages: pages on the node the policy intended; misplaced: "
+           "on another node; absent: not present; nN: pages on node N\n");
+    printf("%-28s %8s %8s %4s %17s %9s %7s  %s\n", "policy", "time s", "syscalls", "maps",
+           "placed/pages", "misplaced", "absent", "pages per node");
+}
+
+/* --mib N: 0 and the value, or EXIT_USAGE */
+static int parse_mib(const char *s, size_t *mib)
+{
+    char *end;
+    errno = 0;
+    *mib = strtoul(s, &end, 10);
+    if (errno || *end || !*s || *s == '-' || *mib == 0 || *mib > (1 << 20)) {
+        fprintf(stderr, "numaplace demo: bad --mib \"%s\"\n", s);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int demo_all(const npl_topo *t, const char *policy, size_t bytes, cJSON *jarr)
+{
+    if (policy)
+        return demo_one(policy, bytes, jarr);
+    static const char *all[] = {"first_touch", "bind_all", "bind_block", "cyclic",
+                                "cyclic_block:16", "skew_mapp", "prime_mapp", "random:seed=42",
+                                "random_block:8,seed=42", NULL};
+    int rc = 0;
+    for (int i = 0; all[i] && rc == 0; i++)
+        rc = demo_one(all[i], bytes, jarr);
+    if (rc == 0 && npl_topo_node_count(t, 0) >= 2 && npl_topo_node_id(t, 0) == 0 &&
+        npl_topo_node_count(t, 1) > 1)
+        rc = demo_one("weighted:0=3,1=1", bytes, jarr);
+    return rc;
 }
 
 int cmd_demo(int argc, char **argv)
 {
     const char *policy = NULL;
     size_t mib = 64;
+    int json = 0, c;
     static const struct option opts[] = {{"policy", required_argument, NULL, 'p'},
                                          {"mib", required_argument, NULL, 'm'},
+                                         {"json", no_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            printf("usage: numaplace demo [--policy STR] [--mib N]\n"
-                   "Allocates an N MiB array (default 64) under each policy (or the one given),\n"
-                   "and prints the time, system calls, mappings covering the array (1: not split),\n"
-                   "intended-vs-actual pages\n"
-                   "and the pages per node.\n");
-            return 0;
-        case 'p':
+        if (c == 'h')
+            return demo_usage(), 0;
+        else if (c == 'p')
             policy = optarg;
-            break;
-        case 'm': {
-            char *end;
-            errno = 0;
-            mib = strtoul(optarg, &end, 10);
-            if (errno || *end || !*optarg || *optarg == '-' || mib == 0 || mib > (1 << 20)) {
-                fprintf(stderr, "numaplace demo: bad --mib \"%s\"\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        }
-        default:
+        else if (c == 'j')
+            json = 1;
+        else if (c == 'm' && parse_mib(optarg, &mib))
+            return EXIT_USAGE;
+        else if (c != 'm')
             return cli_bad_option("demo", c, argv);
-        }
     }
     if (optind < argc) {
         fprintf(stderr, "numaplace demo: unknown option \"%s\"\n", argv[optind]);
@@ -106,23 +163,18 @@ int cmd_demo(int argc, char **argv)
     const npl_topo *t = npl_topo_self();
     if (!t)
         return cli_fail("topology");
-    int usable = npl_topo_node_count(t, 0);
-    printf("numaplace demo: %zu MiB array, %d usable node%s\n", mib, usable, usable == 1 ? "" : "s");
-    if (usable <= 1)
-        printf("(one node: every page lands on it; run under tools/numavm to see policies spread)\n");
-    if (policy)
-        return demo_one(policy, mib << 20);
-    static const char *all[] = {"first_touch", "bind_all", "bind_block", "cyclic",
-                                "cyclic_block:16", "skew_mapp", "prime_mapp", "random:seed=42",
-                                "random_block:8,seed=42", NULL};
-    int rc = 0;
-    for (int i = 0; all[i] && rc == 0; i++)
-        rc = demo_one(all[i], mib << 20);
-    if (rc == 0 && usable >= 2) {
-        const char *w = npl_topo_node_id(t, 0) == 0 && npl_topo_node_count(t, 1) > 1
-                            ? "weighted:0=3,1=1" : NULL;
-        if (w)
-            rc = demo_one(w, mib << 20);
+    cJSON *root = json ? json_object() : NULL, *jarr = NULL;
+    if (root) {
+        json_add_str(root, "schema", "numaplace-demo/1");
+        json_add_num(root, "array_bytes", (double)(mib << 20));
+        json_add_num(root, "node_count", npl_topo_node_count(t, 0));
+        jarr = json_add_arr(root, "arrays");
+    } else {
+        demo_header(mib, npl_topo_node_count(t, 0));
     }
+    int rc = demo_all(t, policy, mib << 20, jarr);
+    if (root && rc == 0 && json_write(stdout, root) < 0)
+        rc = EXIT_FAILED;
+    json_free(root);
     return rc;
 }

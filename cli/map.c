@@ -1,5 +1,6 @@
 /* map.c - numaplace map: the pure page->node map of a policy, one node id per page. */
 #include "cli.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -25,59 +26,69 @@ static int parse_size(const char *s, size_t *v)
 #define MAP_MAX_CORES 1024
 #define MAP_MAX_PUS 4096
 
-int cmd_map(int argc, char **argv)
+struct map_args {
+    const char *policy, *synthetic;
+    size_t nodes, pages, cores, page_size, rows;
+    int json;
+};
+
+static void map_usage(void)
 {
-    const char *policy = NULL, *synthetic = NULL;
-    size_t nodes = 0, pages = 0, cores = 1, page_size = 4096, rows = 0;
-    static const struct option opts[] = {{"policy", required_argument, NULL, 'p'},
-                                         {"synthetic", required_argument, NULL, 's'},
-                                         {"nodes", required_argument, NULL, 'n'},
-                                         {"pages", required_argument, NULL, 'k'},
-                                         {"cores-per-node", required_argument, NULL, 'c'},
-                                         {"page-size", required_argument, NULL, 'b'},
-                                         {"rows", required_argument, NULL, 'r'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    printf("usage: numaplace map --policy STR (--nodes N | --synthetic DESC) --pages K\n"
+           "                     [--cores-per-node C] [--rows R] [--page-size B] [--json]\n"
+           "Prints the node of each of K pages under the policy, whitespace-separated (--json:\n"
+           "docs/schema/map.schema.json, with the pages per node).\n"
+           "Pure: no memory is touched, no system call made. --nodes N uses a synthetic\n"
+           "machine of N nodes with C cores each (node ids 0..N-1). --rows R lays the\n"
+           "pages out as R rows (units for block sizes and thread schedules).\n"
+           "Limits: N <= %d, C <= %d, N x C <= %d (building larger synthetic machines\n"
+           "takes more than about a second); K <= 2^32.\n",
+           MAP_MAX_NODES, MAP_MAX_CORES, MAP_MAX_PUS);
+}
+
+/* one option's value into a; 1 if it is out of range */
+static int map_option(int c, const char *v, struct map_args *a)
+{
+    switch (c) {
+    case 'p':
+        return a->policy = v, 0;
+    case 's':
+        return a->synthetic = v, 0;
+    case 'n':
+        return parse_size(v, &a->nodes) || a->nodes == 0 || a->nodes > MAP_MAX_NODES;
+    case 'k':
+        return parse_size(v, &a->pages) || a->pages == 0 || a->pages > (size_t)1 << 32;
+    case 'c':
+        return parse_size(v, &a->cores) || a->cores == 0 || a->cores > MAP_MAX_CORES;
+    case 'b':
+        return parse_size(v, &a->page_size) || a->page_size == 0;
+    default:
+        return parse_size(v, &a->rows) || a->rows == 0;
+    }
+}
+
+/* 0, -1 (--help printed), or an exit status */
+static int map_parse(int argc, char **argv, struct map_args *a)
+{
+    static const struct option opts[] = {
+        {"policy", required_argument, NULL, 'p'}, {"synthetic", required_argument, NULL, 's'},
+        {"nodes", required_argument, NULL, 'n'}, {"pages", required_argument, NULL, 'k'},
+        {"cores-per-node", required_argument, NULL, 'c'},
+        {"page-size", required_argument, NULL, 'b'}, {"rows", required_argument, NULL, 'r'},
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    *a = (struct map_args){NULL, NULL, 0, 0, 1, 4096, 0, 0};
     int c, idx = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 'h':
-            printf("usage: numaplace map --policy STR (--nodes N | --synthetic DESC) --pages K\n"
-                   "                     [--cores-per-node C] [--rows R] [--page-size B]\n"
-                   "Prints the node of each of K pages under the policy, whitespace-separated.\n"
-                   "Pure: no memory is touched, no system call made. --nodes N uses a synthetic\n"
-                   "machine of N nodes with C cores each (node ids 0..N-1). --rows R lays the\n"
-                   "pages out as R rows (units for block sizes and thread schedules).\n"
-                   "Limits: N <= %d, C <= %d, N x C <= %d (building larger synthetic machines\n"
-                   "takes more than about a second); K <= 2^32.\n",
-                   MAP_MAX_NODES, MAP_MAX_CORES, MAP_MAX_PUS);
-            return 0;
-        case 'p':
-            policy = optarg;
-            break;
-        case 's':
-            synthetic = optarg;
-            break;
-        case 'n':
-            bad = parse_size(optarg, &nodes) || nodes == 0 || nodes > MAP_MAX_NODES;
-            break;
-        case 'k':
-            bad = parse_size(optarg, &pages) || pages == 0 || pages > (size_t)1 << 32;
-            break;
-        case 'c':
-            bad = parse_size(optarg, &cores) || cores == 0 || cores > MAP_MAX_CORES;
-            break;
-        case 'b':
-            bad = parse_size(optarg, &page_size) || page_size == 0;
-            break;
-        case 'r':
-            bad = parse_size(optarg, &rows) || rows == 0;
-            break;
-        default:
-            return cli_bad_option("map", c, argv);
+        if (c == 'h')
+            return map_usage(), -1;
+        if (c == 'j') {
+            a->json = 1;
+            continue;
         }
-        if (bad) {
+        if (!strchr("psnkcbr", c) || c == ':' || c == '?')
+            return cli_bad_option("map", c, argv);
+        if (map_option(c, optarg, a)) {
             fprintf(stderr, "numaplace map: bad value \"%s\" for --%s (see --help for the "
                             "limits)\n", optarg, opts[idx].name);
             return EXIT_USAGE;
@@ -87,54 +98,100 @@ int cmd_map(int argc, char **argv)
         fprintf(stderr, "numaplace map: unknown argument \"%s\"\n", argv[optind]);
         return EXIT_USAGE;
     }
-    if (!synthetic && nodes * cores > MAP_MAX_PUS) {
+    if (!a->synthetic && a->nodes * a->cores > MAP_MAX_PUS) {
         fprintf(stderr, "numaplace map: --nodes %zu x --cores-per-node %zu is over the limit of "
-                        "%d cores\n", nodes, cores, MAP_MAX_PUS);
+                        "%d cores\n", a->nodes, a->cores, MAP_MAX_PUS);
         return EXIT_USAGE;
     }
-    if (!policy || !pages || (!nodes && !synthetic)) {
+    if (!a->policy || !a->pages || (!a->nodes && !a->synthetic)) {
         fprintf(stderr, "numaplace map: --policy, --pages and --nodes (or --synthetic) are "
                         "required\n");
         return EXIT_USAGE;
     }
-    char desc[128];
-    if (!synthetic) {
-        snprintf(desc, sizeof desc, "numa:%zu core:%zu pu:1", nodes, cores);
-        synthetic = desc;
+    return 0;
+}
+
+static int map_print_json(const struct map_args *a, const npl_topo *t, const int *out)
+{
+    int nn = npl_topo_node_count(t, 1);
+    cJSON *root = json_object();
+    json_add_str(root, "schema", "numaplace-map/1");
+    json_add_str(root, "policy", a->policy);
+    json_add_str(root, "synthetic", a->synthetic);
+    json_add_num(root, "page_size_bytes", (double)a->page_size);
+    json_add_num(root, "page_count", (double)a->pages);
+    cJSON *pages = json_add_arr(root, "pages");
+    for (size_t i = 0; i < a->pages; i++)
+        json_add_num(pages, NULL, out[i]);
+    cJSON *nodes = json_add_arr(root, "nodes");
+    for (int k = 0; k < nn; k++) {
+        int id = npl_topo_node_id(t, k);
+        size_t count = 0;
+        for (size_t i = 0; i < a->pages; i++)
+            count += out[i] == id;
+        cJSON *o = json_add_obj(nodes, NULL);
+        json_add_num(o, "os_id", id);
+        json_add_num(o, "pages", (double)count);
     }
-    size_t bytes;
-    if (__builtin_mul_overflow(pages, page_size, &bytes)) {
-        fprintf(stderr, "numaplace map: %zu pages of %zu bytes overflow the address space\n", pages,
-                page_size);
+    int rc = json_write(stdout, root);
+    json_free(root);
+    return rc < 0 ? (fprintf(stderr, "numaplace map: cannot write the JSON output\n"), EXIT_FAILED)
+                  : 0;
+}
+
+static int map_shape(const struct map_args *a, size_t bytes, npl_shape *shape)
+{
+    *shape = (npl_shape){1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
+    if (!a->rows)
+        return 0;
+    if (bytes % a->rows) {
+        fprintf(stderr, "numaplace map: %zu bytes do not split into %zu rows\n", bytes, a->rows);
         return EXIT_USAGE;
     }
+    *shape = (npl_shape){1, 2, {a->rows, bytes / a->rows, 0}, NPL_ROW_MAJOR};
+    return 0;
+}
+
+int cmd_map(int argc, char **argv)
+{
+    struct map_args a;
+    int rc = map_parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    char desc[128];
+    if (!a.synthetic) {
+        snprintf(desc, sizeof desc, "numa:%zu core:%zu pu:1", a.nodes, a.cores);
+        a.synthetic = desc;
+    }
+    size_t bytes;
+    if (__builtin_mul_overflow(a.pages, a.page_size, &bytes)) {
+        fprintf(stderr, "numaplace map: %zu pages of %zu bytes overflow the address space\n",
+                a.pages, a.page_size);
+        return EXIT_USAGE;
+    }
+    npl_shape shape;
+    if ((rc = map_shape(&a, bytes, &shape)) != 0)
+        return rc;
     npl_topo *t;
-    if (npl_topo_load_synthetic(&t, synthetic) < 0)
+    if (npl_topo_load_synthetic(&t, a.synthetic) < 0)
         return cli_fail("topology");
     npl_policy *p;
-    if (npl_policy_parse(&p, policy) < 0) {
+    if (npl_policy_parse(&p, a.policy) < 0) {
         fprintf(stderr, "numaplace map: %s\n", npl_last_error());
         npl_topo_destroy(t);
         return EXIT_USAGE;
     }
-    npl_shape shape = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
-    if (rows) {
-        if (bytes % rows) {
-            fprintf(stderr, "numaplace map: %zu bytes do not split into %zu rows\n", bytes, rows);
-            return EXIT_USAGE;
-        }
-        shape = (npl_shape){1, 2, {rows, bytes / rows, 0}, NPL_ROW_MAJOR};
-    }
-    int *out = malloc(pages * sizeof *out);
-    int rc = out ? npl_policy_map(p, t, &shape, bytes, page_size, 0, pages, out) : -1;
-    if (rc < 0) {
+    int *out = malloc(a.pages * sizeof *out);
+    rc = out ? npl_policy_map(p, t, &shape, bytes, a.page_size, 0, a.pages, out) : -1;
+    if (rc < 0)
         fprintf(stderr, "numaplace map: %s\n", out ? npl_last_error() : "out of memory");
-    } else {
-        for (size_t i = 0; i < pages; i++)
-            printf("%d%c", out[i], (i + 1) % 32 == 0 || i + 1 == pages ? '\n' : ' ');
-    }
+    else if (a.json)
+        rc = map_print_json(&a, t, out) ? -2 : 0;
+    else
+        for (size_t i = 0; i < a.pages; i++)
+            printf("%d%c", out[i], (i + 1) % 32 == 0 || i + 1 == a.pages ? '\n' : ' ');
     free(out);
     npl_policy_free(p);
     npl_topo_destroy(t);
-    return rc < 0 ? EXIT_USAGE : 0;
+    return rc == -1 ? EXIT_USAGE : rc == -2 ? EXIT_FAILED : 0;
 }

@@ -10,6 +10,8 @@
  *   Entries with seconds <= 0 (not measured) are ignored; none measured: NULL. */
 #ifndef NPL_CLI_RECOMMEND_H
 #define NPL_CLI_RECOMMEND_H
+#include "stats.h"
+
 #include <stddef.h>
 
 struct rec_entry {
@@ -19,4 +21,27 @@ struct rec_entry {
 /* Returns the recommended entry's policy (a pointer into e), writes a one-line reason. */
 const char *recommend(const struct rec_entry *e, int n, int nnodes, double tolerance, char *why,
                       size_t whysize);
+
+/* The rule with repetitions (the report's): for one access pattern, each policy's stat3 of
+ * seconds. Ties are the policies whose [min, max] interval overlaps the fastest's, or whose
+ * median is within `tolerance` of it; the tie goes to the first in the order above.
+ *   measurable = 0: no policy is clearly slower than the pick ("no measurable difference");
+ *                   when every measured policy ties with the fastest, the pick is first_touch
+ *                   (when it was measured).
+ *   margin: the pick against the fastest policy that does not tie with it (its median time
+ *           over the pick's, minus 1: 0.25 = that policy takes 25% longer); -1 when none.
+ * One node: placement cannot differ; the policies are first-touch variants there (serial or
+ * parallel initialization), and the same rule says whether initialization mattered. */
+struct rec_stat_entry {
+    const char *policy;
+    const struct stat3 *seconds;
+};
+struct rec_result {
+    const char *policy;    /* NULL: nothing measured */
+    const char *runner_up; /* the policy the margin is measured against (NULL: none) */
+    double margin;
+    int measurable;
+};
+void recommend_stats(const struct rec_stat_entry *e, int n, double tolerance,
+                     struct rec_result *out);
 #endif

@@ -262,63 +262,75 @@ static int usage_where(FILE *f)
     return 0;
 }
 
-int cmd_where(int argc, char **argv)
+/* one scan of a process: what was read, and what is being summed */
+struct where_scan {
+    const char *pid;
+    int json, all, partial, changed, maxnode;
+    char *ntext, *stext;
+    struct smap *sm;
+    struct nmap *nm;
+    struct pair *pairs;
+    size_t nsm, nnm, npairs, skipped;
+    long total_base[MAXN], total_huge[MAXN], thp_kb;
+    unsigned long covered;
+    cJSON *root, *jmaps;
+};
+
+/* 0, or an exit status; -1: --help printed */
+static int where_args(int argc, char **argv, struct where_scan *w)
 {
-    const char *pid = NULL;
-    int json = 0, all = 0;
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                          {"all", no_argument, NULL, 'a'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'a':
-            all = 1;
-            break;
-        case 'h':
-            return usage_where(stdout);
-        default:
+        if (c == 'j' || c == 'a')
+            *(c == 'j' ? &w->json : &w->all) = 1;
+        else if (c == 'h')
+            return usage_where(stdout), -1;
+        else
             return cli_bad_option("where", c, argv);
-        }
     }
     for (int i = optind; i < argc; i++) {
-        if (!pid && *argv[i] && strspn(argv[i], "0123456789") == strlen(argv[i]) &&
+        if (!w->pid && *argv[i] && strspn(argv[i], "0123456789") == strlen(argv[i]) &&
             strlen(argv[i]) < 12) {
-            pid = argv[i];
+            w->pid = argv[i];
         } else {
             fprintf(stderr, "numaplace where: bad argument \"%s\"\n", argv[i]);
             return EXIT_USAGE;
         }
     }
-    if (!pid) {
+    if (!w->pid) {
         fprintf(stderr, "numaplace where: which PID?\n");
         return EXIT_USAGE;
     }
+    return 0;
+}
+
+/* /proc/PID: its state, then numa_maps and smaps read whole. 0 or EXIT_FAILED (said). */
+static int where_read(struct where_scan *w)
+{
     char path[64];
-    snprintf(path, sizeof path, "/proc/%s", pid);
+    snprintf(path, sizeof path, "/proc/%s", w->pid);
     int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char st = dirfd >= 0 ? proc_state(dirfd) : 0;
     if (dirfd < 0 || !st) {
-        fprintf(stderr, "numaplace where: process %s: %s\n", pid,
+        fprintf(stderr, "numaplace where: process %s: %s\n", w->pid,
                 dirfd < 0 && errno != ENOENT ? strerror(errno) : "no such process (gone?)");
         if (dirfd >= 0)
             close(dirfd);
         return EXIT_FAILED;
     }
     if (st == 'Z' || st == 'X') {
-        fprintf(stderr, "numaplace where: process %s is a zombie (exited, not reaped)\n", pid);
+        fprintf(stderr, "numaplace where: process %s is a zombie (exited, not reaped)\n", w->pid);
         close(dirfd);
         return EXIT_FAILED;
     }
-    char *ntext = NULL, *stext = NULL;
     size_t nlen, slen;
-    if (read_all(dirfd, "numa_maps", &ntext, &nlen) < 0) {
+    if (read_all(dirfd, "numa_maps", &w->ntext, &nlen) < 0) {
         int e = errno;
-        fprintf(stderr, "numaplace where: process %s: %s\n", pid,
+        fprintf(stderr, "numaplace where: process %s: %s\n", w->pid,
                 e == ENOENT || e == ESRCH ? "no such process (gone?)" : strerror(e));
         close(dirfd);
         return EXIT_FAILED;
@@ -326,159 +338,184 @@ int cmd_where(int argc, char **argv)
     const char *delay = getenv("NUMAPLACE_WHERE_TEST_DELAY_MS"); /* tests: exit mid-scan */
     if (delay && *delay)
         usleep((useconds_t)atoi(delay) * 1000);
-    int smaps_ok = read_all(dirfd, "smaps", &stext, &slen) == 0;
+    int smaps_ok = read_all(dirfd, "smaps", &w->stext, &slen) == 0;
     char st2 = proc_state(dirfd);
     close(dirfd);
-    int partial = !smaps_ok || !st2 || st2 == 'Z' || st2 == 'X';
-
-    struct smap *sm = NULL;
-    struct nmap *nm = NULL;
-    struct pair *pairs = NULL;
-    size_t nsm = 0, nnm = 0, npairs = 0;
-    int maxnode = -1;
-    if ((stext && parse_smaps(stext, &sm, &nsm) < 0) ||
-        parse_numa_maps(ntext, &nm, &nnm, &pairs, &npairs, &maxnode) < 0) {
+    w->partial = !smaps_ok || !st2 || st2 == 'Z' || st2 == 'X';
+    w->maxnode = -1;
+    if ((w->stext && parse_smaps(w->stext, &w->sm, &w->nsm) < 0) ||
+        parse_numa_maps(w->ntext, &w->nm, &w->nnm, &w->pairs, &w->npairs, &w->maxnode) < 0) {
         fprintf(stderr, "numaplace where: out of memory\n");
-        free(ntext);
-        free(stext);
-        free(sm);
         return EXIT_FAILED;
     }
     /* did the mappings change between (or during) the reads? compare the sets of ranges */
-    int changed = 0;
-    for (size_t i = 1; i < nsm; i++)
-        if (sm[i].start < sm[i - 1].end)
-            changed = 1; /* smaps itself overlaps: split or merged while being read */
+    for (size_t i = 1; i < w->nsm; i++)
+        if (w->sm[i].start < w->sm[i - 1].end)
+            w->changed = 1; /* smaps itself overlaps: split or merged while being read */
+    return 0;
+}
 
-    static long total_base[MAXN], total_huge[MAXN];
-    long thp_kb = 0;
-    unsigned long covered = 0;
-    size_t skipped = 0;
-    cJSON *root = NULL, *jmaps = NULL;
-    if (json) {
-        root = json_object();
-        json_add_num(root, "pid", atof(pid));
-        jmaps = json_add_arr(root, "mappings");
-    } else {
-        printf("%-18s %-10s %8s  %s\n", "address", "policy", "pagesize", "pages per node");
+/* one mapping as JSON: "pages" keyed by node id (kept for existing parsers) and "nodes", the
+ * vocabulary of the other subcommands (os_id values) */
+static void where_mapping_json(struct where_scan *w, const struct nmap *m, const struct smap *s,
+                               const char *what, long thp)
+{
+    cJSON *o = json_add_obj(w->jmaps, NULL);
+    char addr[32];
+    snprintf(addr, sizeof addr, "0x%lx", m->start);
+    json_add_str(o, "start", addr);
+    if (s) {
+        snprintf(addr, sizeof addr, "0x%lx", s->end);
+        json_add_str(o, "end", addr);
     }
-    for (size_t i = 0; i < nnm; i++) {
-        struct nmap *m = &nm[i];
-        const struct smap *s = find_smap(sm, nsm, m->start);
-        if (!s && !partial)
-            changed = 1;
-        unsigned long end = s ? s->end : i + 1 < nnm ? nm[i + 1].start : m->start + 1;
-        if (m->start < covered) { /* overlaps a range already counted */
-            changed = 1;
-            skipped++;
+    json_add_str(o, "policy", m->policy);
+    json_add_str(o, "what", what);
+    json_add_num(o, "page_kb", (double)m->page_kb);
+    json_add_num(o, "thp_kb", (double)thp);
+    cJSON *pg = json_add_obj(o, "pages"), *nodes = json_add_arr(o, "nodes");
+    for (size_t k = m->first; k < m->first + m->count; k++) {
+        if (!w->pairs[k].pages)
             continue;
-        }
-        if (end > covered)
-            covered = end;
-        const char *what = m->what;
-        if (s && s->name[0] == '/')
-            what = s->name; /* smaps escapes only '\n' in path names: take them from there */
-        else if (what[0] == '/')
-            unescape_octal((char *)what); /* points into the numa_maps text */
-        if (!m->present && !all)
-            continue;
-        long thp = s ? s->thp_kb : 0;
-        thp_kb += thp;
-        for (size_t k = m->first; k < m->first + m->count; k++) {
-            if (m->page_kb > 4)
-                total_huge[pairs[k].node] += pairs[k].pages;
+        char key[16];
+        snprintf(key, sizeof key, "%d", w->pairs[k].node);
+        json_add_num(pg, key, (double)w->pairs[k].pages);
+        cJSON *n = json_add_obj(nodes, NULL);
+        json_add_num(n, "os_id", w->pairs[k].node);
+        json_add_num(n, "pages", (double)w->pairs[k].pages);
+    }
+}
+
+static void where_mapping(struct where_scan *w, size_t i)
+{
+    struct nmap *m = &w->nm[i];
+    const struct smap *s = find_smap(w->sm, w->nsm, m->start);
+    if (!s && !w->partial)
+        w->changed = 1;
+    unsigned long end = s ? s->end : i + 1 < w->nnm ? w->nm[i + 1].start : m->start + 1;
+    if (m->start < w->covered) { /* overlaps a range already counted */
+        w->changed = 1;
+        w->skipped++;
+        return;
+    }
+    if (end > w->covered)
+        w->covered = end;
+    const char *what = m->what;
+    if (s && s->name[0] == '/')
+        what = s->name; /* smaps escapes only '\n' in path names: take them from there */
+    else if (what[0] == '/')
+        unescape_octal((char *)what); /* points into the numa_maps text */
+    if (!m->present && !w->all)
+        return;
+    long thp = s ? s->thp_kb : 0;
+    w->thp_kb += thp;
+    for (size_t k = m->first; k < m->first + m->count; k++)
+        (m->page_kb > 4 ? w->total_huge : w->total_base)[w->pairs[k].node] += w->pairs[k].pages;
+    if (w->json) {
+        where_mapping_json(w, m, s, what, thp);
+        return;
+    }
+    printf("0x%-16lx %-10.10s %6ldkB ", m->start, m->policy, m->page_kb);
+    for (size_t k = m->first; k < m->first + m->count; k++)
+        if (w->pairs[k].pages)
+            printf(" N%d=%ld", w->pairs[k].node, w->pairs[k].pages);
+    if (thp)
+        printf(" (THP %ld kB)", thp);
+    printf("  %s\n", what);
+}
+
+/* smaps ranges that numa_maps did not list: the mappings changed */
+static void where_unlisted(struct where_scan *w)
+{
+    for (size_t i = 0; i < w->nsm && !w->changed; i++) {
+        size_t lo = 0, hi = w->nnm;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (w->nm[mid].start < w->sm[i].start)
+                lo = mid + 1;
             else
-                total_base[pairs[k].node] += pairs[k].pages;
+                hi = mid;
         }
-        if (json) {
-            cJSON *o = json_add_obj(jmaps, NULL);
-            char addr[32];
-            snprintf(addr, sizeof addr, "0x%lx", m->start);
-            json_add_str(o, "start", addr);
-            if (s) {
-                snprintf(addr, sizeof addr, "0x%lx", s->end);
-                json_add_str(o, "end", addr);
-            }
-            json_add_str(o, "policy", m->policy);
-            json_add_str(o, "what", what);
-            json_add_num(o, "page_kb", (double)m->page_kb);
-            json_add_num(o, "thp_kb", (double)thp);
-            cJSON *pg = json_add_obj(o, "pages");
-            for (size_t k = m->first; k < m->first + m->count; k++) {
-                if (!pairs[k].pages)
-                    continue;
-                char key[16];
-                snprintf(key, sizeof key, "%d", pairs[k].node);
-                json_add_num(pg, key, (double)pairs[k].pages);
-            }
+        if ((lo == w->nnm || w->nm[lo].start != w->sm[i].start) &&
+            strcmp(w->sm[i].name, "[vsyscall]"))
+            w->changed = 1; /* numa_maps never lists the vsyscall page */
+    }
+}
+
+/* the totals: "total" keyed by node id (kept for existing parsers) and "nodes" (os_id values) */
+static int where_totals(struct where_scan *w)
+{
+    if (!w->json) {
+        printf("total base pages:");
+        for (int n = 0; n <= w->maxnode; n++)
+            printf(" N%d=%ld", n, w->total_base[n]);
+        for (int n = 0; n <= w->maxnode; n++)
+            if (w->total_huge[n])
+                printf(" | hugetlb pages N%d=%ld", n, w->total_huge[n]);
+        printf("\n");
+        if (w->thp_kb)
+            printf("transparent huge pages: %ld kB\n", w->thp_kb);
+        return 0;
+    }
+    cJSON *tot = json_add_obj(w->root, "total"), *nodes = json_add_arr(w->root, "nodes");
+    for (int n = 0; n <= w->maxnode; n++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", n);
+        cJSON *o = json_add_obj(tot, key), *x = json_add_obj(nodes, NULL);
+        json_add_num(o, "base_pages", (double)w->total_base[n]);
+        json_add_num(o, "huge_pages", (double)w->total_huge[n]);
+        json_add_num(x, "os_id", n);
+        json_add_num(x, "base_pages", (double)w->total_base[n]);
+        json_add_num(x, "huge_pages", (double)w->total_huge[n]);
+    }
+    json_add_num(w->root, "thp_kb", (double)w->thp_kb);
+    json_add_bool(w->root, "partial", w->partial);
+    json_add_bool(w->root, "mappings_changed", w->changed);
+    if (json_write(stdout, w->root) < 0) {
+        fprintf(stderr, "numaplace where: cannot write the JSON output\n");
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+int cmd_where(int argc, char **argv)
+{
+    struct where_scan *w = calloc(1, sizeof *w);
+    if (!w)
+        return cli_fail("out of memory");
+    int rc = where_args(argc, argv, w);
+    if (rc == 0)
+        rc = where_read(w);
+    if (rc == 0) {
+        if (w->json) {
+            w->root = json_object();
+            json_add_str(w->root, "schema", "numaplace-where/1");
+            json_add_num(w->root, "pid", atof(w->pid));
+            w->jmaps = json_add_arr(w->root, "mappings");
         } else {
-            printf("0x%-16lx %-10.10s %6ldkB ", m->start, m->policy, m->page_kb);
-            for (size_t k = m->first; k < m->first + m->count; k++)
-                if (pairs[k].pages)
-                    printf(" N%d=%ld", pairs[k].node, pairs[k].pages);
-            if (thp)
-                printf(" (THP %ld kB)", thp);
-            printf("  %s\n", what);
+            printf("%-18s %-10s %8s  %s\n", "address", "policy", "pagesize", "pages per node");
         }
-    }
-    /* smaps ranges that numa_maps did not list */
-    if (!partial && !changed) {
-        for (size_t i = 0; i < nsm && !changed; i++) {
-            size_t lo = 0, hi = nnm;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (nm[mid].start < sm[i].start)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if ((lo == nnm || nm[lo].start != sm[i].start) && strcmp(sm[i].name, "[vsyscall]"))
-                changed = 1; /* numa_maps never lists the vsyscall page */
-        }
-    }
-    int rc = 0;
-    if (json) {
-        cJSON *tot = json_add_obj(root, "total");
-        for (int n = 0; n <= maxnode; n++) {
-            char key[16];
-            snprintf(key, sizeof key, "%d", n);
-            cJSON *o = json_add_obj(tot, key);
-            json_add_num(o, "base_pages", (double)total_base[n]);
-            json_add_num(o, "huge_pages", (double)total_huge[n]);
-        }
-        json_add_num(root, "thp_kb", (double)thp_kb);
-        json_add_bool(root, "partial", partial);
-        json_add_bool(root, "mappings_changed", changed);
-        if (json_write(stdout, root) < 0) {
-            fprintf(stderr, "numaplace where: cannot write the JSON output\n");
+        for (size_t i = 0; i < w->nnm; i++)
+            where_mapping(w, i);
+        if (!w->partial && !w->changed)
+            where_unlisted(w);
+        rc = where_totals(w);
+        fflush(stdout);
+        if (w->changed)
+            fprintf(stderr, "numaplace where: process %s: mappings changed during the scan (%zu "
+                    "overlapping range%s not counted again): the result is approximate\n",
+                    w->pid, w->skipped, w->skipped == 1 ? "" : "s");
+        if (w->partial) {
+            fprintf(stderr, "numaplace where: process %s exited during the scan: partial "
+                    "result\n", w->pid);
             rc = EXIT_FAILED;
         }
-        json_free(root);
-    } else {
-        printf("total base pages:");
-        for (int n = 0; n <= maxnode; n++)
-            printf(" N%d=%ld", n, total_base[n]);
-        for (int n = 0; n <= maxnode; n++)
-            if (total_huge[n])
-                printf(" | hugetlb pages N%d=%ld", n, total_huge[n]);
-        printf("\n");
-        if (thp_kb)
-            printf("transparent huge pages: %ld kB\n", thp_kb);
     }
-    fflush(stdout);
-    if (changed)
-        fprintf(stderr, "numaplace where: process %s: mappings changed during the scan (%zu "
-                        "overlapping range%s not counted again): the result is approximate\n",
-                pid, skipped, skipped == 1 ? "" : "s");
-    if (partial) {
-        fprintf(stderr, "numaplace where: process %s exited during the scan: partial result\n",
-                pid);
-        rc = EXIT_FAILED;
-    }
-    free(ntext);
-    free(stext);
-    free(sm);
-    free(nm);
-    free(pairs);
-    return rc;
+    json_free(w->root);
+    free(w->ntext);
+    free(w->stext);
+    free(w->sm);
+    free(w->nm);
+    free(w->pairs);
+    free(w);
+    return rc < 0 ? 0 : rc;
 }

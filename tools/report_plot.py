@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""report_plot.py DIR [--validate-only] - plots and index.html for `numaplace report`.
+"""report_plot.py DIR [--validate-only] [--title TEXT] - plots and index.html for `numaplace report`.
 
-Reads DIR/results.json, validates it against docs/report.schema.json (python3-jsonschema when
+Reads DIR/results.json, validates it against docs/schema/report.schema.json (python3-jsonschema when
 installed, else the small checker below, which understands the subset of JSON Schema the file
 uses), and writes DIR/*.png (matplotlib) and DIR/index.html.
 
@@ -14,12 +14,12 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCHEMA_CANDIDATES = [os.path.join(HERE, "..", "docs", "report.schema.json"),
+SCHEMA_CANDIDATES = [os.path.join(HERE, "..", "docs", "schema", "report.schema.json"),
                      os.path.join(HERE, "report.schema.json")]
 
 
 def tiny_validate(inst, schema, root, path="$"):
-    """The JSON Schema subset used by docs/report.schema.json: type, const, enum, required,
+    """The JSON Schema subset used by docs/schema/report.schema.json: type, const, enum, required,
     properties, additionalProperties=false, items, minItems, minimum, $ref (#/$defs/..), anyOf."""
     if "$ref" in schema:
         ref = schema["$ref"]
@@ -73,7 +73,7 @@ def tiny_validate(inst, schema, root, path="$"):
 def validate(data):
     schema_path = next((p for p in SCHEMA_CANDIDATES if os.path.exists(p)), None)
     if not schema_path:
-        print("report_plot: docs/report.schema.json not found: not validated", file=sys.stderr)
+        print("report_plot: docs/schema/report.schema.json not found: not validated", file=sys.stderr)
         return True
     with open(schema_path) as f:
         schema = json.load(f)
@@ -92,14 +92,240 @@ def validate(data):
 
 
 def table(rows, head):
-    out = ["<table border=1 cellpadding=3><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr>"]
+    out = ["<table border=1 cellpadding=3>" + ("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr>"
+                                               if any(head) else "")]
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
     return "\n".join(out) + "</table>"
 
 
-def fmt(v, spec):
-    return "-" if v is None else format(v, spec)
+def med(s):
+    return float("nan") if s is None else s["median"]
+
+
+def err(s):
+    """[lower, upper] error-bar lengths (median to min and max) of a stat object"""
+    return (0, 0) if s is None else (s["median"] - s["min"], s["max"] - s["median"])
+
+
+def fmt_stat(s, spec):
+    return "-" if s is None else f"{format(s['median'], spec)} [{format(s['min'], spec)}-{format(s['max'], spec)}]"
+
+
+TITLE = []  # --title TEXT: shown first in every plot and the page (e.g. the guest's report)
+
+
+def label(data):
+    t = data["trust"]["timings"]
+    return "".join(x + ": " for x in TITLE) + {"emulated": "EMULATED timings (QEMU TCG)", "virtualized": "timings in a virtual machine",
+            "measured": "measured timings"}[t]
+
+
+def plot_factors(plt, data, d):
+    fac, m = data["factors"], data["machine"]
+    nodes = fac["nodes"]
+    if len(nodes) == 1:  # a 1x1 heatmap says nothing: the local figures, with their ranges
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+        lat = [fac["latency_ns"][0][0], fac["latency_4k_ns"][0][0]]
+        a1.bar(["2 MiB pages", "4 KiB pages"], [med(s) for s in lat],
+               yerr=list(zip(*[err(s) for s in lat])), capsize=6, color=["tab:blue", "tab:gray"])
+        a1.set_ylabel("ns per dependent load")
+        a1.set_ylim(bottom=0)
+        a1.set_title(f"idle latency, node {nodes[0]} (one node: no remote memory)")
+        bw = [fac["bandwidth_by_threads"][0]["mb_per_s"] if fac["bandwidth_by_threads"] else None,
+              fac["bandwidth_mb_per_s"][0][0]]
+        a2.bar(["1 thread", f"all {len(m['nodes'][0]['cpus'])} CPUs"], [med(s) for s in bw],
+               yerr=list(zip(*[err(s) for s in bw])), capsize=6, color=["tab:gray", "tab:green"])
+        a2.set_ylabel("triad MB/s")
+        a2.set_ylim(bottom=0)
+        a2.set_title("triad bandwidth, local")
+    else:
+        fig, axes = plt.subplots(1, 3, figsize=(5 * 3, 4.4))
+        dist = m["distances"]
+        for ax, key, title in zip(axes, ["latency_ns", "bandwidth_mb_per_s", "numa_factor"],
+                                  ["idle latency, ns (2 MiB pages)", "triad MB/s (all CPUs of the node)",
+                                   "NUMA factor (SLIT distance)"]):
+            mat = [[(v if key == "numa_factor" else med(v)) if v is not None else float("nan") for v in row]
+                   for row in fac[key]]
+            im = ax.imshow(mat, cmap="viridis" if key == "bandwidth_mb_per_s" else "viridis_r")
+            ax.set_xticks(range(len(nodes)), [str(n) for n in nodes])
+            ax.set_yticks(range(len(nodes)), [str(n) for n in nodes])
+            ax.set_xlabel("memory node")
+            ax.set_ylabel("CPU node")
+            ax.set_title(title)
+            fs = max(6, 12 - len(nodes))
+            for i, row in enumerate(mat):
+                for j, v in enumerate(row):
+                    if v == v:
+                        txt = f"{v:.2f}\n({dist[i][j]})" if key == "numa_factor" else f"{v:.0f}"
+                        ax.text(j, i, txt, ha="center", va="center", fontsize=fs, color="white",
+                                bbox=dict(facecolor="black", alpha=0.35, lw=0, pad=1))
+            fig.colorbar(im, ax=ax, shrink=0.8)
+    fig.suptitle(label(data))
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "factors.png"), dpi=90)
+    plt.close(fig)
+
+
+def int_ticks(ax, top):
+    ax.set_xticks(list(range(0, top + 1)) if top < 16 else None)
+
+
+def plot_steps(plt, data, d):
+    from matplotlib.ticker import MaxNLocator
+    fac = data["factors"]
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(15, 4))
+    ls = [p for p in fac["latency_by_size"] if p["ns"] is not None]
+    a1.errorbar([p["bytes"] / 1024 for p in ls], [med(p["ns"]) for p in ls],
+                yerr=list(zip(*[err(p["ns"]) for p in ls])) or None, fmt="o-", capsize=3)
+    a1.set_xscale("log", base=2)
+    a1.set_yscale("log")
+    for name, size in zip(("L1d", "L2", "L3"), fac["cache_bytes"]):
+        if size:
+            a1.axvline(size / 1024, color="gray", ls="--")
+            a1.text(size / 1024, a1.get_ylim()[1], f" {name} {size >> 10} KiB", rotation=90,
+                    va="top", fontsize=8, color="gray")
+    a1.set_xlabel("working set (KiB, log)")
+    a1.set_ylabel("ns per dependent load (log)")
+    a1.set_title(f"latency vs working set (node {fac['bandwidth_node']}, 2 MiB pages)")
+    bt = [p for p in fac["bandwidth_by_threads"] if p["mb_per_s"] is not None]
+    a2.errorbar([p["threads"] for p in bt], [med(p["mb_per_s"]) for p in bt],
+                yerr=list(zip(*[err(p["mb_per_s"]) for p in bt])) or None, fmt="s-", capsize=3)
+    a2.set_xlim(0, max([p["threads"] for p in bt] + [1]) + 0.5)
+    a2.set_ylim(bottom=0)
+    a2.xaxis.set_major_locator(MaxNLocator(integer=True))
+    a2.set_xlabel("threads on the node")
+    a2.set_ylabel("triad MB/s")
+    a2.set_title("bandwidth vs threads")
+    ll = [p for p in fac["loaded_latency"] if p["ns"] is not None]
+    a3.errorbar([p["streaming_cpus"] for p in ll], [med(p["ns"]) for p in ll],
+                yerr=list(zip(*[err(p["ns"]) for p in ll])) or None, fmt="^-", capsize=3)
+    a3.set_xlim(-0.5, max([p["streaming_cpus"] for p in ll] + [1]) + 0.5)
+    a3.set_ylim(bottom=0)
+    a3.xaxis.set_major_locator(MaxNLocator(integer=True))
+    a3.set_xlabel("other CPUs streaming (triad)")
+    a3.set_ylabel("ns per dependent load")
+    a3.set_title("loaded latency")
+    fig.suptitle(label(data) + "; error bars: min-max of the repetitions")
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "steps.png"), dpi=90)
+    plt.close(fig)
+
+
+def plot_policies(plt, data, d):
+    ch = data["characterization"]
+    pols = []
+    for r in ch["results"]:
+        if r["policy"] not in pols:
+            pols.append(r["policy"])
+    groups = [(a, s) for a in ("regular", "irregular", "random") for s in ("static", "dynamic")]
+    fig, axes = plt.subplots(3, 1, figsize=(12, 10))
+    w = 0.8 / max(1, len(pols))
+    for ax, op in zip(axes, ("read", "write", "read-write")):
+        for k, pol in enumerate(pols):
+            st = [next((r["seconds"] for r in ch["results"] if r["op"] == op and r["access"] == a
+                        and r["schedule"] == s and r["policy"] == pol), None) for a, s in groups]
+            ax.bar([g + k * w for g in range(len(groups))], [med(x) * 1e3 for x in st], w,
+                   yerr=[[e[0] * 1e3 for e in map(err, st)], [e[1] * 1e3 for e in map(err, st)]],
+                   capsize=2, label=pol)
+        ax.set_xticks([g + 0.4 - w / 2 for g in range(len(groups))], [f"{a}\n{s}" for a, s in groups])
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("ms (median, min-max)")
+        ax.set_title(f"{op}: time per policy ({ch['threads']} threads, {ch['array_bytes'] >> 20} MiB, "
+                     f"{ch['reps']} repetitions)")
+    axes[0].legend(ncol=5, fontsize=8)
+    note = label(data)
+    if data["machine"]["node_count"] == 1:
+        note += "; one node: placement is identical, differences are initialization or noise"
+    fig.suptitle(note)
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "policies.png"), dpi=90)
+    plt.close(fig)
+
+
+def rec_text(r):
+    if r["basis"] != "timings":
+        return "not judged (emulated timings)"
+    if r["policy"] is None:
+        return "not measured"
+    if not r["measurable"]:
+        return "no measurable difference"
+    if r["compared_with"] is None:
+        return "ties with the fastest"
+    return f"margin {r['margin_fraction'] * 100:.0f}% ({r['compared_with']} takes that much longer)"
+
+
+def locality_html(data):
+    ch = data["characterization"]
+    nodes = data["factors"]["nodes"]
+    rows = [[l["policy"], "-" if l["remote_fraction_static"] is None else f"{l['remote_fraction_static'] * 100:.1f}%",
+             "-" if l["remote_fraction_shared"] is None else f"{l['remote_fraction_shared'] * 100:.1f}%"]
+            + [n["pages"] for n in l["nodes"]] for l in ch["locality"]]
+    return ("<h3>Exact locality (page counts, not timings)</h3>" +
+            table(rows, ["policy", "remote accesses, own block", "remote accesses, every page"] +
+                  [f"pages on node {n}" for n in nodes]))
+
+
+def verdict_html(data):
+    v, t, fac = data["verdict"], data["trust"], data["factors"]
+    p = [f"<h2>Verdict: {html.escape(label(data))}</h2>"]
+    if t["warnings"]:
+        p.append("<ul>" + "".join(f"<li><b>{html.escape(w)}</b></li>" for w in t["warnings"]) + "</ul>")
+    rows = []
+    if v["worst_latency_factor"] is None:
+        rows.append(["latency factor", "none: one NUMA node, no remote memory"])
+    else:
+        rows += [["latency factor (remote/local)", f"worst {v['worst_latency_factor']:.2f}, mean {v['mean_latency_factor']:.2f}"],
+                 ["remote-bandwidth penalty", "-" if v["remote_bandwidth_penalty_fraction"] is None else
+                  f"{v['remote_bandwidth_penalty_fraction'] * 100:.0f}% (mean of 1 - remote/local triad bandwidth)"]]
+    rows.append(["measured spread", f"median {t['spread_median_fraction'] * 100:.1f}%, max {t['spread_max_fraction'] * 100:.1f}% "
+                 f"((max-min)/median, {data['reps']} repetitions)"])
+    rows.append(["local idle latency", f"{fmt_stat(fac['latency_ns'][0][0], '.1f')} ns on {fac['huge_page_kind']} pages; "
+                 f"{fmt_stat(fac['latency_4k_ns'][0][0], '.1f')} ns on 4 KiB pages"])
+    rows.append(["peak bandwidth", f"{fac['peak_mb_per_s']:.0f} MB/s"])
+    p.append(table(rows, ["", ""]))
+    recs = data["recommendations"]
+    diff = [r for r in recs if r["measurable"]]
+    if t["timings"] == "emulated":
+        p.append("<p><b>No recommendation: emulated times judge no policy.</b> The result is the exact "
+                 "locality below.</p>")
+        p.append(locality_html(data))
+        p.append("<p><b>Rule (for measured timings).</b> " + html.escape(v["rule"]) + "</p>")
+        return p
+    p.append(f"<p>{len(diff)} of {len(recs)} access patterns show a measurable difference"
+             f"{'' if diff else ': keep first_touch'}.</p>")
+    if diff:
+        p.append(table([[r["op"], r["access"], r["schedule"], r["policy"], rec_text(r)] for r in diff],
+                       ["operation", "access", "schedule", "policy", "margin"]))
+    p.append("<p><b>Rule.</b> " + html.escape(v["rule"]) + "</p>")
+    p.append(locality_html(data))
+    return p
+
+
+def page(data, imgs):
+    fac, m, h = data["factors"], data["machine"], data["host"]
+    nodes = fac["nodes"]
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>numaplace report</title></head><body>",
+             f"<h1>numaplace report{html.escape(''.join(': ' + x for x in TITLE))}</h1>",
+             f"<p>numaplace {html.escape(data['numaplace_version'])}, {html.escape(data['generated_utc'])}, "
+             f"{html.escape(data['level'])} sizes{' (too small for conclusions)' if data['quick'] else ''}.</p>"]
+    parts += verdict_html(data)
+    for title, img in imgs:
+        parts.append(f"<h2>{html.escape(title)}</h2><img src='{img}' alt='{html.escape(title)}'>")
+    parts.append("<h2>Factor matrix (median [min-max])</h2>")
+    parts.append(table([[f"node {nodes[i]}"] + [f"{fmt_stat(v, '.1f')} / {fmt_stat(fac['latency_4k_ns'][i][j], '.1f')} "
+                                                 f"(SLIT {m['distances'][i][j]})" for j, v in enumerate(row)]
+                        for i, row in enumerate(fac["latency_ns"])],
+                       ["latency ns: 2 MiB / 4 KiB pages"] + [f"mem {n}" for n in nodes]))
+    parts.append(table([[f"node {nodes[i]}"] + [fmt_stat(v, ".0f") for v in row] for i, row in enumerate(fac["bandwidth_mb_per_s"])],
+                       ["triad MB/s, all CPUs"] + [f"mem {n}" for n in nodes]))
+    parts.append(table([[x["read_write"], fmt_stat(x["mb_per_s"], ".0f")] for x in fac["mixes"]], ["read:write mix", "MB/s"]))
+    parts.append("<h2>Machine</h2>")
+    parts.append(table([[k, v] for k, v in h.items()], ["", ""]))
+    parts.append(table([[n["os_id"], n["memory_bytes"] >> 20, ",".join(map(str, n["cpus"]))] for n in m["nodes"]],
+                       ["node", "memory (MiB)", "CPUs"]))
+    parts.append("<p>Data: <a href='results.json'>results.json</a> (schema docs/schema/report.schema.json).</p></body></html>")
+    return "\n".join(parts) + "\n"
 
 
 def main(argv):
@@ -107,6 +333,8 @@ def main(argv):
         print(__doc__)
         return 0 if len(argv) >= 2 else 2
     d = argv[1]
+    if "--title" in argv[:-1]:
+        TITLE.append(argv[argv.index("--title") + 1])
     try:
         with open(os.path.join(d, "results.json")) as f:
             data = json.load(f)
@@ -131,99 +359,14 @@ def main(argv):
         print("report_plot: matplotlib is not installed (apt-get install python3-matplotlib)",
               file=sys.stderr)
         return 3
-    fac = data["factors"]
-    nodes = fac["nodes"]
-    imgs = []
-
-    def nan(m):
-        return [[float("nan") if v is None else v for v in row] for row in m]
-
-    # heatmaps of the factor matrix
-    fig, axes = plt.subplots(1, 3, figsize=(4.2 * 3, 3.8))
-    for ax, key, title in zip(axes, ["latency_ns", "bandwidth_mbs", "numa_factor"],
-                              ["latency (ns/load)", "triad bandwidth (MB/s)", "NUMA factor (remote/local)"]):
-        m = nan(fac[key])
-        im = ax.imshow(m, cmap="viridis_r" if key != "bandwidth_mbs" else "viridis")
-        ax.set_title(title)
-        ax.set_xticks(range(len(nodes)), [str(n) for n in nodes])
-        ax.set_yticks(range(len(nodes)), [str(n) for n in nodes])
-        ax.set_xlabel("memory node")
-        ax.set_ylabel("CPU node")
-        for i, row in enumerate(m):
-            for j, v in enumerate(row):
-                if v == v:
-                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", color="w", fontsize=8)
-        fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(d, "factors.png"), dpi=90)
-    plt.close(fig)
-    imgs.append(("NUMA factor matrix", "factors.png"))
-
-    # cache steps and contention
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
-    ls = [p for p in fac["latency_by_size"] if p["ns"] is not None]
-    a1.plot([p["bytes"] / 1024 for p in ls], [p["ns"] for p in ls], "o-")
-    a1.set_xscale("log")
-    a1.set_xlabel("working set (KiB)")
-    a1.set_ylabel("ns per dependent load")
-    a1.set_title(f"latency vs working set (node {fac['bandwidth_node']})")
-    bt = [p for p in fac["bandwidth_by_threads"] if p["mbs"] is not None]
-    a2.plot([p["threads"] for p in bt], [p["mbs"] for p in bt], "s-")
-    a2.set_xlabel("threads on the node")
-    a2.set_ylabel("triad MB/s")
-    a2.set_title("bandwidth vs threads")
-    fig.tight_layout()
-    fig.savefig(os.path.join(d, "steps.png"), dpi=90)
-    plt.close(fig)
-    imgs.append(("Cache steps and contention", "steps.png"))
-
-    # bars per policy, one panel per operation, groups = access x schedule
-    ch = data["characterization"]
-    pols = []
-    for r in ch["results"]:
-        if r["policy"] not in pols:
-            pols.append(r["policy"])
-    groups = [(a, s) for a in ("regular", "irregular", "random") for s in ("static", "dynamic")]
-    fig, axes = plt.subplots(3, 1, figsize=(12, 10))
-    w = 0.8 / max(1, len(pols))
-    for ax, op in zip(axes, ("read", "write", "read-write")):
-        for k, pol in enumerate(pols):
-            vals = []
-            for a, s in groups:
-                v = next((r["seconds"] for r in ch["results"] if r["op"] == op and r["access"] == a
-                          and r["schedule"] == s and r["policy"] == pol), None)
-                vals.append(float("nan") if v is None else v * 1e3)
-            ax.bar([g + k * w for g in range(len(groups))], vals, w, label=pol)
-        ax.set_xticks([g + 0.4 - w / 2 for g in range(len(groups))], [f"{a}\n{s}" for a, s in groups])
-        ax.set_ylabel("ms (best)")
-        ax.set_title(f"{op}: time per policy ({ch['threads']} threads, {ch['array_bytes'] >> 20} MiB)")
-    axes[0].legend(ncol=4, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(d, "policies.png"), dpi=90)
-    plt.close(fig)
-    imgs.append(("Characterization: time per policy", "policies.png"))
-
-    m = data["machine"]
-    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>numaplace report</title></head><body>",
-             "<h1>numaplace report</h1>",
-             f"<p>numaplace {html.escape(data['version'])}, {html.escape(data['generated'])}"
-             f"{' (--quick: sizes too small for real conclusions)' if data['quick'] else ''}.</p>",
-             f"<p>{m['nnodes']} node(s), {m['cpus_allowed']} CPU(s) allowed. {html.escape(m['note'])}</p>",
-             table([[n["os_id"], n["memory_bytes"] >> 20, ",".join(map(str, n["cpus"]))] for n in m["nodes"]],
-                   ["node", "memory (MiB)", "CPUs"])]
-    for title, img in imgs:
-        parts.append(f"<h2>{html.escape(title)}</h2><img src='{img}' alt='{html.escape(title)}'>")
-    parts.append("<h2>Recommendations</h2><p>Rule: " + html.escape(data["rule"]) + "</p>")
-    parts.append(table([[r["op"], r["access"], r["schedule"], r["policy"] or "-", r["reason"]]
-                        for r in data["recommendations"]], ["operation", "access", "schedule", "policy", "why"]))
-    parts.append("<h2>Factor matrix (numbers)</h2>")
-    parts.append(table([[f"node {nodes[i]}"] + [fmt(v, ".1f") for v in row] for i, row in enumerate(fac["latency_ns"])],
-                       ["latency ns"] + [f"mem {n}" for n in nodes]))
-    parts.append(table([[f"node {nodes[i]}"] + [fmt(v, ".0f") for v in row] for i, row in enumerate(fac["bandwidth_mbs"])],
-                       ["triad MB/s"] + [f"mem {n}" for n in nodes]))
-    parts.append("<p>Data: <a href='results.json'>results.json</a> (schema docs/report.schema.json).</p></body></html>")
+    plot_factors(plt, data, d)
+    plot_steps(plt, data, d)
+    plot_policies(plt, data, d)
+    imgs = [("NUMA factors" if data["machine"]["node_count"] > 1 else "Local latency and bandwidth (one node)", "factors.png"),
+            ("Cache steps, contention and loaded latency", "steps.png"),
+            ("Characterization: time per policy", "policies.png")]
     with open(os.path.join(d, "index.html"), "w") as f:
-        f.write("\n".join(parts) + "\n")
+        f.write(page(data, imgs))
     print(f"report_plot: wrote {d}/index.html and {len(imgs)} plots")
     return 0
 

@@ -58,5 +58,29 @@ $N run --policy skew_mapp -- true >/dev/null 2>&1; check "run: skew_mapp through
 $N run --policy cyclik -- true >/dev/null 2>&1; check "run: unknown policy: 2" 2 $?
 check "run --pin: the interposer pins (dynamic program)" "0" "$($N run --pin 0 -- sh -c 'echo $NUMAPLACE_PIN')"
 fi
+# --json of every subcommand against its schema (docs/schema/*.schema.json: one vocabulary:
+# node ids as "os_id" values, booleans true/false, units in key names)
+SCHEMAS=$(cd "$(dirname "$0")/../../docs/schema" && pwd)
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    jv() { # schema name, file
+        python3 -c 'import json,sys,jsonschema; s=json.load(open(sys.argv[1])); jsonschema.Draft202012Validator.check_schema(s); jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[2])))' "$SCHEMAS/$1.schema.json" "$2" 2>&1 | tail -1
+    }
+    J=/tmp/npl_cli_json.$$
+    $N topo --json >$J; check "topo --json validates" "" "$(jv topo $J)"
+    $N topo --json --synthetic 'numa:4 core:1 pu:1' >$J; check "synthetic topo --json validates" "" "$(jv topo $J)"
+    check "topo --json: booleans and os_id" "True 0" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["support"]["mbind"] is True or d["support"]["mbind"] is False, d["nodes"][0]["os_id"])' $J)"
+    $N map --policy cyclic --nodes 3 --pages 7 --json >$J; check "map --json validates" "" "$(jv map $J)"
+    check "map --json: cyclic pages and counts" "[0, 1, 2, 0, 1, 2, 0] [3, 2, 2]" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["pages"], [n["pages"] for n in d["nodes"]])' $J)"
+    $N demo --mib 2 --policy cyclic --json >$J; check "demo --json validates" "" "$(jv demo $J)"
+    check "demo --json: every page placed" "512 512" "$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["arrays"][0]; print(a["pages"], a["placed_pages"])' $J)"
+    $N measure --quick --reps 2 --no-write --json >$J 2>/dev/null; check "measure --json validates" "" "$(jv measure $J)"
+    $N where --json $$ >$J; check "where --json validates" "" "$(jv where $J)"
+    check "where --json: nodes agree with total" 1 "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(all(d["total"][str(n["os_id"])]["base_pages"] == n["base_pages"] for n in d["nodes"]) and d["nodes"][0]["base_pages"] > 0))' $J)"
+    rm -f $J
+else
+    if [ "${CI:-}" = true ]; then fail=$((fail + 1)); echo "FAIL --json schemas: python3-jsonschema missing in CI"
+    else echo "SKIP --json schemas: python3-jsonschema is not installed"; fi
+fi
+$N demo --mib 1 --policy cyclic | grep -q '^policy .*time s.*syscalls.*placed/pages'; check "demo prints column headers" 0 $?
 echo "test_cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,0 +1,350 @@
+/* measure_cmd.c - numaplace measure: printing, the platform config it writes, its output checks
+ * and the subcommand (docs/man/numaplace-measure.1). The measurements are in measure.c. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "json.h"
+#include "measure.h"
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void row(char *buf, size_t size, const struct stat3 *v, int n, const char *fmt)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int j = 0; j < n && off < size; j++)
+        off += (size_t)snprintf(buf + off, size - off, fmt, j ? " " : "",
+                                v[j].med < 0 ? 0 : v[j].med);
+}
+
+int measure_write_config(const struct measure_result *r, const char *path)
+{
+    npl_config *c = NULL;
+    /* keep what an existing file says about machine, threads and policy */
+    if (access(path, R_OK) == 0 && npl_config_load(&c, path) < 0) {
+        fprintf(stderr, "numaplace measure: %s exists but is not a valid config (%s): not "
+                        "overwritten\n", path, npl_last_error());
+        return EXIT_FAILED;
+    }
+    if (!c && npl_config_new(&c) < 0)
+        return cli_fail("config");
+    char buf[16384];
+    int *nodes = malloc(sizeof(int) * MEASURE_MAX_NODES);
+    for (int i = 0; i < r->n; i++)
+        nodes[i] = r->nodes[i];
+    buf[0] = 0;
+    for (int i = 0; i < r->n; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%d", i ? "," : "", nodes[i]);
+    free(nodes);
+    int rc = npl_config_set(c, "factors", "nodes", buf);
+    for (int i = 0; i < r->n && rc == 0; i++) {
+        if (!r->has_cpus[i])
+            continue;
+        char key[64];
+        snprintf(key, sizeof key, "latency_ns.%d", r->nodes[i]);
+        row(buf, sizeof buf, r->lat[i], r->n, "%s%.2f");
+        rc = npl_config_set(c, "factors", key, buf);
+        snprintf(key, sizeof key, "bandwidth_mbs.%d", r->nodes[i]);
+        row(buf, sizeof buf, r->bw[i], r->n, "%s%.0f");
+        if (rc == 0)
+            rc = npl_config_set(c, "factors", key, buf);
+    }
+    time_t tt = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&tt));
+    snprintf(buf, sizeof buf, "numaplace measure%s on %s, latency buffer %zu KiB, triad arrays "
+             "%zu KiB", r->level == 0 ? " --quick" : r->level == 2 ? " --full" : "", when,
+             r->lat_bytes >> 10, r->bw_bytes >> 10);
+    if (rc == 0)
+        rc = npl_config_set(c, "factors", "measured", buf);
+    if (rc < 0) {
+        npl_config_free(c);
+        return cli_fail("config");
+    }
+    int need = npl_config_format(c, NULL, 0);
+    char *text = malloc((size_t)need + 1);
+    npl_config_format(c, text, (size_t)need + 1);
+    npl_config_free(c);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) { /* appeared while measuring */
+        free(text);
+        fprintf(stderr, "numaplace measure: %s is a symbolic link: not written (give the file it "
+                        "points to)\n", path);
+        return EXIT_FAILED;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(text);
+    if (!ok || rename(tmp, path) < 0) {
+        fprintf(stderr, "numaplace measure: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+static void print_matrix(FILE *f, const struct measure_result *r, int w, const char *title)
+{
+    fprintf(f, "\n%s\n%8s", title, "");
+    for (int j = 0; j < r->n; j++)
+        fprintf(f, " %*s%-3d", w < 2 ? 17 : 7, "node", r->nodes[j]);
+    fprintf(f, "\n");
+    for (int i = 0; i < r->n; i++) {
+        if (!r->has_cpus[i])
+            continue;
+        fprintf(f, "node%-4d", r->nodes[i]);
+        for (int j = 0; j < r->n; j++) {
+            const struct stat3 *s = w == 0 ? &r->lat[i][j] : &r->bw[i][j];
+            if (w < 2)
+                fprintf(f, w == 0 ? " %6.1f [%5.1f-%5.1f]" : " %6.0f [%5.0f-%5.0f]", s->med,
+                        s->min, s->max);
+            else
+                fprintf(f, " %10.3f", measure_factor(r, w - 2, i, j));
+        }
+        fprintf(f, "\n");
+    }
+}
+
+void measure_print(FILE *f, const struct measure_result *r)
+{
+    if (*r->note)
+        fprintf(f, "note: %s\n", r->note);
+    fprintf(f, "median [min-max] of %d repetitions; latency buffer %zu MiB on %s (%.0f%% on 2 MiB "
+            "pages)\n", r->reps, r->lat_bytes >> 20, r->huge_kind, r->huge_fraction * 100);
+    print_matrix(f, r, 0, "idle latency, ns per dependent load (2 MiB pages), row = CPU node, "
+                 "column = memory node");
+    print_matrix(f, r, 1, "triad bandwidth, MB/s, every CPU of the CPU node");
+    print_matrix(f, r, 2, "NUMA factor (remote/local latency)");
+    print_matrix(f, r, 3, "bandwidth ratio (local/remote)");
+    fprintf(f, "\nidle latency, 2 MiB pages against 4 KiB pages (page walks), CPU node %d:\n",
+            r->bw_node);
+    for (int j = 0; j < r->n; j++)
+        fprintf(f, "  memory node %-3d %7.1f ns   %7.1f ns\n", r->nodes[j], r->lat[r->home][j].med,
+                r->lat4k[r->home][j].med);
+    fprintf(f, "\nlatency against working-set size (node %d, 2 MiB pages):\n", r->bw_node);
+    for (int k = 0; k < r->nsizes; k++)
+        fprintf(f, "  %8zu KiB  %7.2f ns [%.2f-%.2f]\n", r->sizes[k] >> 10, r->lat_by_size[k].med,
+                r->lat_by_size[k].min, r->lat_by_size[k].max);
+    fprintf(f, "triad bandwidth against threads (node %d):\n", r->bw_node);
+    for (int k = 0; k < r->nthreads; k++)
+        fprintf(f, "  %3d thread(s)  %8.0f MB/s [%.0f-%.0f]\n", k + 1, r->bw_by_threads[k].med,
+                r->bw_by_threads[k].min, r->bw_by_threads[k].max);
+    fprintf(f, "loaded latency (node %d: the chase on CPU %d while other CPUs stream):\n",
+            r->bw_node, r->cpus[r->home][0]);
+    for (int k = 0; k < r->nloaded; k++)
+        fprintf(f, "  %3d streaming  %7.1f ns [%.1f-%.1f]  %8.0f MB/s streamed\n", k,
+                r->loaded_lat[k].med, r->loaded_lat[k].min, r->loaded_lat[k].max,
+                r->loaded_bw[k].med);
+    static const char *mix[] = {"read-only", "1:1 read:write", "2:1 read:write"};
+    fprintf(f, "bandwidth mixes (node %d, all %d CPUs):\n", r->bw_node, r->ncpus[r->home]);
+    for (int m = 0; m < NMIX; m++)
+        fprintf(f, "  %-15s %8.0f MB/s [%.0f-%.0f]\n", mix[m], r->mix[m].med, r->mix[m].min,
+                r->mix[m].max);
+    fprintf(f, "peak bandwidth %.0f MB/s\n", r->peak_mbs);
+}
+
+/* mkdir -p of the directory part of path (not of path itself) */
+static int mkdir_parents(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+int measure_default_path(char *out, size_t size)
+{
+    const char *env = getenv("NUMAPLACE_CONFIG"), *home = getenv("HOME");
+    if (env && *env) {
+        snprintf(out, size, "%s", env);
+        return 0;
+    }
+    if (!home || !*home) {
+        fprintf(stderr, "numaplace measure: HOME is not set (nor NUMAPLACE_CONFIG): there is no "
+                        "config file the library would read; say where to write with --out FILE "
+                        "(and point NUMAPLACE_CONFIG at it), or use --no-write\n");
+        return EXIT_FAILED;
+    }
+    snprintf(out, size, "%s/.config/numaplace/config", home);
+    if (mkdir_parents(out) < 0) {
+        fprintf(stderr, "numaplace measure: cannot create the directory of %s: %s\n", out,
+                strerror(errno));
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+int measure_check_out(const char *who, const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        if (S_ISLNK(sb.st_mode)) {
+            fprintf(stderr, "numaplace %s: %s is a symbolic link: refused (give the file it points "
+                            "to)\n", who, path);
+            return EXIT_FAILED;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            fprintf(stderr, "numaplace %s: %s is not a regular file: refused\n", who, path);
+            return EXIT_FAILED;
+        }
+        /* an existing file must open without following links and be a config to keep */
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "numaplace %s: cannot read %s: %s\n", who, path, strerror(errno));
+            return EXIT_FAILED;
+        }
+        close(fd);
+        npl_config *c = NULL;
+        if (npl_config_load(&c, path) < 0) {
+            fprintf(stderr, "numaplace %s: %s exists but is not a valid config (%s): not "
+                            "overwritten\n", who, path, npl_last_error());
+            return EXIT_FAILED;
+        }
+        npl_config_free(c);
+    } else if (errno != ENOENT) {
+        fprintf(stderr, "numaplace %s: %s: %s\n", who, path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    /* test-write the directory the file will be renamed into */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.check.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int ok = fd >= 0 && write(fd, "\n", 1) == 1;
+    int e = errno;
+    if (fd >= 0 && close(fd) < 0 && ok)
+        ok = 0, e = errno;
+    if (fd >= 0)
+        unlink(tmp);
+    if (!ok) {
+        fprintf(stderr, "numaplace %s: cannot write next to %s: %s\n", who, path, strerror(e));
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+static void measure_usage(void)
+{
+    printf("usage: numaplace measure [--quick|--full] [--reps N] [--out FILE] [--no-write] [--json]\n"
+           "The NUMA factor matrix, as Intel MLC measures it: idle latency (pointer chase on\n"
+           "2 MiB pages, 4 KiB pages beside it) and triad bandwidth with every CPU of the CPU node\n"
+           "for every (CPU node, memory node) pair, the local/remote ratios, latency against\n"
+           "working-set size, bandwidth against threads, loaded latency and read:write mixes.\n"
+           "Each figure is repeated (--reps, default 5): median [min-max]. Progress on stderr,\n"
+           "tables on stdout. Cache sizes (the latency buffer is 4x the last-level cache) from\n"
+           "hwloc. Writes the [factors] of the platform config FILE (medians), keeping its other\n"
+           "sections. Default FILE: the one the library reads, $NUMAPLACE_CONFIG, else\n"
+           "~/.config/numaplace/config; with neither HOME nor NUMAPLACE_CONFIG set, --out is\n"
+           "required. FILE is checked before measuring: a symbolic link, a file that is not\n"
+           "a regular file or not a valid config, or a directory that cannot be written in is\n"
+           "refused (exit 1).\n"
+           "  --quick     tiny sizes (seconds; the numbers are only indicative)\n"
+           "  --full      large sizes and longer chases (real runs)\n"
+           "  --reps N    repetitions of every figure (1-%d, default 5)\n"
+           "  --no-write  print only\n"
+           "  --json      the figures as JSON on stdout (the \"factors\" of the report's\n"
+           "              docs/schema/report.schema.json); the tables go to stderr\n"
+           "exit status: 0; 1 measurement or writing failed; 2 bad usage\n", STATS_MAX_REPS);
+}
+
+/* --reps N: 1..STATS_MAX_REPS, else -1 (message printed) */
+int measure_parse_reps(const char *who, const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s && !*end && v >= 1 && v <= STATS_MAX_REPS)
+        return (int)v;
+    fprintf(stderr, "numaplace %s: --reps %s: give a whole number from 1 to %d\n", who, s,
+            STATS_MAX_REPS);
+    return -1;
+}
+
+static int measure_target(const char *out, char *path, size_t size)
+{
+    int rc = 0;
+    if (out)
+        snprintf(path, size, "%s", out);
+    else
+        rc = measure_default_path(path, size);
+    return rc ? rc : measure_check_out("measure", path);
+}
+
+static int measure_json(const struct measure_result *r)
+{
+    static const char *levels[] = {"quick", "default", "full"};
+    cJSON *root = json_object();
+    json_add_str(root, "schema", "numaplace-measure/1");
+    json_add_str(root, "numaplace_version", npl_version());
+    json_add_str(root, "level", levels[r->level]);
+    json_add_num(root, "reps", r->reps);
+    report_json_factors(root, r);
+    int rc = json_write(stdout, root);
+    json_free(root);
+    return rc < 0 ? (fprintf(stderr, "numaplace measure: cannot write the JSON\n"), EXIT_FAILED) : 0;
+}
+
+int cmd_measure(int argc, char **argv)
+{
+    int print_only = 0, json = 0;
+    struct measure_opts mo = {1, 5, NULL};
+    const char *out = NULL;
+    static const struct option opts[] = {
+        {"quick", no_argument, NULL, 'q'}, {"full", no_argument, NULL, 'f'},
+        {"reps", required_argument, NULL, 'r'}, {"out", required_argument, NULL, 'o'},
+        {"no-write", no_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'q' || c == 'f')
+            mo.level = c == 'q' ? 0 : 2;
+        else if (c == 'r' && (mo.reps = measure_parse_reps("measure", optarg)) < 0)
+            return EXIT_USAGE;
+        else if (c == 'o')
+            out = optarg;
+        else if (c == 'n' || c == 'j')
+            *(c == 'n' ? &print_only : &json) = 1;
+        else if (c == 'h')
+            return measure_usage(), 0;
+        else if (c != 'r')
+            return cli_bad_option("measure", c, argv);
+    }
+    if (optind < argc) {
+        fprintf(stderr, "numaplace measure: unknown argument \"%s\" (try --help)\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    char path[4096];
+    int rc = print_only ? 0 : measure_target(out, path, sizeof path);
+    struct measure_result *r = rc ? NULL : calloc(1, sizeof *r);
+    if (rc || !r)
+        return rc ? rc : cli_fail("out of memory");
+    rc = measure_run(&mo, 1, r);
+    if (rc == 0) {
+        measure_print(json ? stderr : stdout, r);
+        if (json)
+            rc = measure_json(r);
+        if (rc == 0 && !print_only && (rc = measure_write_config(r, path)) == 0)
+            fprintf(json ? stderr : stdout, "\nwrote %s\n", path);
+    }
+    free(r);
+    return rc;
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# numaplace report (issue 14): results.json validates against docs/schema/report.schema.json,
+# has the host metadata, every repetition with median/min/max, the trust label and the verdict;
+# the text puts the verdict first and points at no source file; --reps is checked; the progress
+# line stays off when stderr is not a terminal; --json prints the JSON; and headless Chromium
+# renders index.html with every image decoded (naturalWidth > 0: the file exists, is a valid
+# image and the page references it correctly).
+set -u
+N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
+SRC=${SRC:?set SRC to the source tree}
+T=$(mktemp -d /tmp/npl_report.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+check() { # name, expected, actual
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
+}
+ci_skip() { # what, why: a skip outside CI, a failure in CI (CI installs scripts/deps.sh)
+    if [ "${CI:-}" = true ]; then fail=$((fail + 1)); echo "FAIL $1: $2 (CI must have it)"
+    else echo "SKIP $1: $2"; fi
+}
+$N report --reps 0 --no-plots --out "$T/x" >/dev/null 2>&1; check "--reps 0: usage error" 2 $?
+$N report --reps 21 --no-plots --out "$T/x" >/dev/null 2>&1; check "--reps 21: usage error" 2 $?
+$N report --quick --reps 3 --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
+check "report --quick --reps 3: 0" 0 $rc
+[ $rc -eq 0 ] || tail -5 "$T/err"
+check "progress line off when piped (no carriage return)" 0 "$(tr -cd '\r' <"$T/err" | wc -c)"
+check "no source file named as the rule" 0 "$(grep -c 'recommend\.h' "$T/out")"
+v=$(grep -n '^== verdict' "$T/out" | cut -d: -f1) ms=$(grep -n '^== measurements' "$T/out" | cut -d: -f1)
+check "the verdict comes before the measurements" yes "$([ -n "$v" ] && [ -n "$ms" ] && [ "$v" -lt "$ms" ] && echo yes)"
+check "one node said once" 1 "$(grep -c 'ONE usable NUMA node' "$T/out")"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 - "$SRC/docs/schema/report.schema.json" "$T/rep/results.json" <<'PY'; check "results.json: schema, metadata, reps, verdict" 0 $?
+import json, sys, jsonschema
+schema, d = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+jsonschema.Draft202012Validator.check_schema(schema)
+jsonschema.Draft202012Validator(schema).validate(d)
+h = d["host"]
+for k in ("hostname", "cpu_model", "kernel", "thp_mode", "compiler", "compiler_flags"):
+    assert h[k], f"host.{k} empty"
+assert h["page_size_bytes"] >= 4096
+assert d["reps"] == 3 and d["characterization"]["reps"] == 3
+stats = [r["seconds"] for r in d["characterization"]["results"]] + [d["factors"]["latency_ns"][0][0],
+         d["factors"]["bandwidth_mb_per_s"][0][0]] + [m["mb_per_s"] for m in d["factors"]["mixes"]]
+for s in stats:
+    assert len(s["reps"]) == 3, s
+    assert s["min"] == min(s["reps"]) and s["max"] == max(s["reps"]), s
+    assert s["min"] <= s["median"] <= s["max"], s
+    assert s["median"] == sorted(s["reps"])[1], s
+assert len(d["recommendations"]) == 18
+t = d["trust"]
+assert t["timings"] == ("emulated" if h["emulated"] else "virtualized" if h["hypervisor_flag"] else "measured")
+if d["machine"]["node_count"] == 1:
+    assert d["verdict"]["worst_latency_factor"] is None
+    assert all(r["policy"] is not None for r in d["recommendations"])
+assert "cli/" not in d["verdict"]["rule"] and len(d["verdict"]["rule"]) > 100
+# every property of the schema has a description
+def walk(x, path):
+    if isinstance(x, dict):
+        for k, v in x.get("properties", {}).items():
+            assert "description" in v, f"{path}.{k} has no description"
+        for k, v in x.items():
+            walk(v, path + "/" + k)
+    elif isinstance(x, list):
+        for v in x:
+            walk(v, path)
+walk(schema, "")
+PY
+    $N report --quick --reps 1 --no-plots --json --out "$T/rep1" 2>/dev/null |
+        python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema"]=="numaplace-report/2" and d["reps"]==1'
+    check "report --json: the JSON on stdout" 0 $?
+else
+    ci_skip "schema validation" "python3-jsonschema is not installed"
+fi
+# MLC-class figures beside their anchors on this machine (printed, never asserted: timings)
+python3 - "$T/rep/results.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["factors"]
+s = lambda x: "-" if x is None else f"{x['median']:.1f} [{x['min']:.1f}-{x['max']:.1f}]"
+print("INFO idle latency, 2 MiB pages:", s(f["latency_ns"][0][0]), "ns;  4 KiB pages:", s(f["latency_4k_ns"][0][0]), "ns")
+print("INFO triad, all CPUs of the node:", s(f["bandwidth_mb_per_s"][0][0]), "MB/s;  1 thread:", s(f["bandwidth_by_threads"][0]["mb_per_s"]), "MB/s")
+print("INFO loaded latency:", ", ".join(f"{p['streaming_cpus']} streaming {s(p['ns'])} ns" for p in f["loaded_latency"]))
+print("INFO mixes:", ", ".join(f"{m['read_write']} {s(m['mb_per_s'])} MB/s" for m in f["mixes"]), "; peak", round(f["peak_mb_per_s"]), "MB/s")
+PY
+if command -v likwid-bench >/dev/null 2>&1; then
+    sh "$SRC/bench/report_vs_likwid.sh" "$(dirname "$N")" --quick >"$T/likwid" 2>&1
+    sed 's/^/INFO /' "$T/likwid"
+    check "bench/report_vs_likwid.sh: three mixes beside likwid-bench" 3 "$(grep -cE '^(read-only|1:1|2:1) +(load|copy|stream) +[0-9]+ .* [0-9.]+ +[0-9.]+$' "$T/likwid")"
+else
+    ci_skip "likwid-bench comparison" "likwid is not installed"
+fi
+# headless Chromium: every <img> of index.html decoded
+B=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$B" ]; then
+    ci_skip "HTML rendering" "chromium is not installed"
+elif ! ls "$T"/rep/*.png >/dev/null 2>&1; then
+    ci_skip "HTML rendering" "no plots (python3-matplotlib is not installed)"
+else
+    cp "$T/rep/index.html" "$T/rep/check.html"
+    cat >>"$T/rep/check.html" <<'JS'
+<script>window.addEventListener("load", () => { for (const i of document.images) {
+  const p = document.createElement("p"); p.className = "imgcheck";
+  p.textContent = "IMG " + i.getAttribute("src") + " " + i.naturalWidth + "x" + i.naturalHeight;
+  document.body.appendChild(p); } });</script>
+JS
+    timeout 120 "$B" --headless --no-sandbox --disable-gpu --allow-file-access-from-files \
+        --virtual-time-budget=5000 --dump-dom "file://$T/rep/check.html" >"$T/dom" 2>/dev/null
+    check "chromium: three images in the page" 3 "$(grep -o 'IMG [a-z]*\.png [0-9]*x[0-9]*' "$T/dom" | wc -l)"
+    check "chromium: every image decoded (width and height > 0)" 3 "$(grep -o 'IMG [a-z]*\.png [1-9][0-9]*x[1-9][0-9]*' "$T/dom" | wc -l)"
+fi
+echo "test_report: $pass passed, $fail failed"
+[ $fail -eq 0 ]
