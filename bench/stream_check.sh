@@ -23,7 +23,8 @@ echo "== numaplace measure --no-write"
 "$N" measure --no-write > "$T/measure.out" 2>&1
 kib=$(sed -n 's/.*triad arrays 3 x \([0-9]*\) KiB.*/\1/p' "$T/measure.out" | head -1)
 n=$((kib * 1024 / 8))
-one=$(sed -n 's/.*CPU node [0-9]* -> memory node [0-9]*: .* ns\/load, \([0-9.]*\) MB\/s.*/\1/p' "$T/measure.out" | head -1)
+# the one-thread row of "triad bandwidth against threads" (the per-pair figure uses every CPU)
+one=$(sed -n 's/^ *1 thread(s) *\([0-9.]*\) MB\/s.*/\1/p' "$T/measure.out" | head -1)
 ncpu=$(nproc)
 all=$(sed -n "s/^ *$ncpu thread(s) *\([0-9.]*\) MB\/s.*/\1/p" "$T/measure.out" | tail -1)
 [ -n "$all" ] || all=$(sed -n 's/^ *[0-9]* thread(s) *\([0-9.]*\) MB\/s.*/\1/p' "$T/measure.out" | tail -1)
