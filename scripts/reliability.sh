@@ -178,9 +178,9 @@ cpuless() {
     echo "$out"
     [ $rc -eq 0 ] || return 1
     # topology: node 1 no memory, node 2 no CPUs, 2 usable nodes
-    echo "$out" | grep -q '"nodes_usable": 2' &&
-        echo "$out" | grep -Eq '"id": 1,.*"memory_bytes": 0[,}]' &&
-        echo "$out" | grep -Eq '"id": 2,.*"cpus": \[\]' ||
+    echo "$out" | grep -q '"node_count": 2' &&
+        echo "$out" | grep -Eq '"os_id": 1,.*"memory_bytes": 0[,}]' &&
+        echo "$out" | grep -Eq '"os_id": 2,.*"cpus": \[\]' ||
         { echo "topology of the CPU-less/memory-less guest is wrong"; return 1; }
 }
 
