@@ -55,6 +55,8 @@ extern pthread_mutex_t mai__lock;
 /* errors: record errno for mai_last_errno(); return -1 */
 int mai__fail(int err);
 void mai__ok(void);
+/* End a call made under mai__lock: unlock, then record rc's outcome (errno kept on failure). */
+void mai__finish(int rc);
 
 /* Pure: parse MAi's config text. 0, or -1 + errno EINVAL. */
 int mai__parse_config(const char *text, struct mai_config *out);

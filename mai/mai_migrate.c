@@ -18,17 +18,6 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* finish a call made under mai__lock: unlock, record the outcome */
-static void finish(int rc)
-{
-    int err = errno;
-    pthread_mutex_unlock(&mai__lock);
-    if (rc < 0)
-        mai__fail(err);
-    else
-        mai__ok();
-}
-
 static int valid_node(unsigned long node)
 {
     return node < MAXNODES;
@@ -55,7 +44,7 @@ static void migrate_units(void *p, unsigned long node, enum mai_unit unit, long 
             mai__st.time_pmig = now_s() - t0;
         }
     }
-    finish(rc);
+    mai__finish(rc);
 }
 
 void mai_migrate(void *p, unsigned long node, int nr, int startr, int nc, int startc)
@@ -98,7 +87,7 @@ void mai_migrate_gather(void *p, unsigned long node)
         if (rc == 0)
             mai__record(a, BIND, &n, 1);
     }
-    finish(rc);
+    mai__finish(rc);
 }
 
 void mai_migrate_scatter(void *p, unsigned long nodes)
@@ -134,7 +123,7 @@ static void arm(void *p, size_t chunk, int code)
             a->policy = code;
         }
     }
-    finish(rc);
+    mai__finish(rc);
 }
 
 void mai_next_touch(void *p)
@@ -193,7 +182,7 @@ void mai_bytes(void *p, size_t bytes)
         a->block_pages = (bytes + page - 1) / page;
         rc = 0;
     }
-    finish(rc);
+    mai__finish(rc);
 }
 
 void mai_subarray(void *p, int dim[])
@@ -223,7 +212,7 @@ int mai_regularbind(void *p)
         if (rc == 0)
             mai__record(a, OWN, mai__st.own_nodes, mai__st.nown);
     }
-    finish(rc);
+    mai__finish(rc);
     return rc;
 }
 
@@ -248,7 +237,7 @@ int mai_irregularbind(void *p, size_t bytes, int node)
         if (rc == 0)
             a->policy = OWN;
     }
-    finish(rc);
+    mai__finish(rc);
     return rc;
 }
 
@@ -286,7 +275,7 @@ void mai_set_arraynodes(void *ph, int nnodes, int nodes[])
         mai__record(a, a->policy, nodes, nnodes);
         rc = 0;
     }
-    finish(rc);
+    mai__finish(rc);
 }
 
 void mai_mempol(void *ph)

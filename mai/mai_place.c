@@ -244,12 +244,7 @@ static void apply(void *p, const struct request *q, int nn, const int *nodes_in)
     }
     if (rc == 0)
         mai__record(a, q->code, nodes, m);
-    int err = errno;
-    pthread_mutex_unlock(&mai__lock);
-    if (rc < 0)
-        mai__fail(err);
-    else
-        mai__ok();
+    mai__finish(rc);
 }
 
 static void blocks(void *p, int code, enum mai_unit unit, enum mai_rule rule, int k, int prime,

@@ -36,6 +36,16 @@ void mai__ok(void)
     last_errno = 0;
 }
 
+void mai__finish(int rc)
+{
+    int err = errno;
+    pthread_mutex_unlock(&mai__lock);
+    if (rc < 0)
+        mai__fail(err);
+    else
+        mai__ok();
+}
+
 int mai_last_errno(void)
 {
     return last_errno;
