@@ -84,7 +84,7 @@ PY
 if command -v likwid-bench >/dev/null 2>&1; then
     sh "$SRC/bench/report_vs_likwid.sh" "$(dirname "$N")" --quick >"$T/likwid" 2>&1
     sed 's/^/INFO /' "$T/likwid"
-    check "bench/report_vs_likwid.sh: three mixes beside likwid-bench" 3 "$(grep -cE '^(read-only|1:1|2:1) +(load|copy|stream) +[0-9]+ .* [0-9.]+ +[0-9.]+$' "$T/likwid")"
+    check "bench/report_vs_likwid.sh: three mixes beside likwid-bench (and scalar stream)" 4 "$(grep -cE '^(read-only|1:1|2:1) +(load_sse|copy_sse|stream_sse|stream) +[0-9]+ +\[[0-9]+-[0-9]+\] +[0-9]+ +\[[0-9]+-[0-9]+\] +[0-9.]+$' "$T/likwid")"
 else
     ci_skip "likwid-bench comparison" "likwid is not installed"
 fi
