@@ -486,6 +486,19 @@ int npl_apply_planned(void *array, const npl_plan *plan, unsigned flags);
  *  @return 0, or -1 with errno as npl_place_range(). */
 int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                             unsigned flags);
+/** Place a raw page-aligned range page by page: page i of [addr, addr+len) goes to node
+ *  `nodes[i]` (OS id), or is left as it is (not touched, not moved, its kernel policy kept) when
+ *  `nodes[i]` is negative (NPL_NODE_ANY). As npl_place_range() otherwise, in one pass: the range
+ *  is checked once and each stretch of consecutive placed pages is placed with one set of system
+ *  calls and protected with one kernel policy over the nodes it uses (no mapping is split inside
+ *  a stretch). For many small runs (column-wise or irregular layouts) this is what one
+ *  npl_place_range() per run would do, without its per-call cost. `nodes` has
+ *  ceil(len / page size) entries. flags: NPL_F_STRICT, NPL_F_NO_PROTECT.
+ *  @return 0 (also when every entry is negative), or -1 with errno EFAULT, EACCES (as
+ *          npl_place_range()), EINVAL (nodes NULL, range empty or not page-aligned, a node above
+ *          the largest id a list may name, other flags), EXDEV (a node outside the allowed set or
+ *          without memory), ENOMEM, ENOSYS, EOVERFLOW as npl_place_range(). */
+int npl_place_pages(void *addr, size_t len, const int *nodes, unsigned flags);
 /** A new reference to the plan of a library array's last whole-array placement (release it
  *  with npl_plan_free()).
  *  @return 0 and *out, or -1 with errno EINVAL (out NULL), ENOENT (not a library array). */

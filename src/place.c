@@ -52,6 +52,7 @@ struct worker {
     size_t psz;
     int shift;          /* map index = page >> shift (THP: one map entry per 2 MiB) */
     const struct npl_map *map;
+    const int *explicit_nodes; /* npl__place_explicit: node of each base page, else NULL */
     int fresh;
     /* results */
     struct npl_counter cnt;
@@ -70,6 +71,12 @@ static void note_failure(struct worker *w, void *addr, int err)
         w->fail_errno[w->nfail] = err;
         w->nfail++;
     }
+}
+
+/* the node of page pg of the worker's range: the explicit list's, or the map's */
+static int page_node(const struct worker *w, size_t pg)
+{
+    return w->explicit_nodes ? w->explicit_nodes[pg] : npl__map_node(w->map, pg >> w->shift);
 }
 
 static void touch_pages(struct worker *w, const int *slice_map, int node)
@@ -100,7 +107,7 @@ static void *touch_worker(void *arg)
         return NULL;
     }
     for (size_t pg = w->first; pg < w->last; pg++)
-        slice_map[pg - w->first] = npl__map_node(w->map, pg >> w->shift);
+        slice_map[pg - w->first] = page_node(w, pg);
     for (int k = 0; k < w->map->plan->m; k++) {
         int node = w->map->plan->nodes[k];
         if (npl__set_mempolicy(&w->cnt, MPOL_PREFERRED, &node, 1) < 0) {
@@ -238,7 +245,7 @@ static void *verify_worker(void *arg)
     }
     for (size_t i = 0; i < n; i++) {
         pages[i] = w->base + (w->first + i) * w->psz;
-        target[i] = npl__map_node(w->map, (w->first + i) >> w->shift);
+        target[i] = page_node(w, w->first + i);
     }
     if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0)
         w->err = errno;
@@ -342,6 +349,7 @@ struct job {
     int shift;                      /* map index = page >> shift (THP: per 2 MiB) */
     int huge, thp, fresh;
     unsigned flags;
+    const int *explicit_nodes; /* npl__place_explicit */
     struct npl_map map;
     struct npl_counter cnt;
 };
@@ -423,6 +431,7 @@ static int place_with_workers(struct job *j, struct npl_place_stats *st)
         w[i].shift = j->shift;
         w[i].fresh = j->fresh;
         w[i].hugetlb = j->huge;
+        w[i].explicit_nodes = j->explicit_nodes;
     }
     if ((rc = run_workers(w, nw, touch_worker)) < 0)
         goto collect;
@@ -467,8 +476,9 @@ static void finish_stats(const struct job *j, struct npl_place_stats *st, double
                st->seconds);
 }
 
-int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
-               unsigned flags, int fresh, struct npl_place_stats *st)
+static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+                     unsigned flags, int fresh, const int *explicit_nodes,
+                     struct npl_place_stats *st)
 {
     double t0 = npl__now();
     struct npl_place_stats local;
@@ -478,6 +488,7 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
     struct job j;
     if (job_init(&j, addr, len, plan, shape, flags, fresh) < 0)
         return -1;
+    j.explicit_nodes = explicit_nodes;
     st->pages = j.npages;
     /* THP asked: advise the range (npl_alloc_array did it already; a raw range or a re-placement
      * may still carry an earlier MADV_NOHUGEPAGE) */
@@ -498,6 +509,20 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
     if (sup >= 0)
         finish_stats(&j, st, t0);
     return rc < 0 ? -1 : 0;
+}
+
+int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+               unsigned flags, int fresh, struct npl_place_stats *st)
+{
+    return place_job(addr, len, plan, shape, flags, fresh, NULL, st);
+}
+
+int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int *nodes,
+                        unsigned flags, struct npl_place_stats *st)
+{
+    if (flags & (NPL_F_THP | NPL_F_HUGETLB))
+        return npl__fail(EINVAL, "an explicit page list places base pages only");
+    return place_job(addr, len, plan, NULL, flags, 0, nodes, st);
 }
 
 struct migrate_walk {
