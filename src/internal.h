@@ -167,9 +167,9 @@ extern _Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
 int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st);
 void npl__stats_add(const struct npl_place_stats *st);
-/* npl__place with the node of each base page given (nodes[i], all >= 0 and in plan's node list;
- * plan: bind_all over the nodes used, for the touch order and the protecting policy); base
- * pages only (no NPL_F_THP/HUGETLB), not fresh (src/place_batch.c) */
+/* npl__place with the node of each base page given: nodes[i] in plan's node list, or < 0 to
+ * leave page i alone (plan: bind_all over the nodes used, for the touch order and the protecting
+ * policy, set per stretch of listed pages); base pages only, not fresh (src/place_batch.c) */
 int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int *nodes,
                         unsigned flags, struct npl_place_stats *st);
 /* Move present pages of a range to the nodes of pol's map (no fault-in, no policy change). */

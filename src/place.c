@@ -243,9 +243,18 @@ static void *verify_worker(void *arg)
         w->err = ENOMEM;
         return NULL;
     }
+    size_t k = 0; /* pages with a node (an explicit list may leave some alone) */
     for (size_t i = 0; i < n; i++) {
-        pages[i] = w->base + (w->first + i) * w->psz;
-        target[i] = page_node(w, w->first + i);
+        int node = page_node(w, w->first + i);
+        if (w->explicit_nodes && node < 0)
+            continue;
+        pages[k] = w->base + (w->first + i) * w->psz;
+        target[k++] = node;
+    }
+    n = k;
+    if (n == 0) {
+        scratch_free(scratch, bytes);
+        return NULL;
     }
     if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0)
         w->err = errno;
@@ -401,22 +410,63 @@ static int place_trivially(struct job *j, int populate, struct npl_place_stats *
     if (j->huge && npl__madvise(&j->cnt, j->addr, bytes, MADV_POPULATE_WRITE) < 0)
         return npl__fail(errno, "no huge page to populate %p+%zu", (void *)j->addr, j->len);
     for (size_t pg = 0; !j->huge && pg < j->npages; pg++)
-        __atomic_fetch_or(j->addr + pg * j->psz, (char)0, __ATOMIC_RELAXED);
+        if (!j->explicit_nodes || j->explicit_nodes[pg] >= 0)
+            __atomic_fetch_or(j->addr + pg * j->psz, (char)0, __ATOMIC_RELAXED);
     st->placed = j->npages;
     return 0;
+}
+
+/* The next stretch [*first, *end) of pages to place after page *pg: the whole range once, or
+ * with an explicit list each run of pages that have a node (the others are left alone: their
+ * mapping flags and kernel policy too). 0 when none is left. */
+static int next_stretch(const struct job *j, size_t *pg, size_t *first, size_t *end)
+{
+    size_t p = *pg;
+    if (!j->explicit_nodes) {
+        *first = 0;
+        *end = *pg = j->npages;
+        return p == 0;
+    }
+    while (p < j->npages && j->explicit_nodes[p] < 0)
+        p++;
+    *first = p;
+    while (p < j->npages && j->explicit_nodes[p] >= 0)
+        p++;
+    *end = *pg = p;
+    return *end > *first;
 }
 
 /* Steps 1-2: no THP for page-granular placement (existing ones split), no old range policy. */
 static int prepare_range(struct job *j)
 {
-    size_t bytes = j->npages * j->psz;
-    if (!j->thp && !j->huge && npl__madvise(&j->cnt, j->addr, bytes, MADV_NOHUGEPAGE) < 0)
-        npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
-    if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
-        split_thps(&j->cnt, j->addr, bytes, j->psz);
-    if (!j->fresh && npl__mbind(&j->cnt, j->addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
-        return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)j->addr,
-                         j->len, strerror(errno));
+    size_t pg = 0, first, end;
+    while (next_stretch(j, &pg, &first, &end)) {
+        char *addr = j->addr + first * j->psz;
+        size_t bytes = (end - first) * j->psz;
+        if (!j->thp && !j->huge && npl__madvise(&j->cnt, addr, bytes, MADV_NOHUGEPAGE) < 0)
+            npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
+        if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
+            split_thps(&j->cnt, addr, bytes, j->psz);
+        if (!j->fresh && npl__mbind(&j->cnt, addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
+            return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)addr,
+                             bytes, strerror(errno));
+    }
+    return 0;
+}
+
+/* Step 4: one kernel policy over the plan's nodes, per stretch (see next_stretch) */
+static int protect_range(struct job *j)
+{
+    const struct npl_plan *pl = j->map.plan;
+    int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
+    size_t pg = 0, first, end;
+    while (next_stretch(j, &pg, &first, &end)) {
+        char *addr = j->addr + first * j->psz;
+        size_t bytes = (end - first) * j->psz;
+        if (npl__mbind(&j->cnt, addr, bytes, mode, pl->nodes, pl->m, 0) < 0)
+            return npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", (void *)addr, bytes,
+                             strerror(errno));
+    }
     return 0;
 }
 
@@ -435,15 +485,8 @@ static int place_with_workers(struct job *j, struct npl_place_stats *st)
     }
     if ((rc = run_workers(w, nw, touch_worker)) < 0)
         goto collect;
-    if (!(j->flags & NPL_F_NO_PROTECT)) {
-        const struct npl_plan *pl = j->map.plan;
-        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
-        if (npl__mbind(&j->cnt, j->addr, j->npages * j->psz, mode, pl->nodes, pl->m, 0) < 0) {
-            rc = npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", (void *)j->addr,
-                           j->len, strerror(errno));
-            goto collect;
-        }
-    }
+    if (!(j->flags & NPL_F_NO_PROTECT) && (rc = protect_range(j)) < 0)
+        goto collect;
     int nverify = nw;
     if (!j->fresh) { /* pages already present move here: fewer threads (MIGRATE_PAGES_PER_WORKER) */
         nverify = worker_count_per(j->npages, MIGRATE_PAGES_PER_WORKER);

@@ -3,9 +3,10 @@
  * One npl_place_range() per run (what column-wise layouts need: a few pages per row) costs a
  * read of /proc/self/maps, worker threads and a dozen system calls per run, and each run's own
  * mbind splits the mapping: one VMA per run, until vm.max_map_count (65530) makes mbind fail.
- * Here the range is checked once, and each stretch of consecutive placed pages goes through the
- * placement engine (place.c) once, with an explicit page -> node list and one protecting policy
- * over the nodes the whole list uses. */
+ * Here the range is checked once and goes through the placement engine (place.c) once, with an
+ * explicit page -> node list: its workers touch and move the listed pages, and each stretch of
+ * consecutive listed pages gets one protecting policy over the nodes the whole list uses (pages
+ * left out keep theirs). */
 #define _GNU_SOURCE
 #include "internal.h"
 #include "procfs.h"
@@ -46,25 +47,17 @@ static int union_plan(const int *nodes, int m, npl_plan **out)
     return rc;
 }
 
-/* place each stretch of consecutive pages with a node; 0 or -1 */
-static int place_stretches(char *addr, size_t npages, size_t psz, const int *nodes,
-                           const npl_plan *plan, unsigned flags)
+/* one engine pass over [first page with a node, last page with a node] */
+static int place_hull(char *addr, size_t npages, size_t psz, const int *nodes,
+                      const npl_plan *plan, unsigned flags)
 {
-    size_t pg = 0;
-    while (pg < npages) {
-        if (nodes[pg] < 0) {
-            pg++;
-            continue;
-        }
-        size_t end = pg + 1;
-        while (end < npages && nodes[end] >= 0)
-            end++;
-        if (npl__place_explicit(addr + pg * psz, (end - pg) * psz, plan, nodes + pg,
-                                flags | NPL__F_SPLIT_THP, NULL) < 0)
-            return -1;
-        pg = end;
-    }
-    return 0;
+    size_t first = 0, end = npages;
+    while (nodes[first] < 0)
+        first++;
+    while (nodes[end - 1] < 0)
+        end--;
+    return npl__place_explicit(addr + first * psz, (end - first) * psz, plan, nodes + first,
+                               flags | NPL__F_SPLIT_THP, NULL);
 }
 
 int npl_place_pages(void *addr, size_t len, const int *nodes, unsigned flags)
@@ -89,7 +82,7 @@ int npl_place_pages(void *addr, size_t len, const int *nodes, unsigned flags)
     npl_plan *plan;
     if (union_plan(used, m, &plan) < 0)
         return -1;
-    int rc = place_stretches(addr, npages, psz, nodes, plan, flags);
+    int rc = place_hull(addr, npages, psz, nodes, plan, flags);
     npl_plan_free(plan);
     return rc;
 }
