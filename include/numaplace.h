@@ -495,8 +495,8 @@ int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan, const 
  *  npl_place_range() per run would do, without its per-call cost. `nodes` has
  *  ceil(len / page size) entries. flags: NPL_F_STRICT, NPL_F_NO_PROTECT.
  *  @return 0 (also when every entry is negative), or -1 with errno EFAULT, EACCES (as
- *          npl_place_range()), EINVAL (nodes NULL, range empty or not page-aligned, a node above
- *          the largest id a list may name, other flags), EXDEV (a node outside the allowed set or
+ *          npl_place_range()), EINVAL (nodes NULL, range empty or not page-aligned, a node that
+ *          does not exist, other flags), EXDEV (a node outside the allowed set or
  *          without memory), ENOMEM, ENOSYS, EOVERFLOW as npl_place_range(). */
 int npl_place_pages(void *addr, size_t len, const int *nodes, unsigned flags);
 /** A new reference to the plan of a library array's last whole-array placement (release it
