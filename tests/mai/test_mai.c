@@ -211,6 +211,13 @@ static void test_policies_here(void)
     CHECK(mai_irregularbind(a[0], 4096, one) == 0, "irregularbind");
     int *nodes1 = mai_get_arraynodes(a);
     CHECK(nodes1 && nodes1[0] == one && nodes1[1] == -1, "arraynodes 1-based");
+    mai_set_arraynodes(a, 2, (int[]){3, 1}); /* MAi: get gives back what set stored */
+    nodes1 = mai_get_arraynodes(a);
+    CHECK(mai_last_errno() == 0 && nodes1 && nodes1[0] == 3 && nodes1[1] == 1 && nodes1[2] == -1,
+          "set_arraynodes then get_arraynodes: the same ids (%d %d)", nodes1 ? nodes1[0] : -9,
+          nodes1 ? nodes1[1] : -9);
+    mai_set_arraynodes(a, 1, (int[]){0});
+    CHECK(mai_last_errno() == EINVAL, "set_arraynodes: node 0 is not a 1-based id");
     mai_next_touch(a);
     CHECK(mai_last_errno() == 0, "next_touch: %d", mai_last_errno());
     a[3][5] = 1.5;
