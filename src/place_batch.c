@@ -71,14 +71,15 @@ int npl_place_pages(void *addr, size_t len, const int *nodes, unsigned flags)
         return npl__fail(EINVAL, "range %p+%zu: empty or not page-aligned", addr, len);
     if ((uintptr_t)addr + len < (uintptr_t)addr)
         return npl__fail(EOVERFLOW, "range wraps around the address space");
+    /* the caller's range: placing touches its pages (see npl_place_range_planned); checked
+     * before the list is read, so a length far beyond the mapping fails without reading it */
+    if (npl__range_check(addr, len, 1) < 0)
+        return -1;
     size_t npages = len / psz + (len % psz != 0);
     int used[MAX_DISTINCT];
     int m = distinct_nodes(nodes, npages, used);
     if (m <= 0)
         return m; /* -1, or nothing to place */
-    /* the caller's range: placing touches its pages (see npl_place_range_planned) */
-    if (npl__range_check(addr, len, 1) < 0)
-        return -1;
     npl_plan *plan;
     if (union_plan(used, m, &plan) < 0)
         return -1;
