@@ -156,14 +156,19 @@ static void test_block_policies(void)
  * and the data mapping left in one piece (one placement, not one mapping per run) ---- */
 #define BIG_PAGES 160
 
-struct geo { int nx, ny, nz; }; /* nz 0: 2D */
+struct geo { int nx, ny, nz; }; /* nz 0: 2D; ny 0: 1D */
 
-static size_t geo_bytes(struct geo g) { return (size_t)g.nx * g.ny * (g.nz ? g.nz : 1) * 8; }
+static size_t geo_bytes(struct geo g)
+{
+    return (size_t)g.nx * (g.ny ? g.ny : 1) * (g.nz ? g.nz : 1) * 8;
+}
 
 /* unit of the page at byte offset off: rows (innermost rows), columns (second index) */
 static long unit_of(struct geo g, int columns, size_t off)
 {
     size_t row = (size_t)(g.nz ? g.nz : g.ny) * 8, plane = (size_t)g.ny * row;
+    if (!g.ny) /* 1D: rows and columns are elements */
+        return (long)(off / 8);
     if (!columns)
         return (long)(off / row);
     if (g.nz)
@@ -236,15 +241,16 @@ static void expect_units(const char *what, void *a, struct geo g, int columns, l
 
 static void test_big_blocks(struct geo g)
 {
-    void *a = g.nz ? (void *)mai_alloc_3D(g.nx, g.ny, g.nz, 8, DOUBLE)
-                   : (void *)mai_alloc_2D(g.nx, g.ny, 8, DOUBLE);
+    void *a = g.nz   ? (void *)mai_alloc_3D(g.nx, g.ny, g.nz, 8, DOUBLE)
+            : g.ny ? (void *)mai_alloc_2D(g.nx, g.ny, 8, DOUBLE)
+                   : mai_alloc_1D(g.nx, 8, DOUBLE);
     size_t bytes = geo_bytes(g);
     CHECK(a && (bytes + PG - 1) / PG <= BIG_PAGES, "alloc %dx%dx%d", g.nx, g.ny, g.nz);
     if (!a)
         return;
     double *d = mai_get_realpointer(a);
     fill_big(d, bytes / 8, 0.5);
-    int P = prime_of(N), sn[2] = {0, N - 1}, rows = g.nz ? g.nx * g.ny : g.nx, cols = g.ny;
+    int P = prime_of(N), sn[2] = {0, N - 1}, rows = g.nz ? g.nx * g.ny : g.nx, cols = g.ny ? g.ny : g.nx;
     mai_cyclic_columns(a, 100);
     expect_units("cyclic_columns(100)", a, g, 1, 100, 0, L, N, P);
     mai_skew_mapp_columns(a, 64);
@@ -298,6 +304,7 @@ static void test_big(void)
         {16, 4096, 0}, /* rows of 8 whole pages */
         {40, 700, 0},  /* rows of 5600 bytes: page and row boundaries apart */
         {3, 9, 300},   /* 3D: columns are the second index, rows of 2400 bytes */
+        {20000, 0, 0}, /* 1D: rows and columns are elements */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         test_big_blocks(shapes[i]);
