@@ -443,11 +443,13 @@ static int prepare_range(struct job *j)
     while (next_stretch(j, &pg, &first, &end)) {
         char *addr = j->addr + first * j->psz;
         size_t bytes = (end - first) * j->psz;
-        if (!j->thp && !j->huge && npl__madvise(&j->cnt, addr, bytes, MADV_NOHUGEPAGE) < 0)
+        int keep = (j->flags & NPL__F_KEEP_VMAS) != 0;
+        if (!keep && !j->thp && !j->huge &&
+            npl__madvise(&j->cnt, addr, bytes, MADV_NOHUGEPAGE) < 0)
             npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
         if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
             split_thps(&j->cnt, addr, bytes, j->psz);
-        if (!j->fresh && npl__mbind(&j->cnt, addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
+        if (!keep && !j->fresh && npl__mbind(&j->cnt, addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
             return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)addr,
                              bytes, strerror(errno));
     }
@@ -485,7 +487,7 @@ static int place_with_workers(struct job *j, struct npl_place_stats *st)
     }
     if ((rc = run_workers(w, nw, touch_worker)) < 0)
         goto collect;
-    if (!(j->flags & NPL_F_NO_PROTECT) && (rc = protect_range(j)) < 0)
+    if (!(j->flags & (NPL_F_NO_PROTECT | NPL__F_KEEP_VMAS)) && (rc = protect_range(j)) < 0)
         goto collect;
     int nverify = nw;
     if (!j->fresh) { /* pages already present move here: fewer threads (MIGRATE_PAGES_PER_WORKER) */

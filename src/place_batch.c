@@ -4,9 +4,9 @@
  * read of /proc/self/maps, worker threads and a dozen system calls per run, and each run's own
  * mbind splits the mapping: one VMA per run, until vm.max_map_count (65530) makes mbind fail.
  * Here the range is checked once and goes through the placement engine (place.c) once, with an
- * explicit page -> node list: its workers touch and move the listed pages, and each stretch of
- * consecutive listed pages gets one protecting policy over the nodes the whole list uses (pages
- * left out keep theirs). */
+ * explicit page -> node list: its workers touch and move the listed pages. A list that names a node
+ * for every page gets one protecting policy over the nodes it uses; a list that leaves some pages
+ * alone changes no mapping (no madvise, no mbind: every page keeps its flags and policy). */
 #define _GNU_SOURCE
 #include "internal.h"
 #include "procfs.h"
@@ -47,7 +47,9 @@ static int union_plan(const int *nodes, int m, npl_plan **out)
     return rc;
 }
 
-/* one engine pass over [first page with a node, last page with a node] */
+/* one engine pass over [first page with a node, last page with a node]; when some pages are
+ * left alone, no mapping changes (a policy per stretch would cut the mapping in two per stretch:
+ * vm.max_map_count): listed pages that fault in follow the range's policy, then move */
 static int place_hull(char *addr, size_t npages, size_t psz, const int *nodes,
                       const npl_plan *plan, unsigned flags)
 {
@@ -56,6 +58,11 @@ static int place_hull(char *addr, size_t npages, size_t psz, const int *nodes,
         first++;
     while (nodes[end - 1] < 0)
         end--;
+    if (first > 0 || end < npages) /* pages left alone: keep the mappings */
+        flags |= NPL__F_KEEP_VMAS;
+    for (size_t pg = first; pg < end && !(flags & NPL__F_KEEP_VMAS); pg++)
+        if (nodes[pg] < 0)
+            flags |= NPL__F_KEEP_VMAS;
     return npl__place_explicit(addr + first * psz, (end - first) * psz, plan, nodes + first,
                                flags | NPL__F_SPLIT_THP, NULL);
 }

@@ -322,6 +322,8 @@ static void test_migrations(void)
     mai_migrate_columns(a, (unsigned long)L[1], 512, 1024);
     for (int i = 0; i < 48; i++) if (col2(i) == 1024) want[i] = L[1];
     expect_pages("migrate_columns", a[0], 48, want);
+    CHECK(mappings_over(a[0], 48 * PG) <= 1, "migrations split the data into %d mappings",
+          mappings_over(a[0], 48 * PG));
     mai_migrate(a, (unsigned long)L[0], 2, 8, 1024, 0);
     for (int i = 0; i < 48; i++) if (row2(i) >= 8 && row2(i) < 10 && col2(i) < 1024) want[i] = L[0];
     expect_pages("migrate(rows x columns)", a[0], 48, want);
