@@ -1,5 +1,6 @@
 /* mai_place.c - libnumaplace_mai: MAi's memory policies, migrations and raw placement, over
- * numaplace's npl_place_range() (page policies in one call, block policies one run at a time). */
+ * numaplace's npl_place_range() (page policies) and npl_place_pages() (block policies and
+ * migrations: a node per page, one call). */
 #define _GNU_SOURCE
 #include "mai_internal.h"
 
@@ -100,16 +101,6 @@ int mai__place_run(char *addr, size_t len, int node)
     return rc;
 }
 
-/* place a run with the plan of its node, resolved once per call of mai__place_pages */
-static int place_cached(npl_plan **plans, char *addr, size_t len, int node)
-{
-    if (node >= MAXNODES)
-        return mai__fail(EINVAL);
-    if (!plans[node] && !(plans[node] = node_plan(node)))
-        return -1;
-    return npl_place_range_planned(addr, len, plans[node], NULL, 0);
-}
-
 static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, size_t pg, size_t page)
 {
     if (r->fixed_node >= 0) {
@@ -127,26 +118,21 @@ static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, s
     return r->nodes[mai__rule_index(r->rule, b, r->m, r->prime)];
 }
 
-/* walk the data pages, placing maximal runs of pages that go to the same node */
+/* the node of every data page (-1: leave it), placed in one npl_place_pages() pass: one
+ * npl_place_range() per run of pages read /proc/self/maps and split the mapping once per run */
 int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r)
 {
-    static npl_plan *plans[MAXNODES]; /* under mai__lock */
-    size_t page = mai__page_size(), n = data_pages(a), start = 0;
-    int cur = n ? rule_node(a, r, 0, page) : -1, rc = 0;
-    for (size_t pg = 1; pg <= n && rc == 0; pg++) {
-        int node = pg < n ? rule_node(a, r, pg, page) : -2;
-        if (node == cur)
-            continue;
-        if (cur >= 0)
-            rc = place_cached(plans, a->data + start * page, (pg - start) * page, cur);
-        start = pg;
-        cur = node;
-    }
+    size_t page = mai__page_size(), n = data_pages(a);
+    if (n == 0)
+        return 0;
+    int *nodes = malloc(n * sizeof *nodes);
+    if (!nodes)
+        return mai__fail(ENOMEM);
+    for (size_t pg = 0; pg < n; pg++)
+        nodes[pg] = rule_node(a, r, pg, page);
+    int rc = npl_place_pages(a->data, n * page, nodes, 0);
     int err = errno;
-    for (int i = 0; i < MAXNODES; i++) {
-        npl_plan_free(plans[i]);
-        plans[i] = NULL;
-    }
+    free(nodes);
     errno = err;
     return rc;
 }
