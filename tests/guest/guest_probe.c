@@ -1,0 +1,555 @@
+/* guest_probe - page-exact probes of the public API INSIDE the multi-node guest:
+ *
+ *   guest_probe --nodes N --cpus-per-node K
+ *
+ * Every policy over odd shapes (1 byte, 1 page, sizes that are no page multiple, 2D arrays whose
+ * rows are no page multiple or smaller than a page, column-major, 3D), odd node lists (out of
+ * order, one node, @local), block sizes in pages, in units and from a thread schedule. For each
+ * array the node of *every* page is compared with (a) the library's pure map (npl_policy_map),
+ * (b) an independent formula written here from the documentation where one is simple, and
+ * against two readings of reality: npl_query_pages and the raw move_pages(2) system call.
+ * Then: a policy change on a sub-range while a thread writes, migrations of pages, rows and
+ * columns, free and re-allocate, THP arrays (2 MiB units) and hugetlb arrays with full and
+ * empty pools. Exact tests: the guest boots with NUMA balancing off (tools/numavm). */
+#define _GNU_SOURCE
+#include "check.h"
+#include <errno.h>
+#include <numaplace.h>
+#include <numaplace/migrate.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+#define HUGE ((size_t)2 << 20)
+#define NO_FORMULA (-2)
+
+static int N, K;
+static size_t PSZ;
+
+/* ---- reality, read two ways ---- */
+
+/* Node of each page of [a, a+bytes) by the raw move_pages(2) system call (not the library). */
+static int raw_nodes(const void *a, size_t bytes, int *out)
+{
+    size_t n = (bytes + PSZ - 1) / PSZ;
+    void **pages = malloc(n * sizeof *pages);
+    for (size_t i = 0; i < n; i++)
+        pages[i] = (char *)a + i * PSZ;
+    long rc = syscall(SYS_move_pages, 0, (unsigned long)n, pages, NULL, out, 0);
+    free(pages);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Compare every page with want[]: by the library's query and by the raw call. Returns the pages
+ * wrong by either reading; prints the first one. */
+static size_t compare(const char *what, const void *a, size_t bytes, const int *want)
+{
+    size_t n = (bytes + PSZ - 1) / PSZ, bad = 0;
+    int *lib = malloc(n * sizeof *lib), *raw = malloc(n * sizeof *raw);
+    int q = npl_query_pages(a, bytes, lib, n), r = raw_nodes(a, bytes, raw);
+    if (q != (int)n || r != 0) {
+        printf("  %s: query %d (%s), raw move_pages %d\n", what, q, npl_last_error(), r);
+        bad = n;
+    }
+    for (size_t i = 0; !bad && i < n; i++)
+        if (lib[i] != want[i] || raw[i] != want[i]) {
+            if (!bad)
+                printf("  %s: page %zu of %zu: want node %d, query says %d, move_pages %d\n",
+                       what, i, n, want[i], lib[i], raw[i]);
+            bad++;
+        }
+    free(lib);
+    free(raw);
+    return bad;
+}
+
+/* ---- independent formulas (from include/numaplace.h and docs/DESIGN.md, not the library) ---- */
+
+struct geo {
+    size_t nunits, unit_bytes; /* the distribution unit: outer slab (1D npl_alloc: a byte) */
+};
+
+static struct geo geo_of(const npl_shape *s, size_t bytes)
+{
+    struct geo g = {bytes, 1};
+    if (s) {
+        g.nunits = s->dims[s->order == NPL_ROW_MAJOR ? 0 : s->ndims - 1];
+        g.unit_bytes = bytes / g.nunits;
+    }
+    return g;
+}
+
+/* unit holding the first byte of page i */
+static size_t unit_of(struct geo g, size_t i, size_t psz)
+{
+    size_t u = i * psz / g.unit_bytes;
+    return u < g.nunits ? u : g.nunits - 1;
+}
+
+/* OpenMP static schedule: owner of unit u of n units among T threads */
+static size_t owner(size_t u, size_t n, size_t T)
+{
+    size_t q = n / T, r = n % T;
+    if (q == 0)
+        return u;
+    return u < r * (q + 1) ? u / (q + 1) : r + (u - r * (q + 1)) / q;
+}
+
+/* node of thread t pinned compact: CPU t (K per node, nodes in order), wrapping */
+static int compact_node(size_t t) { return (int)((t % (size_t)(N * K)) / (size_t)K); }
+
+/* The documented map for the few policies whose formula is short; NO_FORMULA for the others.
+ * nodes: the policy's node list (OS ids, order kept); T: threads of bind_block. */
+static int formula(const char *pol, const int *nodes, int m, struct geo g, size_t i, size_t psz)
+{
+    size_t M = (size_t)m, k;
+    if (!strncmp(pol, "cyclic_block:units=", 19)) {
+        k = (size_t)atol(pol + 19);
+        return nodes[unit_of(g, i, psz) / k % M];
+    }
+    if (!strncmp(pol, "cyclic_block:pages=", 19))
+        return nodes[i / (size_t)atol(pol + 19) % M];
+    if (!strncmp(pol, "cyclic_block:threads=", 21)) { /* block = thread of the schedule */
+        size_t T = (size_t)atol(pol + 21);
+        return nodes[owner(unit_of(g, i, psz), g.nunits, T) % M];
+    }
+    if (!strncmp(pol, "bind_block:threads=", 19)) {
+        size_t T = (size_t)atol(pol + 19);
+        return compact_node(owner(unit_of(g, i, psz), g.nunits, T) % T);
+    }
+    if (!strncmp(pol, "cyclic", 6) && (pol[6] == 0 || pol[6] == '@'))
+        return nodes[i % M];
+    if (!strcmp(pol, "skew_mapp"))
+        return nodes[(i + i / M + 1) % M];
+    if (!strncmp(pol, "bind_all", 8))
+        return nodes[0];
+    return NO_FORMULA;
+}
+
+/* ---- one array, every page ---- */
+
+/* nodes of a policy string as this guest resolves them (via a plan: the library) */
+static int plan_nodes(const npl_policy *p, const npl_topo *t, int *nodes, int max)
+{
+    npl_plan *pl;
+    if (npl_plan_create(&pl, p, t ? t : npl_topo_self(), 0) < 0)
+        return -1;
+    int m = npl_plan_node_count(pl);
+    for (int i = 0; i < m && i < max; i++)
+        nodes[i] = npl_plan_node(pl, i);
+    npl_plan_free(pl);
+    return m;
+}
+
+/* Expected nodes of a's pages: the library's map, checked against the formula where there is
+ * one. page: the map's page size (2 MiB for THP/hugetlb; every 4 KiB page inside follows). */
+static int *expected(const char *label, const char *str, const npl_policy *p,
+                     const npl_shape *s, size_t bytes, size_t page)
+{
+    size_t n = (bytes + PSZ - 1) / PSZ, per = page / PSZ, np = (bytes + page - 1) / page;
+    int *map = malloc(np * sizeof *map), *want = malloc(n * sizeof *want), nodes[64];
+    int rc = npl_policy_map(p, NULL, s, bytes, page, 0, np, map);
+    CHECK(rc == 0, "%s: npl_policy_map: %s", label, npl_last_error());
+    int m = plan_nodes(p, NULL, nodes, 64);
+    size_t off = 0;
+    struct geo g = geo_of(s, bytes);
+    for (size_t i = 0; rc == 0 && m > 0 && i < np; i++) {
+        int f = formula(str, nodes, m, g, i, page);
+        if (f != NO_FORMULA && f != map[i] && !off++)
+            printf("  %s: map page %zu: library %d, documented formula %d\n", label, i, map[i], f);
+    }
+    CHECK(off == 0, "%s: the library's map follows the documented formula (%zu pages differ)",
+          label, off);
+    for (size_t i = 0; i < n; i++)
+        want[i] = rc == 0 ? map[i / per] : -100;
+    free(map);
+    return want;
+}
+
+/* Allocate under str with shape s (NULL: npl_alloc of bytes), then compare every page. */
+static void probe(const char *str, const npl_shape *s, size_t bytes, unsigned flags)
+{
+    char label[160];
+    snprintf(label, sizeof label, "%s on %zu bytes%s%s", str, bytes, s ? " (shaped)" : "",
+             flags & NPL_F_THP ? " THP" : "");
+    npl_policy *p = pol(str);
+    unsigned char *a = s ? npl_alloc_array(s, p, flags) : npl_alloc(bytes, p);
+    CHECK(a != NULL, "%s: allocation: %s", label, npl_last_error());
+    if (a) {
+        size_t n = (bytes + PSZ - 1) / PSZ;
+        int *want = expected(label, str, p, s, bytes, flags & NPL_F_THP ? HUGE : PSZ);
+        int ft = npl_policy_get_kind(p) == NPL_FIRST_TOUCH;
+        if (ft) { /* first touch: nothing faulted in by the library; this thread's node after */
+            memset(a, 1, bytes);
+            int node;
+            npl_where_am_i(NULL, &node);
+            for (size_t i = 0; i < n; i++)
+                want[i] = node;
+        }
+        CHECK(compare(label, a, bytes, want) == 0, "%s: every one of %zu pages on its node",
+              label, n);
+        struct npl_check c = {0};
+        CHECK(npl_check(a, &c) == 0 && c.pages == n && c.placed == n,
+              "%s: npl_check: %zu pages, %zu placed, %zu misplaced, %zu absent", label, c.pages,
+              c.placed, c.misplaced, c.absent);
+        free(want);
+    }
+    CHECK(npl_free(a) == 0, "%s: npl_free", label);
+    npl_policy_free(p);
+}
+
+static void test_shapes(void)
+{
+    char last_first[64], out_of_order[64], single[64], weighted[64], sched[64], bb[64];
+    int last = N - 1;
+    snprintf(last_first, sizeof last_first, "bind_all:%d,0", last);
+    snprintf(out_of_order, sizeof out_of_order, "cyclic@%d,0", last);
+    snprintf(single, sizeof single, "cyclic@%d", last);
+    snprintf(weighted, sizeof weighted, "weighted:%d=2,0=1", last);
+    snprintf(sched, sizeof sched, "cyclic_block:threads=%d", N + 1);
+    snprintf(bb, sizeof bb, "bind_block:threads=%d", 2 * N + 1);
+    const char *pols[] = {"bind_all", last_first, "bind_block", bb, "bind_block:pin=scatter",
+                          "cyclic", "cyclic_block:pages=2", "cyclic_block:units=3", sched,
+                          "skew_mapp", "prime_mapp", "prime_mapp:7", "random:seed=5",
+                          "random_block:units=2,seed=3", weighted, out_of_order, single,
+                          "cyclic@local", "bind_block@local", "first_touch", NULL};
+    const npl_shape shapes[] = {
+        {1, 1, {1, 0, 0}, NPL_ROW_MAJOR},                     /* 1 byte */
+        {1, 1, {PSZ, 0, 0}, NPL_ROW_MAJOR},                   /* 1 page */
+        {1, 1, {7 * PSZ + 123, 0, 0}, NPL_ROW_MAJOR},         /* not a page multiple */
+        {8, 2, {29, 625, 0}, NPL_ROW_MAJOR},                  /* rows of 5000 bytes */
+        {8, 2, {100, 24, 0}, NPL_ROW_MAJOR},                  /* rows of 192 bytes */
+        {8, 2, {300, 17, 0}, NPL_COL_MAJOR},                  /* 17 columns of 2400 bytes */
+        {4, 3, {5, 3, 700}, NPL_ROW_MAJOR},                   /* 5 planes of 8400 bytes */
+    };
+    for (int i = 0; pols[i]; i++) {
+        if (N > 7 && !strcmp(pols[i], "prime_mapp:7")) /* P must be >= the nodes */
+            continue;
+        probe(pols[i], NULL, 5 * PSZ + 1, 0); /* npl_alloc: 1D, 1-byte units */
+        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+            size_t bytes;
+            npl_shape_bytes(&shapes[k], &bytes);
+            probe(pols[i], &shapes[k], bytes, 0);
+        }
+    }
+}
+
+/* ---- a sub-range re-placed while a thread writes the array ---- */
+
+struct writer {
+    uint64_t *a;
+    size_t n, passes, pos;
+    volatile int stop;
+};
+
+/* a[i]++ over the array, pass after pass: a lost write shows as an element one pass behind */
+static void *write_loop(void *arg)
+{
+    struct writer *w = arg;
+    for (w->passes = 0; !w->stop; w->passes++)
+        for (w->pos = 0; w->pos < w->n; w->pos++)
+            __atomic_store_n(&w->a[w->pos], w->a[w->pos] + 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* pages [lo, hi) of units [u0, u0+nu) of units of ub bytes: a page goes with its first byte */
+static void part_span(size_t u0, size_t nu, size_t ub, size_t *lo, size_t *hi)
+{
+    *lo = (u0 * ub + PSZ - 1) / PSZ;
+    *hi = ((u0 + nu) * ub + PSZ - 1) / PSZ;
+}
+
+static void test_part_while_writing(void)
+{
+    const size_t rows = 64, cols = 750, ub = cols * 8, bytes = rows * ub;
+    const size_t n = (bytes + PSZ - 1) / PSZ;
+    npl_shape s = {8, 2, {rows, cols, 0}, NPL_ROW_MAJOR};
+    npl_policy *cyc = pol("cyclic"), *blk = pol("cyclic_block:units=2");
+    char str[32];
+    snprintf(str, sizeof str, "bind_all:%d", N - 1);
+    npl_policy *last = pol(str);
+    struct writer w = {.a = npl_alloc_array(&s, cyc, 0), .n = rows * cols};
+    CHECK(w.a != NULL, "2D array for the part test: %s", npl_last_error());
+    if (!w.a)
+        goto out;
+    pthread_t th;
+    pthread_create(&th, NULL, write_loop, &w);
+    while (__atomic_load_n(&w.passes, __ATOMIC_RELAXED) < 1)
+        sched_yield();
+    int r1 = npl_apply_part(w.a, 10, 23, blk, 0);
+    int r2 = npl_apply_part(w.a, 40, 5, last, 0);
+    w.stop = 1;
+    pthread_join(th, NULL);
+    CHECK(r1 == 0 && r2 == 0, "apply_part rows 10-32 cyclic_block:units=2, rows 40-44 %s while "
+          "a thread writes: %d %d (%s)", str, r1, r2, npl_last_error());
+    size_t lost = 0;
+    for (size_t i = 0; i < w.n; i++)
+        lost += w.a[i] != w.passes + (i < w.pos);
+    CHECK(lost == 0, "no write lost while the parts moved (%zu elements behind)", lost);
+    int *want = malloc(n * sizeof *want);
+    size_t lo1, hi1, lo2, hi2;
+    part_span(10, 23, ub, &lo1, &hi1);
+    part_span(40, 5, ub, &lo2, &hi2);
+    for (size_t i = 0; i < n; i++) { /* the part's map counts from its first page and row */
+        want[i] = (int)(i % (size_t)N);
+        if (i >= lo1 && i < hi1)
+            want[i] = (int)(((i * PSZ / ub) - 10) / 2 % (size_t)N);
+        if (i >= lo2 && i < hi2)
+            want[i] = N - 1;
+    }
+    CHECK(compare("parts", w.a, bytes, want) == 0, "composed parts: every page on its node");
+    struct npl_check c = {0};
+    CHECK(npl_check(w.a, &c) == 0 && c.placed == n, "composed parts: npl_check %zu of %zu placed",
+          c.placed, n);
+    free(want);
+    npl_free(w.a);
+out:
+    npl_policy_free(cyc);
+    npl_policy_free(blk);
+    npl_policy_free(last);
+}
+
+/* ---- migrations: pages, rows, columns, a whole array ---- */
+
+static void fill(unsigned char *a, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        a[i] = (unsigned char)(i * 131 + 17);
+}
+
+/* migrate units [u0, u0+nu) of an array of shape s (placed under str) to node `to`; check */
+static void migrate_units_case(const char *str, npl_shape s, size_t u0, size_t nu, int to)
+{
+    size_t bytes;
+    npl_shape_bytes(&s, &bytes);
+    size_t n = (bytes + PSZ - 1) / PSZ, ub = bytes / s.dims[s.order == NPL_ROW_MAJOR ? 0 : s.ndims - 1];
+    npl_policy *p = pol(str);
+    unsigned char *a = npl_alloc_array(&s, p, 0);
+    int *want = expected(str, str, p, &s, bytes, PSZ);
+    fill(a, bytes);
+    uint64_t sum = checksum(a, bytes);
+    struct npl_migrate_result r;
+    int rc = npl_migrate_units(a, u0, nu, to, &r);
+    size_t lo, hi;
+    part_span(u0, nu, ub, &lo, &hi);
+    size_t expect_moved = 0;
+    for (size_t i = lo; i < hi && i < n; i++) {
+        expect_moved += want[i] != to;
+        want[i] = to;
+    }
+    CHECK(rc == 0 && r.moved == expect_moved && r.failed == 0,
+          "%s: units %zu-%zu to node %d: rc %d, moved %zu (want %zu), failed %zu (%s)", str, u0,
+          u0 + nu - 1, to, rc, r.moved, expect_moved, r.failed, npl_last_error());
+    CHECK(compare(str, a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "%s: after migrating units %zu-%zu every page on its node, data intact", str, u0,
+          u0 + nu - 1);
+    struct npl_check c = {0};
+    CHECK(npl_check(a, &c) == 0 && c.placed == n, "%s: npl_check after the migration: %zu/%zu",
+          str, c.placed, n);
+    CHECK(npl_migrate_array(a, 0, &r) == 0 && r.failed == 0, "%s: whole array to node 0", str);
+    for (size_t i = 0; i < n; i++)
+        want[i] = 0;
+    CHECK(compare(str, a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "%s: whole array on node 0, data intact", str);
+    free(want);
+    npl_free(a);
+    npl_policy_free(p);
+}
+
+static void test_migrations(void)
+{
+    /* pages of a raw part of an array */
+    size_t n = 16, bytes = n * PSZ;
+    npl_policy *p = pol("cyclic");
+    unsigned char *a = npl_alloc(bytes, p);
+    fill(a, bytes);
+    uint64_t sum = checksum(a, bytes);
+    struct npl_migrate_result r;
+    int want[16];
+    size_t expect_moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        want[i] = (int)(i % (size_t)N);
+        if (i >= 4 && i < 9) {
+            expect_moved += want[i] != N - 1;
+            want[i] = N - 1;
+        }
+    }
+    CHECK(npl_migrate_range(a + 4 * PSZ, 5 * PSZ, N - 1, &r) == 0 && r.moved == expect_moved,
+          "migrate pages 4-8 to node %d: moved %zu (want %zu)", N - 1, r.moved, expect_moved);
+    CHECK(compare("pages", a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "pages 4-8 moved, the others stay, data intact");
+    npl_free(a);
+    npl_policy_free(p);
+    migrate_units_case("skew_mapp", (npl_shape){8, 2, {20, 625, 0}, NPL_ROW_MAJOR}, 3, 6, 0);
+    migrate_units_case("cyclic", (npl_shape){8, 2, {300, 17, 0}, NPL_COL_MAJOR}, 5, 4, N - 1);
+    migrate_units_case("cyclic", (npl_shape){8, 2, {100, 24, 0}, NPL_ROW_MAJOR}, 30, 40, N - 1);
+}
+
+/* ---- free, re-allocate ---- */
+
+static void test_free_realloc(void)
+{
+    npl_policy *p = pol("bind_all");
+    for (int r = 0; r < 4; r++) {
+        size_t bytes = (size_t)(r + 3) * PSZ + 7;
+        unsigned char *a = npl_alloc(bytes, p);
+        memset(a, 0x5a, bytes);
+        CHECK(npl_free(a) == 0, "free %zu bytes", bytes);
+        errno = 0;
+        CHECK(npl_free(a) == -1 && errno == ENOENT, "a second free: ENOENT");
+        probe(r % 2 ? "skew_mapp" : "cyclic", NULL, bytes, 0); /* likely the same address */
+    }
+    npl_policy_free(p);
+}
+
+/* ---- THP and hugetlb arrays ---- */
+
+static int pool(int node, const char *file, int set)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/%s",
+             node, file);
+    FILE *f = fopen(path, set >= 0 ? "w" : "r");
+    int v = -1;
+    if (f && set >= 0)
+        v = fprintf(f, "%d", set) > 0 ? set : -1;
+    else if (f && fscanf(f, "%d", &v) != 1)
+        v = -1;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* a hugetlb array: every 4 KiB page on the node of its 2 MiB page's map entry */
+static void probe_huge(const char *str, npl_shape s)
+{
+    size_t bytes;
+    npl_shape_bytes(&s, &bytes);
+    npl_policy *p = pol(str);
+    char label[96];
+    snprintf(label, sizeof label, "%s hugetlb %zu bytes", str, bytes);
+    unsigned char *a = npl_alloc_array(&s, p, NPL_F_HUGETLB | NPL_F_STRICT);
+    struct npl_array_info info = {0};
+    CHECK(a && npl_array_info(a, &info) == 0 && info.hugetlb == 1,
+          "%s: on hugetlb pages: %s", label, npl_last_error());
+    if (a) {
+        size_t n = (bytes + PSZ - 1) / PSZ;
+        int *want = expected(label, str, p, &s, bytes, HUGE);
+        CHECK(compare(label, a, bytes, want) == 0, "%s: every page on its node", label);
+        struct npl_check c = {0};
+        CHECK(npl_check(a, &c) == 0 && c.placed == n, "%s: npl_check %zu/%zu", label, c.placed, n);
+        free(want);
+        fill(a, bytes);
+        uint64_t sum = checksum(a, bytes);
+        npl_policy *q = pol("skew_mapp");
+        CHECK(npl_apply(a, q, 0) == 0, "%s: re-placed skew_mapp: %s", label, npl_last_error());
+        want = expected(label, "skew_mapp", q, &s, bytes, HUGE);
+        CHECK(compare(label, a, bytes, want) == 0 && checksum(a, bytes) == sum,
+              "%s -> skew_mapp: every page on its node, data intact", label);
+        free(want);
+        npl_policy_free(q);
+    }
+    npl_free(a);
+    npl_policy_free(p);
+}
+
+static void test_huge(void)
+{
+    probe("cyclic", &(npl_shape){1, 1, {5 * MIB + 100, 0, 0}, NPL_ROW_MAJOR}, 5 * MIB + 100,
+          NPL_F_THP);
+    probe("bind_block", &(npl_shape){8, 2, {48, 16384, 0}, NPL_ROW_MAJOR}, 6 * MIB, NPL_F_THP);
+    int saved[64];
+    for (int k = 0; k < N; k++) {
+        saved[k] = pool(k, "nr_hugepages", -1);
+        pool(k, "nr_hugepages", 2);
+    }
+    if (pool(0, "free_hugepages", -1) < 2) {
+        printf("SKIP hugetlb: no 2 MiB pool could be reserved\n");
+    } else {
+        probe_huge("cyclic", (npl_shape){1, 1, {(size_t)N * HUGE + 100, 0, 0}, NPL_ROW_MAJOR});
+        probe_huge("bind_block", (npl_shape){8, 2, {(size_t)N, HUGE / 8, 0}, NPL_ROW_MAJOR});
+    }
+    for (int k = 0; k < N; k++) /* empty pools: fallback (documented), or ENOMEM with STRICT */
+        pool(k, "nr_hugepages", 0);
+    npl_shape s = {1, 1, {3 * HUGE + 5, 0, 0}, NPL_ROW_MAJOR};
+    npl_policy *p = pol("cyclic");
+    struct npl_array_info info = {0};
+    unsigned char *a = npl_alloc_array(&s, p, NPL_F_HUGETLB);
+    CHECK(a && npl_array_info(a, &info) == 0 && info.hugetlb == 0 && info.hugetlb_fallback == 1,
+          "empty pools: base pages, fallback reported (%s)", npl_last_error());
+    int *want = expected("fallback", "cyclic", p, &s, 3 * HUGE + 5, PSZ);
+    CHECK(a && compare("fallback", a, 3 * HUGE + 5, want) == 0, "fallback: every base page exact");
+    free(want);
+    npl_free(a);
+    errno = 0;
+    CHECK(npl_alloc_array(&s, p, NPL_F_HUGETLB | NPL_F_STRICT) == NULL && errno == ENOMEM,
+          "empty pools + STRICT: ENOMEM (%s)", npl_last_error());
+    npl_policy_free(p);
+    for (int k = 0; k < N; k++)
+        pool(k, "nr_hugepages", saved[k] > 0 ? saved[k] : 0);
+}
+
+/* ---- @local under a CPU mask: a child exec'ed with node (N-1)'s CPUs only ---- */
+
+static int local_child(void)
+{
+    int nodes[64];
+    npl_policy *p = pol("cyclic@local");
+    int m = plan_nodes(p, NULL, nodes, 64);
+    CHECK(m == 1 && nodes[0] == N - 1, "@local under node %d's CPUs: %d node(s), first %d", N - 1,
+          m, m > 0 ? nodes[0] : -1);
+    npl_policy_free(p);
+    probe("cyclic@local", NULL, 6 * PSZ + 5, 0);
+    probe("bind_block@local", &(npl_shape){8, 2, {29, 625, 0}, NPL_ROW_MAJOR}, 29 * 5000, 0);
+    return check_summary("guest_probe local child");
+}
+
+static void test_local(void)
+{
+    if (N < 2)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (int c = 0; c < K; c++)
+            CPU_SET((N - 1) * K + c, &set);
+        sched_setaffinity(0, sizeof set, &set);
+        char nn[16], kk[16];
+        snprintf(nn, sizeof nn, "%d", N);
+        snprintf(kk, sizeof kk, "%d", K);
+        execl("/proc/self/exe", "guest_probe", "--local-child", "--nodes", nn, "--cpus-per-node",
+              kk, (char *)0);
+        _exit(99);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "@local child passed (status %d)",
+          WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    PSZ = (size_t)sysconf(_SC_PAGESIZE);
+    guest_args(argc, argv, &N, &K);
+    if (N < 1 || K < 1 || !npl_topo_self() || npl_topo_node_count(npl_topo_self(), 0) != N) {
+        printf("usage: guest_probe --nodes N --cpus-per-node K (in a guest of N nodes)\n");
+        return 120;
+    }
+    unsetenv("OMP_NUM_THREADS"); /* bind_block's default schedule: the allowed cores */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--local-child"))
+            return local_child();
+    printf("guest_probe: %d nodes x %d CPUs\n", N, K);
+    test_shapes();
+    test_part_while_writing();
+    test_migrations();
+    test_free_realloc();
+    test_huge();
+    test_local();
+    return check_summary("guest_probe");
+}
