@@ -348,7 +348,7 @@ struct job {
 
 /* Check the range and work out the page sizes (hugetlb: the unit is the 2 MiB page). */
 static int job_init(struct job *j, void *addr, size_t len, const npl_plan *plan,
-                    const npl_shape *shape, unsigned flags, int fresh)
+                    const npl_shape *shape, const struct npl_part *part, unsigned flags, int fresh)
 {
     memset(j, 0, sizeof *j);
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
@@ -378,6 +378,8 @@ static int job_init(struct job *j, void *addr, size_t len, const npl_plan *plan,
     j->psz = psz;
     j->shift = j->thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
     j->npages = len / psz + (len % psz != 0);
+    if (part)
+        return npl__map_init_part(&j->map, plan, part, len, j->thp ? HUGE_2M : psz);
     return npl__map_init(&j->map, plan, shape, len, j->thp ? HUGE_2M : psz);
 }
 
@@ -467,8 +469,9 @@ static void finish_stats(const struct job *j, struct npl_place_stats *st, double
                st->seconds);
 }
 
-int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
-               unsigned flags, int fresh, struct npl_place_stats *st)
+static int place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+                 const struct npl_part *part, unsigned flags, int fresh,
+                 struct npl_place_stats *st)
 {
     double t0 = npl__now();
     struct npl_place_stats local;
@@ -476,7 +479,7 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
         st = &local;
     memset(st, 0, sizeof *st);
     struct job j;
-    if (job_init(&j, addr, len, plan, shape, flags, fresh) < 0)
+    if (job_init(&j, addr, len, plan, shape, part, flags, fresh) < 0)
         return -1;
     st->pages = j.npages;
     /* THP asked: advise the range (npl_alloc_array did it already; a raw range or a re-placement
@@ -498,6 +501,18 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
     if (sup >= 0)
         finish_stats(&j, st, t0);
     return rc < 0 ? -1 : 0;
+}
+
+int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+               unsigned flags, int fresh, struct npl_place_stats *st)
+{
+    return place(addr, len, plan, shape, NULL, flags, fresh, st);
+}
+
+int npl__place_part(void *addr, size_t len, const npl_plan *plan, const struct npl_part *part,
+                    unsigned flags, struct npl_place_stats *st)
+{
+    return place(addr, len, plan, NULL, part, flags, 0, st);
 }
 
 struct migrate_walk {

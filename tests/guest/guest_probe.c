@@ -237,6 +237,12 @@ static void test_shapes(void)
     }
 }
 
+static void fill(unsigned char *a, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        a[i] = (unsigned char)(i * 131 + 17);
+}
+
 /* ---- a sub-range re-placed while a thread writes the array ---- */
 
 struct writer {
@@ -285,9 +291,9 @@ static void test_part_while_writing(void)
     pthread_join(th, NULL);
     CHECK(r1 == 0 && r2 == 0, "apply_part rows 10-32 cyclic_block:units=2, rows 40-44 %s while "
           "a thread writes: %d %d (%s)", str, r1, r2, npl_last_error());
-    size_t lost = 0;
+    size_t lost = 0; /* the writer ends after a whole pass */
     for (size_t i = 0; i < w.n; i++)
-        lost += w.a[i] != w.passes + (i < w.pos);
+        lost += w.a[i] != w.passes;
     CHECK(lost == 0, "no write lost while the parts moved (%zu elements behind)", lost);
     int *want = malloc(n * sizeof *want);
     size_t lo1, hi1, lo2, hi2;
@@ -312,20 +318,119 @@ out:
     npl_policy_free(last);
 }
 
-/* ---- migrations: pages, rows, columns, a whole array ---- */
-
-static void fill(unsigned char *a, size_t bytes)
+/* A part that holds no page start (rows smaller than a page) is a valid part with nothing to
+ * place; a bind_block part is scheduled over the part's own rows. */
+static void test_part_edges(void)
 {
-    for (size_t i = 0; i < bytes; i++)
-        a[i] = (unsigned char)(i * 131 + 17);
+    npl_shape s = {8, 2, {100, 24, 0}, NPL_ROW_MAJOR}; /* rows of 192 bytes */
+    size_t bytes = 100 * 192, n = (bytes + PSZ - 1) / PSZ;
+    npl_policy *cyc = pol("cyclic"), *last;
+    char str[64];
+    snprintf(str, sizeof str, "bind_all:%d", N - 1);
+    last = pol(str);
+    unsigned char *a = npl_alloc_array(&s, cyc, 0);
+    CHECK(a && npl_apply_part(a, 3, 1, last, 0) == 0,
+          "apply_part of one 192-byte row that holds no page start: 0 (%s)", npl_last_error());
+    int *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++)
+        want[i] = (int)(i % (size_t)N);
+    CHECK(a && compare("empty part", a, bytes, want) == 0, "empty part: nothing moved");
+    struct npl_migrate_result r;
+    CHECK(a && npl_migrate_units(a, 3, 1, N - 1, &r) == 0 && r.moved == 0,
+          "migrate_units of a row that holds no page start: 0, nothing moved (%s)",
+          npl_last_error());
+    npl_free(a);
+    /* bind_block over rows 7..56 of 64 rows of 6000 bytes: threads=2 get 25 rows each */
+    npl_shape s2 = {8, 2, {64, 750, 0}, NPL_ROW_MAJOR};
+    bytes = 64 * 6000;
+    n = (bytes + PSZ - 1) / PSZ;
+    npl_policy *bb = pol("bind_block:threads=2");
+    a = npl_alloc_array(&s2, cyc, 0);
+    CHECK(a && npl_apply_part(a, 7, 50, bb, 0) == 0, "bind_block:threads=2 on rows 7-56: %s",
+          npl_last_error());
+    want = realloc(want, n * sizeof *want);
+    size_t lo, hi;
+    part_span(7, 50, 6000, &lo, &hi);
+    for (size_t i = 0; i < n; i++)
+        want[i] = i >= lo && i < hi ? compact_node((i * PSZ / 6000 - 7) / 25)
+                                    : (int)(i % (size_t)N);
+    CHECK(a && compare("bind_block part", a, bytes, want) == 0,
+          "bind_block part: rows 7-31 on thread 0's node, 32-56 on thread 1's");
+    struct npl_check c = {0};
+    CHECK(a && npl_check(a, &c) == 0 && c.placed == n, "bind_block part: npl_check %zu/%zu",
+          c.placed, n);
+    npl_free(a);
+    free(want);
+    npl_policy_free(bb);
+    npl_policy_free(cyc);
+    npl_policy_free(last);
 }
+
+/* Re-placements that change the unit: a THP array re-placed page by page, a base-page array
+ * re-placed with NPL_F_THP or NPL_F_HUGETLB; a raw malloc'ed range with a shape. */
+static void test_replace_units(void)
+{
+    size_t bytes = 6 * MIB + 300, n = (bytes + PSZ - 1) / PSZ;
+    npl_shape s = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
+    npl_policy *cyc = pol("cyclic"), *skew = pol("skew_mapp");
+    unsigned char *a = npl_alloc_array(&s, cyc, NPL_F_THP);
+    fill(a, bytes);
+    uint64_t sum = checksum(a, bytes);
+    CHECK(a && npl_apply(a, skew, 0) == 0, "THP array re-placed page by page: %s",
+          npl_last_error());
+    int *want = expected("THP->4K", "skew_mapp", skew, &s, bytes, PSZ);
+    CHECK(a && compare("THP->4K", a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "THP array re-placed skew_mapp: every 4 KiB page exact, data intact");
+    free(want);
+    npl_free(a);
+    const unsigned flags[] = {NPL_F_THP, NPL_F_HUGETLB};
+    for (int f = 0; f < 2; f++) {
+        a = npl_alloc_array(&s, cyc, 0);
+        fill(a, bytes);
+        int rc = a ? npl_apply(a, skew, flags[f]) : -1;
+        struct npl_array_info info = {0};
+        npl_array_info(a, &info);
+        CHECK(rc == 0 && info.hugetlb == 0, "base-page array re-placed with %s: %d (%s)",
+              f ? "NPL_F_HUGETLB" : "NPL_F_THP", rc, npl_last_error());
+        want = expected("re-placed", "skew_mapp", skew, &s, bytes, f ? PSZ : HUGE);
+        if (rc == 0) {
+            size_t bad = compare(f ? "4K+HUGETLB flag" : "4K+THP flag", a, bytes, want);
+            struct npl_check c = {0};
+            CHECK(bad == 0 && checksum(a, bytes) == sum, "%s: %zu of %zu pages off the map",
+                  f ? "NPL_F_HUGETLB on base pages (kept 4 KiB)" : "NPL_F_THP re-placement",
+                  bad, n);
+            CHECK(npl_check(a, &c) == 0 && c.placed == n, "and npl_check agrees (%zu/%zu)",
+                  c.placed, n);
+        }
+        free(want);
+        npl_free(a);
+    }
+    /* a raw range (malloc'ed, written), a shape with rows of 5000 bytes, 3 row blocks */
+    npl_shape rs = {8, 2, {40, 625, 0}, NPL_ROW_MAJOR};
+    size_t rb = 40 * 5000;
+    unsigned char *r = aligned_alloc(PSZ, (rb + PSZ - 1) / PSZ * PSZ);
+    fill(r, rb);
+    npl_policy *blk = pol("cyclic_block:units=3");
+    CHECK(npl_place_range(r, rb, blk, &rs, 0) == 0, "place_range with a shape: %s",
+          npl_last_error());
+    want = expected("raw range", "cyclic_block:units=3", blk, &rs, rb, PSZ);
+    CHECK(compare("raw range", r, rb, want) == 0, "raw range: every page on its row block's node");
+    free(want);
+    free(r);
+    npl_policy_free(blk);
+    npl_policy_free(cyc);
+    npl_policy_free(skew);
+}
+
+/* ---- migrations: pages, rows, columns, a whole array ---- */
 
 /* migrate units [u0, u0+nu) of an array of shape s (placed under str) to node `to`; check */
 static void migrate_units_case(const char *str, npl_shape s, size_t u0, size_t nu, int to)
 {
     size_t bytes;
     npl_shape_bytes(&s, &bytes);
-    size_t n = (bytes + PSZ - 1) / PSZ, ub = bytes / s.dims[s.order == NPL_ROW_MAJOR ? 0 : s.ndims - 1];
+    size_t n = (bytes + PSZ - 1) / PSZ;
+    size_t ub = bytes / s.dims[s.order == NPL_ROW_MAJOR ? 0 : s.ndims - 1];
     npl_policy *p = pol(str);
     unsigned char *a = npl_alloc_array(&s, p, 0);
     int *want = expected(str, str, p, &s, bytes, PSZ);
@@ -451,9 +556,53 @@ static void probe_huge(const char *str, npl_shape s)
               "%s -> skew_mapp: every page on its node, data intact", label);
         free(want);
         npl_policy_free(q);
+        CHECK(info.page_size == HUGE, "%s: npl_array_info says 2 MiB pages (%zu)", label,
+              info.page_size);
     }
     npl_free(a);
     npl_policy_free(p);
+}
+
+/* Rows of 1 MiB in 2 MiB pages: parts and migrations go by the array's 2 MiB pages (a page
+ * goes with the row holding its first byte). */
+static void huge_parts(void)
+{
+    size_t rows = 2 * (size_t)N, bytes = rows * MIB, n = bytes / PSZ;
+    npl_shape s = {8, 2, {rows, MIB / 8, 0}, NPL_ROW_MAJOR};
+    npl_policy *p = pol("cyclic"), *last;
+    char str[64];
+    snprintf(str, sizeof str, "bind_all:%d", N - 1);
+    last = pol(str);
+    unsigned char *a = npl_alloc_array(&s, p, NPL_F_HUGETLB | NPL_F_STRICT);
+    CHECK(a != NULL, "hugetlb 2D array: %s", npl_last_error());
+    if (!a)
+        goto out;
+    fill(a, bytes);
+    uint64_t sum = checksum(a, bytes);
+    int *want = malloc(n * sizeof *want);
+    /* rows 1-2 hold the first byte of huge page 1 (row 2) only */
+    int rc = npl_apply_part(a, 1, 2, last, 0);
+    for (size_t i = 0; i < n; i++)
+        want[i] = i / 512 == 1 ? N - 1 : (int)(i / 512 % (size_t)N);
+    CHECK(rc == 0 && compare("huge part", a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "hugetlb rows 1-2 to node %d: huge page 1 moved, data intact (%d: %s)", N - 1, rc,
+          npl_last_error());
+    struct npl_migrate_result r;
+    rc = npl_migrate_units(a, 4, 2, 0, &r); /* rows 4-5: huge page 2 */
+    for (size_t i = 0; i < n; i++)
+        if (i / 512 == 2)
+            want[i] = 0;
+    CHECK(rc == 0 && r.failed == 0 && compare("huge migrate", a, bytes, want) == 0 &&
+              checksum(a, bytes) == sum,
+          "hugetlb rows 4-5 migrated to node 0: rc %d, moved %zu, failed %zu (%s)", rc, r.moved,
+          r.failed, npl_last_error());
+    struct npl_check c = {0};
+    CHECK(npl_check(a, &c) == 0 && c.placed == n, "hugetlb parts: npl_check %zu/%zu", c.placed, n);
+    free(want);
+    npl_free(a);
+out:
+    npl_policy_free(p);
+    npl_policy_free(last);
 }
 
 static void test_huge(void)
@@ -471,6 +620,7 @@ static void test_huge(void)
     } else {
         probe_huge("cyclic", (npl_shape){1, 1, {(size_t)N * HUGE + 100, 0, 0}, NPL_ROW_MAJOR});
         probe_huge("bind_block", (npl_shape){8, 2, {(size_t)N, HUGE / 8, 0}, NPL_ROW_MAJOR});
+        huge_parts();
     }
     for (int k = 0; k < N; k++) /* empty pools: fallback (documented), or ENOMEM with STRICT */
         pool(k, "nr_hugepages", 0);
@@ -547,6 +697,8 @@ int main(int argc, char **argv)
     printf("guest_probe: %d nodes x %d CPUs\n", N, K);
     test_shapes();
     test_part_while_writing();
+    test_part_edges();
+    test_replace_units();
     test_migrations();
     test_free_realloc();
     test_huge();
