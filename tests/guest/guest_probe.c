@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
@@ -120,6 +121,30 @@ static int formula(const char *pol, const int *nodes, int m, struct geo g, size_
         size_t T = (size_t)atol(pol + 19);
         return compact_node(owner(unit_of(g, i, psz), g.nunits, T) % T);
     }
+    size_t cores = (size_t)(N * K);
+    if (!strcmp(pol, "bind_block")) /* default: one thread per allowed core, compact */
+        return compact_node(owner(unit_of(g, i, psz), g.nunits, cores));
+    if (!strcmp(pol, "bind_block:pin=scatter")) /* scatter: thread t on node t mod N */
+        return (int)(owner(unit_of(g, i, psz), g.nunits, cores) % (size_t)N);
+    if (!strncmp(pol, "prime_mapp", 10)) {
+        size_t P = pol[10] == ':' ? (size_t)atol(pol + 11) : 0, v;
+        if (!P) /* the smallest prime above M */
+            for (P = M + 1;; P++) {
+                size_t d = 2;
+                while (d * d <= P && P % d)
+                    d++;
+                if (d * d > P)
+                    break;
+            }
+        v = i % P;
+        return v < M ? nodes[v] : nodes[((i / P) * (P - M) + v - M) % M];
+    }
+    if (!strncmp(pol, "weighted:", 9)) { /* weighted:A=wa,B=wb: runs of wa pages on A, wb on B */
+        int a, wa, b, wb;
+        if (sscanf(pol + 9, "%d=%d,%d=%d", &a, &wa, &b, &wb) != 4)
+            return NO_FORMULA;
+        return i % (size_t)(wa + wb) < (size_t)wa ? a : b;
+    }
     if (!strncmp(pol, "cyclic", 6) && (pol[6] == 0 || pol[6] == '@'))
         return nodes[i % M];
     if (!strcmp(pol, "skew_mapp"))
@@ -191,6 +216,18 @@ static void probe(const char *str, const npl_shape *s, size_t bytes, unsigned fl
         }
         CHECK(compare(label, a, bytes, want) == 0, "%s: every one of %zu pages on its node",
               label, n);
+        size_t counts[64] = {0}, absent = 1, per[64] = {0};
+        for (size_t i = 0; i < n; i++)
+            per[want[i] >= 0 && want[i] < 64 ? want[i] : 63]++;
+        int hist = npl_histogram(a, bytes, counts, &absent) == 0 && absent == 0;
+        for (int k = 0; k < N; k++)
+            hist &= counts[k] == per[k];
+        CHECK(hist, "%s: npl_histogram counts the map's pages per node", label);
+        struct npl_array_info info = {0};
+        CHECK(ft || (npl_array_info(a, &info) == 0 && info.last.pages == n &&
+                     info.last.placed == n && info.last.misplaced == 0),
+              "%s: the placement's own report: %zu pages, %zu placed, %zu misplaced", label,
+              info.last.pages, info.last.placed, info.last.misplaced);
         struct npl_check c = {0};
         CHECK(npl_check(a, &c) == 0 && c.pages == n && c.placed == n,
               "%s: npl_check: %zu pages, %zu placed, %zu misplaced, %zu absent", label, c.pages,
@@ -204,6 +241,7 @@ static void probe(const char *str, const npl_shape *s, size_t bytes, unsigned fl
 static void test_shapes(void)
 {
     char last_first[64], out_of_order[64], single[64], weighted[64], sched[64], bb[64];
+    char bbsub[64];
     int last = N - 1;
     snprintf(last_first, sizeof last_first, "bind_all:%d,0", last);
     snprintf(out_of_order, sizeof out_of_order, "cyclic@%d,0", last);
@@ -211,11 +249,12 @@ static void test_shapes(void)
     snprintf(weighted, sizeof weighted, "weighted:%d=2,0=1", last);
     snprintf(sched, sizeof sched, "cyclic_block:threads=%d", N + 1);
     snprintf(bb, sizeof bb, "bind_block:threads=%d", 2 * N + 1);
+    snprintf(bbsub, sizeof bbsub, "bind_block@%d,0", N - 1);
     const char *pols[] = {"bind_all", last_first, "bind_block", bb, "bind_block:pin=scatter",
                           "cyclic", "cyclic_block:pages=2", "cyclic_block:units=3", sched,
                           "skew_mapp", "prime_mapp", "prime_mapp:7", "random:seed=5",
                           "random_block:units=2,seed=3", weighted, out_of_order, single,
-                          "cyclic@local", "bind_block@local", "first_touch", NULL};
+                          "cyclic@local", "bind_block@local", bbsub, "first_touch", NULL};
     const npl_shape shapes[] = {
         {1, 1, {1, 0, 0}, NPL_ROW_MAJOR},                     /* 1 byte */
         {1, 1, {PSZ, 0, 0}, NPL_ROW_MAJOR},                   /* 1 page */
@@ -360,6 +399,24 @@ static void test_part_edges(void)
     CHECK(a && npl_check(a, &c) == 0 && c.placed == n, "bind_block part: npl_check %zu/%zu",
           c.placed, n);
     npl_free(a);
+    /* columns 3..14 of a column-major array (17 columns of 2400 bytes), 2 columns a block */
+    npl_shape s3 = {8, 2, {300, 17, 0}, NPL_COL_MAJOR};
+    bytes = 17 * 2400;
+    n = (bytes + PSZ - 1) / PSZ;
+    npl_policy *blk = pol("cyclic_block:units=2");
+    a = npl_alloc_array(&s3, cyc, 0);
+    CHECK(a && npl_apply_part(a, 3, 12, blk, 0) == 0, "cyclic_block:units=2 on columns 3-14: %s",
+          npl_last_error());
+    part_span(3, 12, 2400, &lo, &hi);
+    for (size_t i = 0; i < n; i++)
+        want[i] = i >= lo && i < hi ? (int)((i * PSZ / 2400 - 3) / 2 % (size_t)N)
+                                    : (int)(i % (size_t)N);
+    CHECK(a && compare("column part", a, bytes, want) == 0,
+          "column part: blocks of 2 columns counted from column 3");
+    CHECK(a && npl_check(a, &c) == 0 && c.placed == n, "column part: npl_check %zu/%zu", c.placed,
+          n);
+    npl_free(a);
+    npl_policy_free(blk);
     free(want);
     npl_policy_free(bb);
     npl_policy_free(cyc);
@@ -488,6 +545,27 @@ static void test_migrations(void)
           "pages 4-8 moved, the others stay, data intact");
     npl_free(a);
     npl_policy_free(p);
+    /* the general form: a written range moved to where a policy with a shape says */
+    npl_shape rs = {8, 2, {30, 625, 0}, NPL_ROW_MAJOR};
+    size_t rb = 30 * 5000, rn = (rb + PSZ - 1) / PSZ;
+    p = pol("cyclic");
+    a = npl_alloc(rb, p);
+    fill(a, rb);
+    sum = checksum(a, rb);
+    npl_policy *blk = pol("cyclic_block:units=4");
+    int *w2 = expected("migrate policy", "cyclic_block:units=4", blk, &rs, rb, PSZ);
+    size_t moved = 0;
+    for (size_t i = 0; i < rn; i++)
+        moved += w2[i] != (int)(i % (size_t)N);
+    CHECK(npl_migrate_range_policy(a, rb, blk, &rs, &r) == 0 && r.moved == moved && r.failed == 0,
+          "migrate_range_policy cyclic_block:units=4 over rows: moved %zu (want %zu)", r.moved,
+          moved);
+    CHECK(compare("migrate policy", a, rb, w2) == 0 && checksum(a, rb) == sum,
+          "migrate_range_policy: every page on its row block's node, data intact");
+    free(w2);
+    npl_free(a);
+    npl_policy_free(p);
+    npl_policy_free(blk);
     migrate_units_case("skew_mapp", (npl_shape){8, 2, {20, 625, 0}, NPL_ROW_MAJOR}, 3, 6, 0);
     migrate_units_case("cyclic", (npl_shape){8, 2, {300, 17, 0}, NPL_COL_MAJOR}, 5, 4, N - 1);
     migrate_units_case("cyclic", (npl_shape){8, 2, {100, 24, 0}, NPL_ROW_MAJOR}, 30, 40, N - 1);
@@ -567,7 +645,7 @@ static void probe_huge(const char *str, npl_shape s)
  * goes with the row holding its first byte). */
 static void huge_parts(void)
 {
-    size_t rows = 2 * (size_t)N, bytes = rows * MIB, n = bytes / PSZ;
+    size_t rows = 2 * (size_t)N + 2, bytes = rows * MIB, n = bytes / PSZ; /* N+1 huge pages */
     npl_shape s = {8, 2, {rows, MIB / 8, 0}, NPL_ROW_MAJOR};
     npl_policy *p = pol("cyclic"), *last;
     char str[64];
@@ -695,6 +773,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--local-child"))
             return local_child();
     printf("guest_probe: %d nodes x %d CPUs\n", N, K);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     test_shapes();
     test_part_while_writing();
     test_part_edges();
@@ -703,5 +783,8 @@ int main(int argc, char **argv)
     test_free_realloc();
     test_huge();
     test_local();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("guest_probe: %.1f s\n",
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     return check_summary("guest_probe");
 }
