@@ -523,11 +523,33 @@ struct migrate_walk {
     int err;
 };
 
+/* Before migrating the mapped piece [s, e): split the transparent huge pages whose base pages
+ * would not all go to one node, since a base page of a THP moves with all 512 (the pages around
+ * a part would be dragged along): those that straddle the piece's ends, and those whose pages the
+ * map sends to several nodes. One madvise per huge page split (split_thps). */
+static void split_for_migration(struct npl_counter *cnt, const struct migrate_walk *mw,
+                                uintptr_t s, uintptr_t e)
+{
+    size_t psz = mw->psz;
+    for (uintptr_t r = s & ~(uintptr_t)(HUGE_2M - 1); r < e; r += HUGE_2M) {
+        uintptr_t lo = r < s ? s : r, hi = r + HUGE_2M > e ? e : r + HUGE_2M;
+        int split = lo != r || hi != r + HUGE_2M;
+        size_t p0 = (lo - (uintptr_t)mw->base) / psz, p1 = (hi - (uintptr_t)mw->base) / psz;
+        int node = npl__map_node(mw->map, p0);
+        for (size_t p = p0 + 1; !split && p < p1; p++)
+            split = npl__map_node(mw->map, p) != node;
+        if (split && npl__madvise(cnt, (void *)lo, psz, MADV_COLD) < 0)
+            return; /* an old kernel, a hugetlb or locked mapping: verification reports */
+    }
+}
+
 /* Verify-and-move the pages of one mapped piece [s, e) of a migration. */
 static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *m, void *ctx)
 {
     (void)m;
     struct migrate_walk *mw = ctx;
+    struct npl_counter split = {0};
+    split_for_migration(&split, mw, s, e);
     size_t p0 = (s - (uintptr_t)mw->base) / mw->psz, p1 = (e - (uintptr_t)mw->base) / mw->psz;
     int nw = worker_count_per(p1 - p0, MIGRATE_PAGES_PER_WORKER);
     struct worker w[MAX_WORKERS];
@@ -540,6 +562,7 @@ static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *
     int rc = run_workers(w, nw, verify_worker);
     struct npl_migrate_result *res = mw->res;
     mw->mapped += p1 - p0;
+    res->syscalls += split.syscalls;
     for (int i = 0; i < nw; i++) {
         res->moved += w[i].moved;
         res->already += w[i].already;

@@ -720,6 +720,66 @@ static void test_huge(void)
         pool(k, "nr_hugepages", saved[k] > 0 ? saved[k] : 0);
 }
 
+/* A THP array (2 MiB units, huge pages formed) whose rows are moved or re-placed in parts that
+ * do not end on 2 MiB: only the part's pages may move, never the rest of a huge page. */
+static void test_thp_parts(void)
+{
+    size_t rows = 96, ub = 64 * 1024, bytes = rows * ub, n = bytes / PSZ, per = HUGE / PSZ;
+    npl_shape s = {8, 2, {rows, ub / 8, 0}, NPL_ROW_MAJOR};
+    npl_policy *cyc = pol("cyclic"), *skew = pol("skew_mapp");
+    unsigned char *a = npl_alloc_array(&s, cyc, NPL_F_THP);
+    CHECK(a != NULL, "THP 2D array: %s", npl_last_error());
+    if (!a)
+        goto out;
+    fill(a, bytes);
+    uint64_t sum = checksum(a, bytes);
+    size_t huge[64] = {0}, base[64], absent = 0, nh = 0;
+    npl_histogram_huge(a, bytes, huge, base, &absent);
+    for (int k = 0; k < N; k++)
+        nh += huge[k];
+    printf("  THP array: %zu of %zu 2 MiB pages are huge\n", nh, bytes / HUGE);
+    int *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++)
+        want[i] = (int)(i / per % (size_t)N);
+    struct npl_migrate_result r;
+    int rc = npl_migrate_units(a, 40, 20, N - 1, &r); /* bytes 2.5 MiB .. 3.75 MiB */
+    size_t lo, hi;
+    part_span(40, 20, ub, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        want[i] = N - 1;
+    CHECK(rc == 0 && compare("THP migrate part", a, bytes, want) == 0 &&
+              checksum(a, bytes) == sum,
+          "THP array rows 40-59 to node %d: those pages only, data intact (%d: %s)", N - 1, rc,
+          npl_last_error());
+    rc = npl_apply_part(a, 70, 10, skew, 0); /* bytes 4.375 MiB .. 5 MiB, page by page */
+    part_span(70, 10, ub, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        want[i] = (int)(((i - lo) + (i - lo) / (size_t)N + 1) % (size_t)N);
+    CHECK(rc == 0 && compare("THP apply part", a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "THP array rows 70-79 re-placed skew_mapp page by page: those pages only (%d: %s)", rc,
+          npl_last_error());
+    struct npl_check c = {0};
+    CHECK(npl_check(a, &c) == 0 && c.placed == n, "THP parts: npl_check %zu/%zu", c.placed, n);
+    free(want);
+    npl_free(a);
+    /* a fresh THP array moved page by page (cyclic over 4 KiB pages) */
+    a = npl_alloc_array(&s, skew, NPL_F_THP);
+    fill(a, bytes);
+    rc = npl_migrate_range_policy(a, bytes, cyc, NULL, &r);
+    want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++)
+        want[i] = (int)(i % (size_t)N);
+    CHECK(rc == 0 && r.failed == 0 && compare("THP migrate cyclic", a, bytes, want) == 0 &&
+              checksum(a, bytes) == sum,
+          "THP array migrated cyclic page by page: every 4 KiB page exact (%d: %s)", rc,
+          npl_last_error());
+    free(want);
+    npl_free(a);
+out:
+    npl_policy_free(cyc);
+    npl_policy_free(skew);
+}
+
 /* ---- @local under a CPU mask: a child exec'ed with node (N-1)'s CPUs only ---- */
 
 static int local_child(void)
@@ -782,6 +842,7 @@ int main(int argc, char **argv)
     test_migrations();
     test_free_realloc();
     test_huge();
+    test_thp_parts();
     test_local();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("guest_probe: %.1f s\n",
