@@ -18,6 +18,7 @@
 #include <numaplace/migrate.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -263,6 +264,7 @@ static void test_shapes(void)
         {8, 2, {100, 24, 0}, NPL_ROW_MAJOR},                  /* rows of 192 bytes */
         {8, 2, {300, 17, 0}, NPL_COL_MAJOR},                  /* 17 columns of 2400 bytes */
         {4, 3, {5, 3, 700}, NPL_ROW_MAJOR},                   /* 5 planes of 8400 bytes */
+        {4, 3, {700, 3, 5}, NPL_COL_MAJOR},                   /* the same in Fortran order */
     };
     for (int i = 0; pols[i]; i++) {
         if (N > 7 && !strcmp(pols[i], "prime_mapp:7")) /* P must be >= the nodes */
@@ -780,6 +782,28 @@ out:
     npl_policy_free(skew);
 }
 
+/* A raw range inside memory that already holds transparent huge pages: only the range moves. */
+static void test_thp_raw_range(void)
+{
+    size_t bytes = 8 * MIB, n = bytes / PSZ, first = 300, count = 700;
+    unsigned char *b = aligned_alloc(HUGE, bytes);
+    madvise(b, bytes, MADV_HUGEPAGE);
+    fill(b, bytes);
+    uint64_t sum = checksum(b, bytes);
+    int *want = malloc(n * sizeof *want), node = -1;
+    npl_query_pages(b, PSZ, &node, 1);
+    for (size_t i = 0; i < n; i++)
+        want[i] = i >= first && i < first + count ? (int)((i - first) % (size_t)N) : node;
+    npl_policy *cyc = pol("cyclic");
+    int rc = npl_place_range(b + first * PSZ, count * PSZ, cyc, NULL, 0);
+    CHECK(rc == 0 && compare("THP raw range", b, bytes, want) == 0 && checksum(b, bytes) == sum,
+          "place_range of pages %zu-%zu inside THP memory: those pages cyclic, the rest stay on "
+          "node %d, data intact (%d: %s)", first, first + count - 1, node, rc, npl_last_error());
+    npl_policy_free(cyc);
+    free(want);
+    free(b);
+}
+
 /* ---- @local under a CPU mask: a child exec'ed with node (N-1)'s CPUs only ---- */
 
 static int local_child(void)
@@ -843,6 +867,7 @@ int main(int argc, char **argv)
     test_free_realloc();
     test_huge();
     test_thp_parts();
+    test_thp_raw_range();
     test_local();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("guest_probe: %.1f s\n",
