@@ -351,6 +351,25 @@ static void test_part_while_writing(void)
     struct npl_check c = {0};
     CHECK(npl_check(w.a, &c) == 0 && c.placed == n, "composed parts: npl_check %zu of %zu placed",
           c.placed, n);
+    /* the whole array re-placed while the thread writes again */
+    npl_policy *skew = pol("skew_mapp");
+    w.stop = 0;
+    uint64_t before = w.passes;
+    pthread_create(&th, NULL, write_loop, &w);
+    while (__atomic_load_n(&w.passes, __ATOMIC_RELAXED) < 1)
+        sched_yield();
+    r1 = npl_apply(w.a, skew, 0);
+    w.stop = 1;
+    pthread_join(th, NULL);
+    lost = 0;
+    for (size_t i = 0; i < w.n; i++)
+        lost += w.a[i] != before + w.passes;
+    free(want);
+    want = expected("whole while writing", "skew_mapp", skew, &s, bytes, PSZ);
+    CHECK(r1 == 0 && lost == 0 && compare("whole while writing", w.a, bytes, want) == 0,
+          "npl_apply skew_mapp while a thread writes: rc %d, %zu elements behind, pages exact",
+          r1, lost);
+    npl_policy_free(skew);
     free(want);
     npl_free(w.a);
 out:
@@ -859,16 +878,15 @@ int main(int argc, char **argv)
     printf("guest_probe: %d nodes x %d CPUs\n", N, K);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    test_shapes();
-    test_part_while_writing();
-    test_part_edges();
-    test_replace_units();
-    test_migrations();
-    test_free_realloc();
-    test_huge();
-    test_thp_parts();
-    test_thp_raw_range();
-    test_local();
+    void (*tests[])(void) = {test_shapes, test_part_while_writing, test_part_edges,
+                             test_replace_units, test_migrations, test_free_realloc, test_huge,
+                             test_thp_parts, test_thp_raw_range, test_local};
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
+        tests[i]();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        printf("  [test %zu done at %.1f s]\n", i,
+               (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("guest_probe: %.1f s\n",
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
