@@ -268,6 +268,25 @@ static void split_thps(struct npl_counter *cnt, char *addr, size_t len, size_t p
     }
 }
 
+/* Split the transparent huge pages of [s, e) (inside the range at base whose map is `map`, map
+ * index = page >> shift) whose base pages would not all end on one node, since a base page of a
+ * THP moves with all 512 and would drag the pages around a part along: those that straddle the
+ * ends, and those whose pages the map sends to several nodes. One madvise per huge page split. */
+static void split_where_needed(struct npl_counter *cnt, char *base, uintptr_t s, uintptr_t e,
+                               const struct npl_map *map, int shift, size_t psz)
+{
+    for (uintptr_t r = s & ~(uintptr_t)(HUGE_2M - 1); r < e; r += HUGE_2M) {
+        uintptr_t lo = r < s ? s : r, hi = r + HUGE_2M > e ? e : r + HUGE_2M;
+        int split = lo != r || hi != r + HUGE_2M;
+        size_t p0 = (lo - (uintptr_t)base) / psz, p1 = (hi - (uintptr_t)base) / psz;
+        int node = npl__map_node(map, p0 >> shift);
+        for (size_t p = p0 + 1; !split && p < p1; p++)
+            split = npl__map_node(map, p >> shift) != node;
+        if (split && npl__madvise(cnt, (void *)lo, psz, MADV_COLD) < 0)
+            return; /* an old kernel, a hugetlb or locked mapping: verification reports */
+    }
+}
+
 /* Workers 0..nw-1 share pages [0, npages) of the range at base in equal slices. */
 static void slice(struct worker *w, int nw, char *base, size_t npages, size_t psz,
                   const struct npl_map *map)
@@ -408,6 +427,9 @@ static int prepare_range(struct job *j)
         npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
     if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
         split_thps(&j->cnt, j->addr, bytes, j->psz);
+    else if (j->thp && !j->fresh && (j->flags & NPL__F_SPLIT_THP)) /* 2 MiB units, maybe not */
+        split_where_needed(&j->cnt, j->addr, (uintptr_t)j->addr, (uintptr_t)j->addr + bytes,
+                           &j->map, j->shift, j->psz);                     /* on 2 MiB frames */
     if (!j->fresh && npl__mbind(&j->cnt, j->addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
         return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)j->addr,
                          j->len, strerror(errno));
@@ -523,33 +545,13 @@ struct migrate_walk {
     int err;
 };
 
-/* Before migrating the mapped piece [s, e): split the transparent huge pages whose base pages
- * would not all go to one node, since a base page of a THP moves with all 512 (the pages around
- * a part would be dragged along): those that straddle the piece's ends, and those whose pages the
- * map sends to several nodes. One madvise per huge page split (split_thps). */
-static void split_for_migration(struct npl_counter *cnt, const struct migrate_walk *mw,
-                                uintptr_t s, uintptr_t e)
-{
-    size_t psz = mw->psz;
-    for (uintptr_t r = s & ~(uintptr_t)(HUGE_2M - 1); r < e; r += HUGE_2M) {
-        uintptr_t lo = r < s ? s : r, hi = r + HUGE_2M > e ? e : r + HUGE_2M;
-        int split = lo != r || hi != r + HUGE_2M;
-        size_t p0 = (lo - (uintptr_t)mw->base) / psz, p1 = (hi - (uintptr_t)mw->base) / psz;
-        int node = npl__map_node(mw->map, p0);
-        for (size_t p = p0 + 1; !split && p < p1; p++)
-            split = npl__map_node(mw->map, p) != node;
-        if (split && npl__madvise(cnt, (void *)lo, psz, MADV_COLD) < 0)
-            return; /* an old kernel, a hugetlb or locked mapping: verification reports */
-    }
-}
-
 /* Verify-and-move the pages of one mapped piece [s, e) of a migration. */
 static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *m, void *ctx)
 {
     (void)m;
     struct migrate_walk *mw = ctx;
     struct npl_counter split = {0};
-    split_for_migration(&split, mw, s, e);
+    split_where_needed(&split, mw->base, s, e, mw->map, 0, mw->psz);
     size_t p0 = (s - (uintptr_t)mw->base) / mw->psz, p1 = (e - (uintptr_t)mw->base) / mw->psz;
     int nw = worker_count_per(p1 - p0, MIGRATE_PAGES_PER_WORKER);
     struct worker w[MAX_WORKERS];

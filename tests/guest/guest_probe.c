@@ -195,6 +195,21 @@ static int *expected(const char *label, const char *str, const npl_policy *p,
     return want;
 }
 
+/* first touch by a thread pinned on the last node's first CPU (an unpinned one can move) */
+struct toucher {
+    unsigned char *a;
+    size_t bytes;
+    int node;
+};
+static void *touch_pinned(void *arg)
+{
+    struct toucher *t = arg;
+    npl_pin_self("compact", (N - 1) * K);
+    memset(t->a, 1, t->bytes);
+    npl_where_am_i(NULL, &t->node);
+    return NULL;
+}
+
 /* Allocate under str with shape s (NULL: npl_alloc of bytes), then compare every page. */
 static void probe(const char *str, const npl_shape *s, size_t bytes, unsigned flags)
 {
@@ -208,12 +223,13 @@ static void probe(const char *str, const npl_shape *s, size_t bytes, unsigned fl
         size_t n = (bytes + PSZ - 1) / PSZ;
         int *want = expected(label, str, p, s, bytes, flags & NPL_F_THP ? HUGE : PSZ);
         int ft = npl_policy_get_kind(p) == NPL_FIRST_TOUCH;
-        if (ft) { /* first touch: nothing faulted in by the library; this thread's node after */
-            memset(a, 1, bytes);
-            int node;
-            npl_where_am_i(NULL, &node);
+        if (ft) { /* first touch: nothing faulted in by the library; the writer's node after */
+            struct toucher t = {a, bytes, -1};
+            pthread_t th;
+            pthread_create(&th, NULL, touch_pinned, &t);
+            pthread_join(th, NULL);
             for (size_t i = 0; i < n; i++)
-                want[i] = node;
+                want[i] = t.node;
         }
         CHECK(compare(label, a, bytes, want) == 0, "%s: every one of %zu pages on its node",
               label, n);
@@ -781,6 +797,27 @@ static void test_thp_parts(void)
           npl_last_error());
     struct npl_check c = {0};
     CHECK(npl_check(a, &c) == 0 && c.placed == n, "THP parts: npl_check %zu/%zu", c.placed, n);
+    free(want);
+    npl_free(a);
+    /* a fresh THP array, a part re-placed with NPL_F_THP on one node */
+    char str[64];
+    snprintf(str, sizeof str, "bind_all:%d", N - 1);
+    npl_policy *last = pol(str);
+    a = npl_alloc_array(&s, cyc, NPL_F_THP);
+    fill(a, bytes);
+    want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++)
+        want[i] = (int)(i / per % (size_t)N);
+    rc = npl_apply_part(a, 40, 20, last, NPL_F_THP); /* 2.5 MiB .. 3.75 MiB */
+    part_span(40, 20, ub, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        want[i] = N - 1;
+    CHECK(rc == 0 && compare("THP part THP", a, bytes, want) == 0 && checksum(a, bytes) == sum,
+          "THP array rows 40-59 to %s with NPL_F_THP: those pages only (%d: %s)", str, rc,
+          npl_last_error());
+    CHECK(npl_check(a, &c) == 0 && c.placed == n, "THP part with NPL_F_THP: npl_check %zu/%zu",
+          c.placed, n);
+    npl_policy_free(last);
     free(want);
     npl_free(a);
     /* a fresh THP array moved page by page (cyclic over 4 KiB pages) */
