@@ -860,6 +860,37 @@ static void test_thp_raw_range(void)
     free(b);
 }
 
+/* Queries over holes and untouched pages: the documented codes, equal to the raw call's, and the
+ * histogram counts them as absent. */
+static void test_query_holes(void)
+{
+    char *m = mmap(NULL, 5 * PSZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    m[0] = m[PSZ] = m[4 * PSZ] = 1; /* page 2 never touched, page 3 unmapped */
+    munmap(m + 3 * PSZ, PSZ);
+    int lib[5] = {0}, raw[5] = {0}, node = -1;
+    npl_where_am_i(NULL, &node);
+    int q = npl_query_pages(m, 5 * PSZ, lib, 5);
+    void *pages[5];
+    for (int i = 0; i < 5; i++)
+        pages[i] = m + (size_t)i * PSZ;
+    syscall(SYS_move_pages, 0, 5UL, pages, NULL, raw, 0);
+    int ok = q == 5 && (lib[2] == -ENOENT || lib[2] == -EFAULT) && lib[3] == -EFAULT;
+    for (int i = 0; i < 5; i++)
+        ok &= i == 3 || lib[i] == raw[i]; /* the library does not ask the kernel about holes */
+    ok &= lib[0] >= 0 && lib[1] >= 0 && lib[4] >= 0;
+    CHECK(ok, "query over a hole and an untouched page: %d %d %d %d %d (raw %d %d %d %d %d)",
+          lib[0], lib[1], lib[2], lib[3], lib[4], raw[0], raw[1], raw[2], raw[3], raw[4]);
+    size_t counts[64] = {0}, absent = 0, present = 0;
+    CHECK(npl_histogram(m, 5 * PSZ, counts, &absent) == 0, "histogram over a hole: %s",
+          npl_last_error());
+    for (int k = 0; k < N; k++)
+        present += counts[k];
+    CHECK(present == 3 && absent == 2, "histogram: 3 present, 2 absent (%zu, %zu)", present,
+          absent);
+    munmap(m, 3 * PSZ);
+    munmap(m + 4 * PSZ, PSZ);
+}
+
 /* ---- @local under a CPU mask: a child exec'ed with node (N-1)'s CPUs only ---- */
 
 static int local_child(void)
@@ -917,7 +948,7 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     void (*tests[])(void) = {test_shapes, test_part_while_writing, test_part_edges,
                              test_replace_units, test_migrations, test_free_realloc, test_huge,
-                             test_thp_parts, test_thp_raw_range, test_local};
+                             test_thp_parts, test_thp_raw_range, test_query_holes, test_local};
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         tests[i]();
         clock_gettime(CLOCK_MONOTONIC, &t1);
