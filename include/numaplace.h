@@ -414,12 +414,17 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
 int npl_free(void *array);
 
 /** Re-place a whole library array under a new policy: pages already touched move, data kept.
+ *  The array keeps its page size: NPL_F_HUGETLB is implied for a hugetlb array and ignored for
+ *  a base-page one.
  *  @return 0, or -1 with errno EINVAL (NULL policy, bad policy for this array), ENOENT (not a
  *          library array), EXDEV, ENOMEM, ENOSYS, EOVERFLOW as npl_alloc_array(). */
 int npl_apply(void *array, const npl_policy *pol, unsigned flags);
 /** Re-place units [first_unit, first_unit+nunits) of an array (composed policies). The map of
- *  that part counts its pages from the part's first page. Unit boundaries are rounded to
- *  pages: a page belongs to the part holding its first byte.
+ *  that part counts its pages from the part's first page, and its units (block sizes in units,
+ *  the static schedule of block policies) from first_unit: units are the array's rows, columns
+ *  or planes. Unit boundaries are rounded to the array's pages (2 MiB for a hugetlb array): a
+ *  page belongs to the part holding its first byte; a part holding no page start (units smaller
+ *  than a page) has nothing to place and returns 0.
  *  @return 0, or -1 with errno EINVAL (NULL policy, units outside the array), ENOENT (not a
  *          library array), and the errors of npl_apply(). */
 int npl_apply_part(void *array, size_t first_unit, size_t nunits, const npl_policy *pol,

@@ -284,24 +284,33 @@ int npl_free(void *p)
     return 0;
 }
 
-/* Pages [*lo, *hi) of units [first_unit, first_unit+nunits): a page belongs to the part holding
- * its first byte. *bytes is the part's length in the array. */
-static int part_pages(const struct array *a, size_t first_unit, size_t nunits, size_t *lo,
-                      size_t *hi, size_t *bytes)
+/* The array's page: 2 MiB for a hugetlb array, else the base page. */
+static size_t array_page(const struct array *a)
 {
-    size_t total = outer_extent(&a->shape), psz = page_size(), unit_bytes = a->bytes / total;
+    return a->hugetlb ? (size_t)2 << 20 : page_size();
+}
+
+/* Base pages [*lo, *hi) of units [first_unit, first_unit+nunits): a page of the array (2 MiB for
+ * hugetlb) belongs to the part holding its first byte; none may (*lo == *hi, *bytes 0: units
+ * smaller than a page). *bytes is the part's length in the array; *part its geometry. */
+static int part_pages(const struct array *a, size_t first_unit, size_t nunits, size_t *lo,
+                      size_t *hi, size_t *bytes, struct npl_part *part)
+{
+    size_t total = outer_extent(&a->shape), psz = page_size(), apsz = array_page(a);
+    size_t unit_bytes = a->bytes / total, per = apsz / psz;
     if (nunits == 0 || first_unit >= total || nunits > total - first_unit)
         return npl__fail(EINVAL, "units %zu..%zu outside the array's %zu units", first_unit,
                          first_unit + nunits, total);
-    *lo = (first_unit * unit_bytes + psz - 1) / psz;
-    *hi = first_unit + nunits == total ? a->mapped / psz
-                                       : ((first_unit + nunits) * unit_bytes + psz - 1) / psz;
-    if (*hi <= *lo)
-        return npl__fail(EINVAL, "units %zu..%zu hold no whole page start", first_unit,
-                         first_unit + nunits);
+    *lo = (first_unit * unit_bytes + apsz - 1) / apsz * per;
+    *hi = first_unit + nunits == total
+              ? a->mapped / psz
+              : ((first_unit + nunits) * unit_bytes + apsz - 1) / apsz * per;
+    if (*hi < *lo)
+        *hi = *lo;
     *bytes = (*hi - *lo) * psz;
-    if (*lo * psz + *bytes > a->bytes)
+    if (*bytes && *lo * psz + *bytes > a->bytes)
         *bytes = a->bytes - *lo * psz;
+    *part = (struct npl_part){unit_bytes, nunits, *lo * psz - first_unit * unit_bytes};
     return 0;
 }
 
@@ -313,20 +322,27 @@ static void clear_segments(struct array *a)
     a->nseg = 0;
 }
 
-/* Place pages [seg.first_page, +seg.npages) of a (bytes of them, laid out as shape or as bytes)
- * under plan and record the segment; a whole-array segment replaces all older ones. */
-static int place_segment(struct array *a, struct segment seg, size_t bytes, const npl_shape *shape,
-                         const npl_plan *plan)
+/* Place pages [seg.first_page, +seg.npages) of a (bytes of them: the whole array laid out as its
+ * shape, or a part) under plan and record the segment; a whole-array segment replaces all older
+ * ones. */
+static int place_segment(struct array *a, struct segment seg, size_t bytes,
+                         const struct npl_part *part, const npl_plan *plan)
 {
-    int whole = seg.first_page == 0 && seg.nunits == outer_extent(&a->shape);
-    if (a->hugetlb) /* a hugetlb array is placed in 2 MiB pages whatever the caller's flags */
+    int whole = !part;
+    /* an array keeps its page size: 2 MiB pages for a hugetlb array whatever the caller's flags,
+     * never hugetlb placement (2 MiB units of base pages) for a base-page one */
+    if (a->hugetlb)
         seg.flags |= NPL_F_HUGETLB;
+    else
+        seg.flags &= ~NPL_F_HUGETLB;
     seg.plan = npl__plan_ref(plan);
     seg.flags &= ~NPL__F_SPLIT_THP;
     pthread_mutex_lock(&a->lock);
     struct npl_place_stats st;
-    int rc = npl__place((char *)a->base + seg.first_page * page_size(), bytes, plan, shape,
-                        seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0), 0, &st);
+    char *start = (char *)a->base + seg.first_page * page_size();
+    unsigned fl = seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0);
+    int rc = part ? npl__place_part(start, bytes, plan, part, fl, &st)
+                  : npl__place(start, bytes, plan, &a->shape, fl, 0, &st);
     a->had_thp |= (seg.flags & NPL_F_THP) != 0;
     if (rc == 0) {
         if (whole)
@@ -353,7 +369,7 @@ int npl_apply_planned(void *p, const npl_plan *plan, unsigned flags)
         return -1;
     /* the whole array keeps its shape, so row and thread blocks stay meaningful */
     struct segment seg = {0, a->mapped / page_size(), 0, outer_extent(&a->shape), NULL, flags};
-    int rc = place_segment(a, seg, a->bytes, &a->shape, plan);
+    int rc = place_segment(a, seg, a->bytes, NULL, plan);
     release(a);
     return rc;
 }
@@ -385,13 +401,14 @@ int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *
     struct array *a = acquire(p);
     int rc = -1;
     size_t lo, hi, part_bytes;
+    struct npl_part part;
     if (!a)
         ;
     else if (first_unit == 0 && nunits == outer_extent(&a->shape))
         rc = npl_apply_planned(p, plan, flags);
-    else if (part_pages(a, first_unit, nunits, &lo, &hi, &part_bytes) == 0) {
+    else if (part_pages(a, first_unit, nunits, &lo, &hi, &part_bytes, &part) == 0) {
         struct segment seg = {lo, hi - lo, first_unit, nunits, NULL, flags};
-        rc = place_segment(a, seg, part_bytes, NULL, plan);
+        rc = part_bytes ? place_segment(a, seg, part_bytes, &part, plan) : 0; /* no page: done */
     }
     if (a)
         release(a);
@@ -423,9 +440,16 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
     if (!a)
         return -1;
     size_t lo, hi, bytes;
-    if (part_pages(a, first_unit, nunits, &lo, &hi, &bytes) < 0 || npl__node_plan(node, &plan) < 0) {
+    struct npl_part part;
+    if (part_pages(a, first_unit, nunits, &lo, &hi, &bytes, &part) < 0 ||
+        npl__node_plan(node, &plan) < 0) {
         release(a);
         return -1;
+    }
+    if (bytes == 0) { /* units smaller than a page that hold no page start: nothing to move */
+        npl_plan_free(plan);
+        release(a);
+        return 0;
     }
     pthread_mutex_lock(&a->lock);
     int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, plan, NULL, result);
@@ -469,7 +493,7 @@ int npl_array_info(const void *p, struct npl_array_info *o)
     memset(o, 0, sizeof *o);
     o->base = a->base;
     o->bytes = a->bytes;
-    o->page_size = page_size();
+    o->page_size = array_page(a);
     o->shape = a->shape;
     o->last = a->last;
     o->hugetlb = a->hugetlb;
@@ -526,16 +550,17 @@ static int intended_map(struct array *a, int *want, size_t npages)
         int thp = (g->flags & (NPL_F_THP | NPL_F_HUGETLB)) != 0;
         size_t mpsz = thp ? ((size_t)2 << 20) : psz;
         int shift = thp ? __builtin_ctzl(((size_t)2 << 20) / psz) : 0;
-        size_t seg_bytes = g->npages * psz;
-        const npl_shape *shape = NULL;
-        if (g->first_page == 0 && g->nunits == outer_extent(&a->shape)) {
-            shape = &a->shape;
+        size_t seg_bytes = g->npages * psz, unit_bytes = a->bytes / outer_extent(&a->shape);
+        int whole = g->first_page == 0 && g->nunits == outer_extent(&a->shape);
+        if (whole)
             seg_bytes = a->bytes;
-        } else if (g->first_page * psz + seg_bytes > a->bytes) {
+        else if (g->first_page * psz + seg_bytes > a->bytes)
             seg_bytes = a->bytes - g->first_page * psz;
-        }
+        struct npl_part part = {unit_bytes, g->nunits,
+                                g->first_page * psz - g->first_unit * unit_bytes};
         struct npl_map m;
-        if (npl__map_init(&m, g->plan, shape, seg_bytes, mpsz) < 0)
+        if ((whole ? npl__map_init(&m, g->plan, &a->shape, seg_bytes, mpsz)
+                   : npl__map_init_part(&m, g->plan, &part, seg_bytes, mpsz)) < 0)
             return -1;
         for (size_t i = 0; i < g->npages && g->first_page + i < npages; i++)
             want[g->first_page + i] = npl__map_node(&m, i >> shift);

@@ -121,9 +121,18 @@ npl_plan *npl__plan_ref(const npl_plan *pl); /* one more reference; npl_plan_fre
 struct npl_map {
     const struct npl_plan *plan;
     size_t page_size, npages, unit_bytes, nunits;
+    size_t origin; /* bytes from the start of unit 0 to the start of page 0 (a part: < a page) */
 };
 int npl__map_init(struct npl_map *m, const npl_plan *pl, const npl_shape *shape, size_t bytes,
                   size_t page_size);
+/* A part of an array (npl_apply_part): units [first, first+nunits) of unit_bytes bytes each, its
+ * pages starting `origin` bytes after the part's first unit. Its map counts pages from the part's
+ * first page and units (rows/columns/planes: block sizes, thread schedules) from its first unit. */
+struct npl_part {
+    size_t unit_bytes, nunits, origin;
+};
+int npl__map_init_part(struct npl_map *m, const npl_plan *pl, const struct npl_part *part,
+                       size_t bytes, size_t page_size);
 int npl__map_node(const struct npl_map *m, size_t page);
 
 /* ---- defaults (defaults.c: the one layer that reads the environment and the config) ---- */
@@ -170,6 +179,9 @@ extern _Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
 /* ---- placement (place.c) ---- */
 int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st);
+/* npl__place of a part of an array already in use (its map: npl__map_init_part) */
+int npl__place_part(void *addr, size_t len, const npl_plan *plan, const struct npl_part *part,
+                    unsigned flags, struct npl_place_stats *st);
 void npl__stats_add(const struct npl_place_stats *st);
 /* npl__place with the node of each base page given: nodes[i] in plan's node list, or < 0 to
  * leave page i alone (plan: bind_all over the nodes used, for the touch order and the protecting

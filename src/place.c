@@ -284,6 +284,25 @@ static void split_thps(struct npl_counter *cnt, char *addr, size_t len, size_t p
     }
 }
 
+/* Split the transparent huge pages of [s, e) (inside the range at base whose map is `map`, map
+ * index = page >> shift) whose base pages would not all end on one node, since a base page of a
+ * THP moves with all 512 and would drag the pages around a part along: those that straddle the
+ * ends, and those whose pages the map sends to several nodes. One madvise per huge page split. */
+static void split_where_needed(struct npl_counter *cnt, char *base, uintptr_t s, uintptr_t e,
+                               const struct npl_map *map, int shift, size_t psz)
+{
+    for (uintptr_t r = s & ~(uintptr_t)(HUGE_2M - 1); r < e; r += HUGE_2M) {
+        uintptr_t lo = r < s ? s : r, hi = r + HUGE_2M > e ? e : r + HUGE_2M;
+        int split = lo != r || hi != r + HUGE_2M;
+        size_t p0 = (lo - (uintptr_t)base) / psz, p1 = (hi - (uintptr_t)base) / psz;
+        int node = npl__map_node(map, p0 >> shift);
+        for (size_t p = p0 + 1; !split && p < p1; p++)
+            split = npl__map_node(map, p >> shift) != node;
+        if (split && npl__madvise(cnt, (void *)lo, psz, MADV_COLD) < 0)
+            return; /* an old kernel, a hugetlb or locked mapping: verification reports */
+    }
+}
+
 /* Workers 0..nw-1 share pages [0, npages) of the range at base in equal slices. */
 static void slice(struct worker *w, int nw, char *base, size_t npages, size_t psz,
                   const struct npl_map *map)
@@ -365,7 +384,7 @@ struct job {
 
 /* Check the range and work out the page sizes (hugetlb: the unit is the 2 MiB page). */
 static int job_init(struct job *j, void *addr, size_t len, const npl_plan *plan,
-                    const npl_shape *shape, unsigned flags, int fresh)
+                    const npl_shape *shape, const struct npl_part *part, unsigned flags, int fresh)
 {
     memset(j, 0, sizeof *j);
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
@@ -395,6 +414,8 @@ static int job_init(struct job *j, void *addr, size_t len, const npl_plan *plan,
     j->psz = psz;
     j->shift = j->thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
     j->npages = len / psz + (len % psz != 0);
+    if (part)
+        return npl__map_init_part(&j->map, plan, part, len, j->thp ? HUGE_2M : psz);
     return npl__map_init(&j->map, plan, shape, len, j->thp ? HUGE_2M : psz);
 }
 
@@ -449,6 +470,9 @@ static int prepare_range(struct job *j)
             npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
         if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
             split_thps(&j->cnt, addr, bytes, j->psz);
+        else if (j->thp && !j->fresh && (j->flags & NPL__F_SPLIT_THP)) /* 2 MiB units, maybe */
+            split_where_needed(&j->cnt, j->addr, (uintptr_t)addr, (uintptr_t)addr + bytes,
+                               &j->map, j->shift, j->psz);          /* not on 2 MiB frames */
         if (!keep && !j->fresh && npl__mbind(&j->cnt, addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
             return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)addr,
                              bytes, strerror(errno));
@@ -522,8 +546,8 @@ static void finish_stats(const struct job *j, struct npl_place_stats *st, double
 }
 
 static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
-                     unsigned flags, int fresh, const int *explicit_nodes,
-                     struct npl_place_stats *st)
+                     const struct npl_part *part, unsigned flags, int fresh,
+                     const int *explicit_nodes, struct npl_place_stats *st)
 {
     double t0 = npl__now();
     struct npl_place_stats local;
@@ -531,7 +555,7 @@ static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_sha
         st = &local;
     memset(st, 0, sizeof *st);
     struct job j;
-    if (job_init(&j, addr, len, plan, shape, flags, fresh) < 0)
+    if (job_init(&j, addr, len, plan, shape, part, flags, fresh) < 0)
         return -1;
     j.explicit_nodes = explicit_nodes;
     st->pages = j.npages;
@@ -559,7 +583,7 @@ static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_sha
 int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st)
 {
-    return place_job(addr, len, plan, shape, flags, fresh, NULL, st);
+    return place_job(addr, len, plan, shape, NULL, flags, fresh, NULL, st);
 }
 
 int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int *nodes,
@@ -567,7 +591,13 @@ int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int 
 {
     if (flags & (NPL_F_THP | NPL_F_HUGETLB))
         return npl__fail(EINVAL, "an explicit page list places base pages only");
-    return place_job(addr, len, plan, NULL, flags, 0, nodes, st);
+    return place_job(addr, len, plan, NULL, NULL, flags, 0, nodes, st);
+}
+
+int npl__place_part(void *addr, size_t len, const npl_plan *plan, const struct npl_part *part,
+                    unsigned flags, struct npl_place_stats *st)
+{
+    return place_job(addr, len, plan, NULL, part, flags, 0, NULL, st);
 }
 
 struct migrate_walk {
@@ -583,6 +613,8 @@ static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *
 {
     (void)m;
     struct migrate_walk *mw = ctx;
+    struct npl_counter split = {0};
+    split_where_needed(&split, mw->base, s, e, mw->map, 0, mw->psz);
     size_t p0 = (s - (uintptr_t)mw->base) / mw->psz, p1 = (e - (uintptr_t)mw->base) / mw->psz;
     int nw = worker_count_per(p1 - p0, MIGRATE_PAGES_PER_WORKER);
     struct worker w[MAX_WORKERS];
@@ -595,6 +627,7 @@ static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *
     int rc = run_workers(w, nw, verify_worker);
     struct npl_migrate_result *res = mw->res;
     mw->mapped += p1 - p0;
+    res->syscalls += split.syscalls;
     for (int i = 0; i < nw; i++) {
         res->moved += w[i].moved;
         res->already += w[i].already;

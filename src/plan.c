@@ -307,6 +307,21 @@ int npl__map_init(struct npl_map *m, const npl_plan *pl, const npl_shape *shape,
     return 0;
 }
 
+int npl__map_init_part(struct npl_map *m, const npl_plan *pl, const struct npl_part *part,
+                       size_t bytes, size_t page_size)
+{
+    if (npl__map_init(m, pl, NULL, bytes, page_size) < 0)
+        return -1;
+    if (part) {
+        if (part->unit_bytes == 0 || part->nunits == 0)
+            return npl__fail(EINVAL, "a part of no units");
+        m->unit_bytes = part->unit_bytes;
+        m->nunits = part->nunits;
+        m->origin = part->origin;
+    }
+    return 0;
+}
+
 static uint64_t mix64(uint64_t z)
 { /* splitmix64's finaliser */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -327,7 +342,7 @@ static size_t block_of(const struct npl_map *m, size_t page)
     const struct npl_plan *pl = m->plan;
     if (pl->block_pages)
         return page / pl->block_pages;
-    size_t u = (size_t)((unsigned __int128)page * m->page_size / m->unit_bytes);
+    size_t u = (size_t)(((unsigned __int128)page * m->page_size + m->origin) / m->unit_bytes);
     if (u >= m->nunits)
         u = m->nunits - 1;
     if (pl->block_units)

@@ -63,7 +63,9 @@ int npl_migrate_range_policy(void *addr, size_t len, const npl_policy *pol,
 int npl_migrate_range_planned(void *addr, size_t len, const npl_plan *plan,
                               const npl_shape *shape, struct npl_migrate_result *result);
 /** Move units (rows/columns/planes) [first_unit, first_unit+nunits) of a library array to `node`;
- *  the array then records that part as bind_all:node (npl_check agrees).
+ *  the array then records that part as bind_all:node (npl_check agrees). The part's pages are
+ *  those of npl_apply_part() (none for units smaller than a page that hold no page start: 0);
+ *  a transparent huge page straddling the part is split first, so no page outside it moves.
  *  @return 0 (read *result), or -1 with errno ENOENT (not a library array), EINVAL (units outside
  *          the array, bad node), and the errors of npl_migrate_range(). */
 int npl_migrate_units(void *array, size_t first_unit, size_t nunits, int node,
