@@ -110,7 +110,10 @@ int npl_topo_load(npl_topo **out);
  *  "pack:2 numa:2(memory=1GB indexes=0,2,4,6) core:2 pu:1" (non-contiguous node ids).
  *  Every node and CPU is allowed; distances default to 10 local, 20 remote. No system call
  *  is made with it: it drives the pure functions (maps, pin orders) in tests and tools.
- *  @return 0, or -1 with errno EINVAL (NULL argument, bad description), ENOMEM. */
+ *  At most 8192 PUs (the product of the level arities): hwloc's build of larger ones takes
+ *  minutes.
+ *  @return 0, or -1 with errno EINVAL (NULL argument, bad description, more than 8192 PUs),
+ *          ENOMEM. */
 int npl_topo_load_synthetic(npl_topo **out, const char *description);
 
 /** Restrict the allowed CPUs and/or memory nodes of a topology, as a cpuset or taskset would.

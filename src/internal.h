@@ -162,6 +162,13 @@ extern _Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
  * an array that was NPL_F_THP). Page-granular placement splits them first: a base page of a THP
  * moves with all 512, so move_pages would report pages moved that the next move drags away. */
 #define NPL__F_SPLIT_THP 0x80000000u
+/* The flags a caller may pass: any other bit (NPL__F_SPLIT_THP included) is EINVAL at the public
+ * entry points, never silently ignored or taken for an internal flag. */
+#define NPL__F_PUBLIC (NPL_F_STRICT | NPL_F_NO_PROTECT | NPL_F_THP | NPL_F_HUGETLB)
+#define NPL__CHECK_FLAGS(flags, fn)                                                              \
+    ((flags) & ~NPL__F_PUBLIC ? npl__fail(EINVAL, "%s: unknown flag bits 0x%x", (fn),            \
+                                          (flags) & ~NPL__F_PUBLIC)                              \
+                              : 0)
 
 /* ---- placement (place.c) ---- */
 int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
