@@ -36,6 +36,10 @@ static int demo_one(const char *str, size_t bytes, cJSON *jarr)
     }
     char *a = npl_alloc(bytes, p);
     npl_policy_free(p);
+    if (!a && (errno == EINVAL || errno == EXDEV)) { /* a node this machine lacks or denies */
+        fprintf(stderr, "numaplace demo: policy \"%s\": %s\n", str, npl_last_error());
+        return EXIT_USAGE;
+    }
     if (!a)
         return cli_fail(str);
     int maps = maps_covering(a, bytes);
