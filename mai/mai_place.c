@@ -90,11 +90,12 @@ static npl_plan *node_plan(int node)
     return plan;
 }
 
-int mai__place_run(char *addr, size_t len, int node)
+int mai__place_run(struct mai_array *a, char *addr, size_t len, int node)
 {
     npl_plan *plan = node_plan(node);
     if (!plan)
         return -1;
+    mai__disarm(a);
     int rc = npl_place_range_planned(addr, len, plan, NULL, 0);
     npl_plan_free(plan);
     return rc;
@@ -133,6 +134,17 @@ int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r)
     static npl_plan *plans[MAXNODES]; /* under mai__lock */
     size_t page = mai__page_size(), n = data_pages(a), start = 0;
     int cur = n ? rule_node(a, r, 0, page) : -1, rc = 0;
+    /* every node is resolved before any page moves: a bad node (missing, not allowed) fails the
+     * call with the array as it was, never half placed */
+    for (size_t i = 0; i < (r->fixed_node >= 0 ? 1 : r->m) && rc == 0; i++) {
+        int node = r->fixed_node >= 0 ? r->fixed_node : r->nodes[i];
+        if (node < 0 || node >= MAXNODES)
+            rc = mai__fail(EINVAL);
+        else if (!plans[node] && !(plans[node] = node_plan(node)))
+            rc = -1;
+    }
+    if (rc == 0)
+        mai__disarm(a);
     for (size_t pg = 1; pg <= n && rc == 0; pg++) {
         int node = pg < n ? rule_node(a, r, pg, page) : -2;
         if (node == cur)
@@ -162,8 +174,10 @@ static int place_policy(struct mai_array *a, npl_policy_kind kind, const int *no
     int rc = prime ? npl_policy_set_prime(pol, prime) : 0;
     if (rc == 0)
         rc = npl_plan_create(&plan, pol, npl_topo_self(), 0);
-    if (rc == 0)
+    if (rc == 0) {
+        mai__disarm(a);
         rc = npl_place_range_planned(a->data, data_pages(a) * mai__page_size(), plan, NULL, 0);
+    }
     int err = errno;
     npl_plan_free(plan);
     npl_policy_free(pol);
@@ -182,7 +196,7 @@ void mai__record(struct mai_array *a, int code, const int *nodes, int m)
     a->nodes1[m] = -1;
 }
 
-/* the array of p, with next-touch disarmed; caller holds mai__lock */
+/* the array of p (next-touch left armed: mai__disarm); caller holds mai__lock */
 struct mai_array *mai__target(void *p)
 {
     if (!mai__st.inited) {
@@ -194,11 +208,16 @@ struct mai_array *mai__target(void *p)
         mai__fail(ENOENT);
         return NULL;
     }
+    return a; /* still armed: a call that fails must leave next-touch as it was */
+}
+
+/* before the first page of a placement moves (its arguments and nodes all checked) */
+void mai__disarm(struct mai_array *a)
+{
     if (a->armed) {
         npl_next_touch_disarm(a->data);
         a->armed = 0;
     }
-    return a;
 }
 
 /* A policy request: kind of placement, rule, unit and block size. */
