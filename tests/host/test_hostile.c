@@ -887,6 +887,81 @@ static void thread_local_errors(void)
     CHECK(ok && strstr(npl_last_error(), "nonsense_a"), "errors are per thread ('%s')", npl_last_error());
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* round 3: flags with unknown bits (the internal split flag 0x80000000 among them) were taken
+ * silently; npl_config_list wrote through a NULL buffer and returned 0 for a NULL config;
+ * a synthetic topology of 10^15 PUs never finished loading */
+static void round3(void)
+{
+    npl_policy *p = pol("cyclic");
+    const unsigned bad_flags[] = {0x10u, 0x100u, 0x40000000u, 0x80000000u, 0xfffffff0u};
+    npl_shape sh = {1, 1, {16 * PAGE, 0, 0}, NPL_ROW_MAJOR};
+    unsigned char *a = npl_alloc(16 * PAGE, p);
+    CHECK(a != NULL, "alloc");
+    if (!a)
+        return;
+    memset(a, 0x5a, 16 * PAGE);
+    char before[64] = "", after[64] = "";
+    npl_array_policy(a, before, sizeof before);
+    uint64_t live = live_arrays();
+    void *raw = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    npl_replica *r = NULL;
+    for (size_t i = 0; i < sizeof bad_flags / sizeof *bad_flags; i++) {
+        unsigned f = bad_flags[i];
+        errno = 0;
+        CHECK(npl_alloc_array(&sh, p, f) == NULL && errno == EINVAL, "alloc flags 0x%x: EINVAL", f);
+        CHECK(FAILS(npl_apply(a, p, f), EINVAL, EINVAL), "apply flags 0x%x: EINVAL", f);
+        CHECK(FAILS(npl_apply_part(a, 0, PAGE, p, f), EINVAL, EINVAL), "apply_part 0x%x", f);
+        CHECK(FAILS(npl_place_range(raw, 4 * PAGE, p, NULL, f), EINVAL, EINVAL),
+              "place_range flags 0x%x: EINVAL", f);
+        CHECK(FAILS(npl_replicate(&r, a, PAGE, NULL, 0, f), EINVAL, EINVAL) && r == NULL,
+              "replicate flags 0x%x: EINVAL", f);
+        CHECK(strstr(npl_last_error(), "unknown flag") != NULL, "message says why: %s",
+              npl_last_error());
+    }
+    CHECK(live_arrays() == live, "no array left by the refused allocations");
+    unsigned char c[4];
+    CHECK(mincore(raw, 4 * PAGE, c) == 0 && !(c[0] & 1) && !(c[3] & 1),
+          "refused place_range touched nothing");
+    npl_array_policy(a, after, sizeof after);
+    size_t sum = 0;
+    for (size_t i = 0; i < 16 * PAGE; i++)
+        sum += a[i];
+    CHECK(sum == (size_t)0x5a * 16 * PAGE && !strcmp(before, after), "array kept (%s)", after);
+    CHECK(npl_apply(a, p, NPL_F_STRICT | NPL_F_NO_PROTECT) == 0, "known flags still work: %s",
+          npl_last_error());
+    npl_free(a);
+    munmap(raw, 4 * PAGE);
+    npl_policy_free(p);
+
+    npl_config *cfg;
+    int out[4] = {-7, -7, -7, -7};
+    npl_config_new(&cfg);
+    npl_config_set(cfg, "machine", "nodes", "0-3");
+    CHECK(FAILS(npl_config_list(NULL, "machine", "nodes", out, 4), EINVAL, EINVAL), "NULL config");
+    CHECK(FAILS(npl_config_list(cfg, NULL, "nodes", out, 4), EINVAL, EINVAL), "NULL section");
+    CHECK(FAILS(npl_config_list(cfg, "machine", "nodes", NULL, 4), EINVAL, EINVAL),
+          "NULL buffer with max 4: EINVAL (was a write through NULL)");
+    CHECK(FAILS(npl_config_list(cfg, "machine", "nodes", out, -1), EINVAL, EINVAL), "max -1");
+    CHECK(npl_config_list(cfg, "machine", "nodes", NULL, 0) == 4, "NULL, 0: the count");
+    CHECK(npl_config_list(cfg, "machine", "nodes", out, 2) == 4 && out[1] == 1 && out[2] == -7,
+          "max 2: two written, count 4");
+    npl_config_free(cfg);
+
+    const char *huge[] = {"pack:100000 numa:100000 pu:100000", "numa:99999999999999999999 pu:1",
+                          "numa:2 core:4097 pu:2", "8193"};
+    for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
+        npl_topo *t = (npl_topo *)&huge; /* must be reset to NULL */
+        errno = 0;
+        CHECK(FAILS(npl_topo_load_synthetic(&t, huge[i]), EINVAL, EINVAL) && t == NULL,
+              "synthetic \"%s\": EINVAL at once", huge[i]);
+    }
+    npl_topo *t = NULL;
+    CHECK(npl_topo_load_synthetic(&t, "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:2 pu:1")
+              == 0, "attached memory in brackets still loads: %s", npl_last_error());
+    npl_topo_destroy(t);
+}
+
 int main(void)
 {
     if (!npl_topo_self()) {
@@ -908,6 +983,7 @@ int main(void)
     bad_config();
     oversubscribed();
     thread_local_errors();
+    round3();
     concurrent_apply();
     concurrent_free();
     concurrent_churn();
