@@ -256,6 +256,7 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
     }
     if (p->kind == NPL_WEIGHTED)
         return parse_weights(p, params, whole);
+    unsigned seen = 0; /* a parameter given twice (threads=2,threads=3; pages=1,units=1) */
     for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
          it = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(it, '=');
@@ -263,6 +264,20 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
         if (eq)
             *eq = 0;
         int ok = 0;
+        unsigned bit = 0;
+        if (!val || !strcmp(key, "pages") || !strcmp(key, "units") || !strcmp(key, "rows") ||
+            !strcmp(key, "cols") || !strcmp(key, "planes") || !strcmp(key, "p"))
+            bit = 1u; /* the block size (or prime_mapp's P) */
+        else if (!strcmp(key, "threads"))
+            bit = 2u;
+        else if (!strcmp(key, "pin"))
+            bit = 4u;
+        else if (!strcmp(key, "seed"))
+            bit = 8u;
+        if (seen & bit)
+            return npl__fail(EINVAL, "policy \"%s\": \"%s\" given twice (one block size, "
+                                     "threads, pin, seed or prime at most)", whole, !val ? it : key);
+        seen |= bit;
         if (!val) { /* positional */
             if (is_block_kind(p->kind) && p->kind != NPL_BIND_BLOCK) {
                 key = "pages";
@@ -296,7 +311,8 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
         } else if (p->kind == NPL_PRIME_MAPP && !strcmp(key, "p")) {
             uint64_t v;
             if (npl__parse_u64(val, &v) < 0 || v > 1 << 20)
-                return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number", whole, val);
+                return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number up to 1048576",
+                                 whole, val);
             if (!npl__is_prime((long)v))
                 return npl__fail(EINVAL, "policy \"%s\": prime_mapp P=%s is not prime", whole, val);
             p->prime = (int)v;

@@ -956,6 +956,24 @@ static void round3(void)
         CHECK(FAILS(npl_topo_load_synthetic(&t, huge[i]), EINVAL, EINVAL) && t == NULL,
               "synthetic \"%s\": EINVAL at once", huge[i]);
     }
+    /* a parameter given twice was taken silently, the last one winning */
+    const char *twice[] = {"bind_block:threads=2,threads=3", "cyclic_block:pages=1,units=1",
+                           "cyclic_block:4,5", "random:seed=1,seed=2", "prime_mapp:5,p=7",
+                           "bind_block:pin=compact,pin=scatter", "random_block:8,rows=2,seed=1"};
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        npl_policy *q = (npl_policy *)&twice;
+        errno = 0;
+        CHECK(FAILS(npl_policy_parse(&q, twice[i]), EINVAL, EINVAL) && q == NULL &&
+                  strstr(npl_last_error(), "twice") != NULL,
+              "\"%s\": EINVAL (%s)", twice[i], npl_last_error());
+    }
+    const char *once[] = {"random_block:8,seed=42", "bind_block:threads=4,pin=scatter",
+                          "cyclic_block:units=2", "prime_mapp:7"};
+    for (size_t i = 0; i < sizeof once / sizeof *once; i++) {
+        npl_policy *q = NULL;
+        CHECK(npl_policy_parse(&q, once[i]) == 0, "\"%s\" parses: %s", once[i], npl_last_error());
+        npl_policy_free(q);
+    }
     npl_topo *t = NULL;
     CHECK(npl_topo_load_synthetic(&t, "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:2 pu:1")
               == 0, "attached memory in brackets still loads: %s", npl_last_error());
