@@ -8,7 +8,10 @@
 #include <mai.h>
 #include <numaplace.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* pages of [p, p+len) present in memory (mincore) */
@@ -112,8 +115,43 @@ static void armed_stays_armed(void)
     mai_free_array(a);
 }
 
+/* config files that are not regular files: the old mai_init opened a FIFO with fopen and waited
+ * for a writer forever (here: killed by the alarm in the child) */
+static void bad_config_files(void)
+{
+    char dir[] = "/tmp/npl_hostile_mai_XXXXXX", fifo[64];
+    if (!mkdtemp(dir))
+        return;
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    if (mkfifo(fifo, 0600) < 0) {
+        printf("SKIP: mkfifo: %s\n", strerror(errno));
+        rmdir(dir);
+        return;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10);
+        mai_init(fifo);
+        int e1 = mai_last_errno();
+        mai_init(dir);
+        int e2 = mai_last_errno();
+        mai_init("/dev/zero");
+        int e3 = mai_last_errno();
+        _exit(e1 == EINVAL && e2 == EISDIR && e3 == EINVAL && mai_get_num_nodes() == -1 ? 0 : 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "mai_init on a FIFO, a directory, /dev/zero: EINVAL/EISDIR/EINVAL at once (status 0x%x%s)",
+          st, WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ? ": hung on the FIFO" : "");
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    bad_config_files();
     mai_init(NULL);
     if (mai_last_errno()) {
         printf("SKIP: mai_init failed: errno %d\n", mai_last_errno());
