@@ -3,7 +3,8 @@
 # line on stderr and nothing on stdout, fast (never a hang, never the usage text dumped on
 # stderr). Cases that failed before: no command / unknown command / run's parse errors printed
 # 17-21 lines; `map --synthetic` with a bad or huge machine exited 1 (huge: never finished);
-# `demo --policy bind_all:<missing node>` exited 1.
+# `demo --policy bind_all:<missing node>` exited 1; measure/report took contradicting or empty
+# options (below).
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 T=$(mktemp -d)
@@ -49,5 +50,14 @@ usage_error "demo bad policy" demo --policy "cyclic:" --mib 1
 usage_error "where no pid" where
 usage_error "where bad pid" where 99999999999999999999
 usage_error "topo extra" topo extra
+# measure/report: contradicting sizes, and an --out that is empty or too long (measure ran for
+# minutes before failing on ""; report read past the end of its copy of ""; a long name was cut)
+LONGPATH="/tmp/$(printf '%05000d' 0)"
+usage_error "measure --quick --full" measure --quick --full
+usage_error "measure --out empty" measure --quick --reps 1 --out ""
+usage_error "measure --out too long" measure --quick --reps 1 --out "$LONGPATH"
+usage_error "report --quick --full" report --quick --full
+usage_error "report --out empty" report --quick --reps 1 --no-plots --out ""
+usage_error "report --out too long" report --quick --reps 1 --no-plots --out "$LONGPATH"
 echo "test_hostile_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
