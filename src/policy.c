@@ -113,8 +113,9 @@ static int is_block_kind(npl_policy_kind k)
 
 int npl_policy_set_block_pages(npl_policy *p, size_t pages)
 {
-    if (!p || !is_block_kind(p->kind) || pages == 0)
-        return npl__fail(EINVAL, "block size needs a block policy and a size > 0");
+    /* at most what a policy string can say: the canonical string must parse again */
+    if (!p || !is_block_kind(p->kind) || pages == 0 || (uint64_t)pages > (uint64_t)1 << 40)
+        return npl__fail(EINVAL, "block size needs a block policy and a size of 1..2^40");
     p->block_pages = pages;
     p->block_units = 0;
     return 0;
@@ -122,8 +123,8 @@ int npl_policy_set_block_pages(npl_policy *p, size_t pages)
 
 int npl_policy_set_block_units(npl_policy *p, size_t units)
 {
-    if (!p || !is_block_kind(p->kind) || units == 0)
-        return npl__fail(EINVAL, "block size needs a block policy and a size > 0");
+    if (!p || !is_block_kind(p->kind) || units == 0 || (uint64_t)units > (uint64_t)1 << 40)
+        return npl__fail(EINVAL, "block size needs a block policy and a size of 1..2^40");
     p->block_units = units;
     p->block_pages = 0;
     return 0;
@@ -159,8 +160,8 @@ int npl_policy_set_prime(npl_policy *p, int prime)
 {
     if (!p || p->kind != NPL_PRIME_MAPP)
         return npl__fail(EINVAL, "a prime applies to prime_mapp only");
-    if (!npl__is_prime(prime))
-        return npl__fail(EINVAL, "prime_mapp: %d is not prime", prime);
+    if (!npl__is_prime(prime) || prime > 1 << 20) /* as a policy string: it must parse again */
+        return npl__fail(EINVAL, "prime_mapp: %d is not a prime up to 1048576", prime);
     p->prime = prime;
     return 0;
 }

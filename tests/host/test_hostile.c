@@ -980,6 +980,24 @@ static void round3(void)
         CHECK(npl_policy_parse(&q, once[i]) == 0, "\"%s\" parses: %s", once[i], npl_last_error());
         npl_policy_free(q);
     }
+    /* setters took values no policy string can say: the canonical string did not parse again */
+    npl_policy *cb = pol("cyclic_block"), *pm = pol("prime_mapp");
+    CHECK(FAILS(npl_policy_set_block_pages(cb, SIZE_MAX), EINVAL, EINVAL), "block_pages SIZE_MAX");
+    CHECK(FAILS(npl_policy_set_block_units(cb, ((size_t)1 << 40) + 1), EINVAL, EINVAL),
+          "block_units 2^40+1");
+    CHECK(FAILS(npl_policy_set_prime(pm, 2147483647), EINVAL, EINVAL), "prime 2^31-1");
+    CHECK(npl_policy_set_block_units(cb, (size_t)1 << 40) == 0 && npl_policy_set_prime(pm, 1048573)
+              == 0, "the largest values still set");
+    npl_policy *both[2] = {cb, pm};
+    for (int i = 0; i < 2; i++) {
+        char s1[128] = "", s2[128] = "";
+        npl_policy *back = NULL;
+        npl_policy_format(both[i], s1, sizeof s1);
+        CHECK(npl_policy_parse(&back, s1) == 0 && npl_policy_format(back, s2, sizeof s2) > 0 &&
+                  !strcmp(s1, s2), "\"%s\" parses again to itself: %s", s1, npl_last_error());
+        npl_policy_free(back);
+        npl_policy_free(both[i]);
+    }
     npl_topo *t = NULL;
     CHECK(npl_topo_load_synthetic(&t, "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:2 pu:1")
               == 0, "attached memory in brackets still loads: %s", npl_last_error());
