@@ -492,6 +492,20 @@ int npl_apply_planned(void *array, const npl_plan *plan, unsigned flags);
  *  @return 0, or -1 with errno as npl_place_range(). */
 int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                             unsigned flags);
+/** Place a raw page-aligned range page by page: page i of [addr, addr+len) goes to node
+ *  `nodes[i]` (OS id), or is left as it is (not touched, not moved) when `nodes[i]` is negative
+ *  (NPL_NODE_ANY). One pass for the whole list (the range is checked once), however many runs
+ *  of pages on one node it has (column-wise or irregular layouts). Pages already written move,
+ *  the others are faulted in and moved. When every entry names a node, the range gets one kernel
+ *  policy over the nodes the list uses, as npl_place_range() (automatic NUMA balancing leaves it
+ *  alone); when some pages are left alone, no mapping of the range is changed (no madvise, no
+ *  mbind: a policy per run would split the mapping per run), as npl_migrate_range().
+ *  `nodes` has ceil(len / page size) entries. flags: NPL_F_STRICT, NPL_F_NO_PROTECT.
+ *  @return 0 (also when every entry is negative), or -1 with errno EFAULT, EACCES (as
+ *          npl_place_range()), EINVAL (nodes NULL, range empty or not page-aligned, a node that
+ *          does not exist, other flags), EXDEV (a node outside the allowed set or
+ *          without memory), ENOMEM, ENOSYS, EOVERFLOW as npl_place_range(). */
+int npl_place_pages(void *addr, size_t len, const int *nodes, unsigned flags);
 /** A new reference to the plan of a library array's last whole-array placement (release it
  *  with npl_plan_free()).
  *  @return 0 and *out, or -1 with errno EINVAL (out NULL), ENOENT (not a library array). */

@@ -269,9 +269,16 @@ void mai_set_arraynodes(void *ph, int nnodes, int nodes[])
         errno = ENOENT;
     else if (nnodes < 0 || nnodes > MAXNODES || (nnodes && !nodes))
         errno = EINVAL;
-    else {
-        mai__record(a, a->policy, nodes, nnodes);
+    else { /* 1-based as mai_get_arraynodes gives them back (MAi stores and returns them as is) */
+        int os[MAXNODES];
         rc = 0;
+        for (int i = 0; i < nnodes && rc == 0; i++) {
+            os[i] = nodes[i] - 1;
+            if (nodes[i] < 1 || nodes[i] > MAXNODES)
+                rc = -1, errno = EINVAL;
+        }
+        if (rc == 0)
+            mai__record(a, a->policy, os, nnodes);
     }
     mai__finish(rc);
 }

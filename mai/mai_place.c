@@ -1,5 +1,6 @@
 /* mai_place.c - libnumaplace_mai: MAi's memory policies, migrations and raw placement, over
- * numaplace's npl_place_range() (page policies in one call, block policies one run at a time). */
+ * numaplace's npl_place_range() (page policies) and npl_place_pages() (block policies and
+ * migrations: a node per page, one call). */
 #define _GNU_SOURCE
 #include "mai_internal.h"
 
@@ -101,16 +102,6 @@ int mai__place_run(struct mai_array *a, char *addr, size_t len, int node)
     return rc;
 }
 
-/* place a run with the plan of its node, resolved once per call of mai__place_pages */
-static int place_cached(npl_plan **plans, char *addr, size_t len, int node)
-{
-    if (node >= MAXNODES)
-        return mai__fail(EINVAL);
-    if (!plans[node] && !(plans[node] = node_plan(node)))
-        return -1;
-    return npl_place_range_planned(addr, len, plans[node], NULL, 0);
-}
-
 static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, size_t pg, size_t page)
 {
     if (r->fixed_node >= 0) {
@@ -128,37 +119,31 @@ static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, s
     return r->nodes[mai__rule_index(r->rule, b, r->m, r->prime)];
 }
 
-/* walk the data pages, placing maximal runs of pages that go to the same node */
+/* the node of every data page (-1: leave it), placed in one npl_place_pages() pass: one
+ * npl_place_range() per run of pages read /proc/self/maps and split the mapping once per run */
 int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r)
 {
-    static npl_plan *plans[MAXNODES]; /* under mai__lock */
-    size_t page = mai__page_size(), n = data_pages(a), start = 0;
-    int cur = n ? rule_node(a, r, 0, page) : -1, rc = 0;
-    /* every node is resolved before any page moves: a bad node (missing, not allowed) fails the
-     * call with the array as it was, never half placed */
-    for (size_t i = 0; i < (r->fixed_node >= 0 ? 1 : r->m) && rc == 0; i++) {
+    size_t page = mai__page_size(), n = data_pages(a);
+    /* every node of the list is checked before any page moves: a bad one (missing, not allowed)
+     * fails the call with the array as it was, also when no page would go there */
+    for (size_t i = 0; i < (r->fixed_node >= 0 ? 1 : r->m); i++) {
         int node = r->fixed_node >= 0 ? r->fixed_node : r->nodes[i];
-        if (node < 0 || node >= MAXNODES)
-            rc = mai__fail(EINVAL);
-        else if (!plans[node] && !(plans[node] = node_plan(node)))
-            rc = -1;
+        npl_plan *plan = node < 0 || node >= MAXNODES ? NULL : node_plan(node);
+        if (!plan)
+            return node < 0 || node >= MAXNODES ? mai__fail(EINVAL) : -1;
+        npl_plan_free(plan);
     }
-    if (rc == 0)
-        mai__disarm(a);
-    for (size_t pg = 1; pg <= n && rc == 0; pg++) {
-        int node = pg < n ? rule_node(a, r, pg, page) : -2;
-        if (node == cur)
-            continue;
-        if (cur >= 0)
-            rc = place_cached(plans, a->data + start * page, (pg - start) * page, cur);
-        start = pg;
-        cur = node;
-    }
+    if (n == 0)
+        return 0;
+    int *nodes = malloc(n * sizeof *nodes);
+    if (!nodes)
+        return mai__fail(ENOMEM);
+    for (size_t pg = 0; pg < n; pg++)
+        nodes[pg] = rule_node(a, r, pg, page);
+    mai__disarm(a);
+    int rc = npl_place_pages(a->data, n * page, nodes, 0);
     int err = errno;
-    for (int i = 0; i < MAXNODES; i++) {
-        npl_plan_free(plans[i]);
-        plans[i] = NULL;
-    }
+    free(nodes);
     errno = err;
     return rc;
 }

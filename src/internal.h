@@ -169,11 +169,20 @@ extern _Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
     ((flags) & ~NPL__F_PUBLIC ? npl__fail(EINVAL, "%s: unknown flag bits 0x%x", (fn),            \
                                           (flags) & ~NPL__F_PUBLIC)                              \
                               : 0)
+/* npl__place flag, internal: change no mapping of the range (no madvise, no mbind): pages that
+ * fault in follow the range's policy and then move (npl_place_pages with pages left alone
+ * between listed ones: a policy per stretch would split the mapping twice per stretch) */
+#define NPL__F_KEEP_VMAS 0x40000000u
 
 /* ---- placement (place.c) ---- */
 int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                unsigned flags, int fresh, struct npl_place_stats *st);
 void npl__stats_add(const struct npl_place_stats *st);
+/* npl__place with the node of each base page given: nodes[i] in plan's node list, or < 0 to
+ * leave page i alone (plan: bind_all over the nodes used, for the touch order and the protecting
+ * policy, set per stretch of listed pages); base pages only, not fresh (src/place_batch.c) */
+int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int *nodes,
+                        unsigned flags, struct npl_place_stats *st);
 /* Move present pages of a range to the nodes of pol's map (no fault-in, no policy change). */
 struct npl_migrate_result;
 int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,

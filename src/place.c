@@ -52,6 +52,7 @@ struct worker {
     size_t psz;
     int shift;          /* map index = page >> shift (THP: one map entry per 2 MiB) */
     const struct npl_map *map;
+    const int *explicit_nodes; /* npl__place_explicit: node of each base page, else NULL */
     int fresh;
     /* results */
     struct npl_counter cnt;
@@ -70,6 +71,12 @@ static void note_failure(struct worker *w, void *addr, int err)
         w->fail_errno[w->nfail] = err;
         w->nfail++;
     }
+}
+
+/* the node of page pg of the worker's range: the explicit list's, or the map's */
+static int page_node(const struct worker *w, size_t pg)
+{
+    return w->explicit_nodes ? w->explicit_nodes[pg] : npl__map_node(w->map, pg >> w->shift);
 }
 
 static void touch_pages(struct worker *w, const int *slice_map, int node)
@@ -100,7 +107,7 @@ static void *touch_worker(void *arg)
         return NULL;
     }
     for (size_t pg = w->first; pg < w->last; pg++)
-        slice_map[pg - w->first] = npl__map_node(w->map, pg >> w->shift);
+        slice_map[pg - w->first] = page_node(w, pg);
     for (int k = 0; k < w->map->plan->m; k++) {
         int node = w->map->plan->nodes[k];
         if (npl__set_mempolicy(&w->cnt, MPOL_PREFERRED, &node, 1) < 0) {
@@ -236,9 +243,18 @@ static void *verify_worker(void *arg)
         w->err = ENOMEM;
         return NULL;
     }
+    size_t k = 0; /* pages with a node (an explicit list may leave some alone) */
     for (size_t i = 0; i < n; i++) {
-        pages[i] = w->base + (w->first + i) * w->psz;
-        target[i] = npl__map_node(w->map, (w->first + i) >> w->shift);
+        int node = page_node(w, w->first + i);
+        if (w->explicit_nodes && node < 0)
+            continue;
+        pages[k] = w->base + (w->first + i) * w->psz;
+        target[k++] = node;
+    }
+    n = k;
+    if (n == 0) {
+        scratch_free(scratch, bytes);
+        return NULL;
     }
     if (npl__move_pages(&w->cnt, n, pages, NULL, where, 0) < 0)
         w->err = errno;
@@ -342,6 +358,7 @@ struct job {
     int shift;                      /* map index = page >> shift (THP: per 2 MiB) */
     int huge, thp, fresh;
     unsigned flags;
+    const int *explicit_nodes; /* npl__place_explicit */
     struct npl_map map;
     struct npl_counter cnt;
 };
@@ -393,22 +410,65 @@ static int place_trivially(struct job *j, int populate, struct npl_place_stats *
     if (j->huge && npl__madvise(&j->cnt, j->addr, bytes, MADV_POPULATE_WRITE) < 0)
         return npl__fail(errno, "no huge page to populate %p+%zu", (void *)j->addr, j->len);
     for (size_t pg = 0; !j->huge && pg < j->npages; pg++)
-        __atomic_fetch_or(j->addr + pg * j->psz, (char)0, __ATOMIC_RELAXED);
+        if (!j->explicit_nodes || j->explicit_nodes[pg] >= 0)
+            __atomic_fetch_or(j->addr + pg * j->psz, (char)0, __ATOMIC_RELAXED);
     st->placed = j->npages;
     return 0;
+}
+
+/* The next stretch [*first, *end) of pages to place after page *pg: the whole range once, or
+ * with an explicit list each run of pages that have a node (the others are left alone: their
+ * mapping flags and kernel policy too). 0 when none is left. */
+static int next_stretch(const struct job *j, size_t *pg, size_t *first, size_t *end)
+{
+    size_t p = *pg;
+    if (!j->explicit_nodes) {
+        *first = 0;
+        *end = *pg = j->npages;
+        return p == 0;
+    }
+    while (p < j->npages && j->explicit_nodes[p] < 0)
+        p++;
+    *first = p;
+    while (p < j->npages && j->explicit_nodes[p] >= 0)
+        p++;
+    *end = *pg = p;
+    return *end > *first;
 }
 
 /* Steps 1-2: no THP for page-granular placement (existing ones split), no old range policy. */
 static int prepare_range(struct job *j)
 {
-    size_t bytes = j->npages * j->psz;
-    if (!j->thp && !j->huge && npl__madvise(&j->cnt, j->addr, bytes, MADV_NOHUGEPAGE) < 0)
-        npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
-    if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
-        split_thps(&j->cnt, j->addr, bytes, j->psz);
-    if (!j->fresh && npl__mbind(&j->cnt, j->addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
-        return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)j->addr,
-                         j->len, strerror(errno));
+    size_t pg = 0, first, end;
+    while (next_stretch(j, &pg, &first, &end)) {
+        char *addr = j->addr + first * j->psz;
+        size_t bytes = (end - first) * j->psz;
+        int keep = (j->flags & NPL__F_KEEP_VMAS) != 0;
+        if (!keep && !j->thp && !j->huge &&
+            npl__madvise(&j->cnt, addr, bytes, MADV_NOHUGEPAGE) < 0)
+            npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
+        if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
+            split_thps(&j->cnt, addr, bytes, j->psz);
+        if (!keep && !j->fresh && npl__mbind(&j->cnt, addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
+            return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)addr,
+                             bytes, strerror(errno));
+    }
+    return 0;
+}
+
+/* Step 4: one kernel policy over the plan's nodes, per stretch (see next_stretch) */
+static int protect_range(struct job *j)
+{
+    const struct npl_plan *pl = j->map.plan;
+    int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
+    size_t pg = 0, first, end;
+    while (next_stretch(j, &pg, &first, &end)) {
+        char *addr = j->addr + first * j->psz;
+        size_t bytes = (end - first) * j->psz;
+        if (npl__mbind(&j->cnt, addr, bytes, mode, pl->nodes, pl->m, 0) < 0)
+            return npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", (void *)addr, bytes,
+                             strerror(errno));
+    }
     return 0;
 }
 
@@ -423,18 +483,12 @@ static int place_with_workers(struct job *j, struct npl_place_stats *st)
         w[i].shift = j->shift;
         w[i].fresh = j->fresh;
         w[i].hugetlb = j->huge;
+        w[i].explicit_nodes = j->explicit_nodes;
     }
     if ((rc = run_workers(w, nw, touch_worker)) < 0)
         goto collect;
-    if (!(j->flags & NPL_F_NO_PROTECT)) {
-        const struct npl_plan *pl = j->map.plan;
-        int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
-        if (npl__mbind(&j->cnt, j->addr, j->npages * j->psz, mode, pl->nodes, pl->m, 0) < 0) {
-            rc = npl__fail(errno, "mbind(protect) on %p+%zu failed: %s", (void *)j->addr,
-                           j->len, strerror(errno));
-            goto collect;
-        }
-    }
+    if (!(j->flags & (NPL_F_NO_PROTECT | NPL__F_KEEP_VMAS)) && (rc = protect_range(j)) < 0)
+        goto collect;
     int nverify = nw;
     if (!j->fresh) { /* pages already present move here: fewer threads (MIGRATE_PAGES_PER_WORKER) */
         nverify = worker_count_per(j->npages, MIGRATE_PAGES_PER_WORKER);
@@ -467,8 +521,9 @@ static void finish_stats(const struct job *j, struct npl_place_stats *st, double
                st->seconds);
 }
 
-int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
-               unsigned flags, int fresh, struct npl_place_stats *st)
+static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+                     unsigned flags, int fresh, const int *explicit_nodes,
+                     struct npl_place_stats *st)
 {
     double t0 = npl__now();
     struct npl_place_stats local;
@@ -478,6 +533,7 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
     struct job j;
     if (job_init(&j, addr, len, plan, shape, flags, fresh) < 0)
         return -1;
+    j.explicit_nodes = explicit_nodes;
     st->pages = j.npages;
     /* THP asked: advise the range (npl_alloc_array did it already; a raw range or a re-placement
      * may still carry an earlier MADV_NOHUGEPAGE) */
@@ -498,6 +554,20 @@ int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *sh
     if (sup >= 0)
         finish_stats(&j, st, t0);
     return rc < 0 ? -1 : 0;
+}
+
+int npl__place(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
+               unsigned flags, int fresh, struct npl_place_stats *st)
+{
+    return place_job(addr, len, plan, shape, flags, fresh, NULL, st);
+}
+
+int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int *nodes,
+                        unsigned flags, struct npl_place_stats *st)
+{
+    if (flags & (NPL_F_THP | NPL_F_HUGETLB))
+        return npl__fail(EINVAL, "an explicit page list places base pages only");
+    return place_job(addr, len, plan, NULL, flags, 0, nodes, st);
 }
 
 struct migrate_walk {

@@ -6,6 +6,11 @@
  *   2. -np 2 --map-by slot:pe=N*K/2 --bind-to core   (4-node guest) two ranks of two nodes each
  *   3. -np 2 --map-by numa --bind-to none   (2-node guest) a negative control: the ranks' checks
  *      must fail (the test can fail)
+ *   4. -np N --map-by numa --bind-to none, each rank started as
+ *      `numaplace run --nodes $OMPI_COMM_WORLD_LOCAL_RANK --policy cyclic --pin compact -- prog`
+ *      (the docs/MPI.md form for unmodified programs): the rank, which makes no numaplace call,
+ *      checks its mask, its OpenMP threads' CPUs and every page of a malloc'd array (move_pages)
+ *      against node = local rank
  *
  * Each rank checks, against the kernel's own view (/sys node cpulists, sched_getaffinity):
  * its CPUs are what the launcher gave it; the library's topology (npl_topo_self) has exactly those
@@ -26,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -237,6 +244,98 @@ static int rank_main(int argc, char **argv)
     return failed != 0;
 }
 
+/* Node of every page of [p, p + bytes) by the raw move_pages syscall (not the library):
+ * the number of pages on `node`. */
+static size_t pages_on(const char *p, size_t bytes, int node)
+{
+    size_t n = bytes / PSZ, on = 0;
+    void **pages = malloc(n * sizeof *pages);
+    int *status = malloc(n * sizeof *status);
+    if (!pages || !status) {
+        free(pages);
+        free(status);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        pages[i] = (void *)(p + i * PSZ);
+    if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) == 0)
+        for (size_t i = 0; i < n; i++)
+            on += status[i] == node;
+    free(pages);
+    free(status);
+    return on;
+}
+
+/* A rank of an unmodified program under `numaplace run --nodes $OMPI_COMM_WORLD_LOCAL_RANK`:
+ * no numaplace call here; everything is checked against the kernel's view. */
+static int run_rank_main(int argc, char **argv)
+{
+    int provided, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    int node = lr ? atoi(lr) : -1, cpus[256];
+    cpu_set_t mask, want;
+    sched_getaffinity(0, sizeof mask, &mask);
+    node_cpus(node, &want);
+    cpu_set_t outside; /* --pin compact has pinned this (main) thread to one CPU of the node */
+    CPU_XOR(&outside, &mask, &want);
+    CPU_AND(&outside, &outside, &mask);
+    CHECK(CPU_COUNT(&mask) > 0 && CPU_COUNT(&outside) == 0,
+          "run --nodes %d: %d of the main thread's %d CPUs are not node %d's", node,
+          CPU_COUNT(&outside), CPU_COUNT(&mask), node);
+    int T = 0;
+#pragma omp parallel
+    {
+#pragma omp single
+        T = omp_get_num_threads();
+        int me = omp_get_thread_num();
+        if (me < 256)
+            cpus[me] = sched_getcpu();
+    }
+    int inside = 0, distinct = 1;
+    for (int i = 0; i < T && i < 256; i++) {
+        inside += CPU_ISSET(cpus[i], &want) != 0;
+        for (int j = 0; j < i; j++)
+            distinct &= cpus[j] != cpus[i];
+    }
+    CHECK(T > 0 && inside == T && (distinct || T > CPU_COUNT(&want)),
+          "run --pin compact: %d of %d threads on node %d's CPUs, distinct %d", inside, T, node,
+          distinct);
+    size_t n = 2 * 1024 * 1024 / sizeof(double), bytes = n * sizeof(double);
+    double *a = malloc(bytes + PSZ), sum = 0;
+    double *al = a ? (double *)(((uintptr_t)a + PSZ - 1) & ~(uintptr_t)(PSZ - 1)) : NULL;
+    if (al) {
+        n -= PSZ / sizeof(double); /* the aligned part inside the block */
+#pragma omp parallel for reduction(+ : sum)
+        for (size_t i = 0; i < n; i++) {
+            al[i] = (double)i;
+            sum += al[i];
+        }
+        size_t whole = n * sizeof(double) / PSZ * PSZ, on = pages_on((char *)al, whole, node);
+        CHECK(on == whole / PSZ, "run --nodes %d: %zu of %zu pages of a 2 MiB malloc on node %d",
+              node, on, whole / PSZ, node);
+        CHECK(sum == (double)n * (double)(n - 1) / 2, "checksum %.0f", sum);
+    }
+    free(a);
+    CHECK(al != NULL, "malloc failed");
+    int fails = 0, passes = 0;
+    MPI_Reduce(&failed, &fails, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&passed, &passes, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("mpi run --nodes $OMPI_COMM_WORLD_LOCAL_RANK: %d ranks: %d checks passed, %d failed\n",
+               size, passes, fails);
+        FILE *f = getenv("NPL_MPI_COUNTS") ? fopen(getenv("NPL_MPI_COUNTS"), "w") : NULL;
+        if (f) {
+            fprintf(f, "%d %d\n", passes, fails);
+            fclose(f);
+        }
+    }
+    MPI_Finalize();
+    return failed != 0;
+}
+
 /* The ranks' counts (written by rank 0): *p passed, *f failed; 0, or -1 if there are none. */
 static int rank_counts(const char *path, int *p, int *f)
 {
@@ -268,10 +367,16 @@ static int launch(const char *self, const char *mode, int np, int nodes, int cpn
     snprintf(nstr, sizeof nstr, "%d", nodes);
     snprintf(kstr, sizeof kstr, "%d", cpn);
     snprintf(map, sizeof map, "slot:pe=%d", nodes * cpn / 2);
-    int numa = !strcmp(mode, "numa");
+    int numa = !strcmp(mode, "numa") || !strcmp(mode, "run");
+    char script[4200];
+    snprintf(script, sizeof script, "exec numaplace run --nodes $OMPI_COMM_WORLD_LOCAL_RANK "
+             "--policy cyclic --pin compact -- %s --run-rank %s %s", self, nstr, kstr);
     const char *args[] = {"orterun", "--allow-run-as-root", "--oversubscribe", "-np", npstr,
                           "--map-by", numa ? "numa" : map, "--bind-to", bind,
                           self, "--rank-check", mode, nstr, kstr, NULL};
+    if (!strcmp(mode, "run")) { /* the rank is `sh -c 'numaplace run ... -- self --run-rank'` */
+        args[9] = "sh", args[10] = "-c", args[11] = script, args[12] = NULL;
+    }
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -297,6 +402,8 @@ int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "--rank-check"))
         return rank_main(argc, argv);
+    if (argc == 4 && !strcmp(argv[1], "--run-rank"))
+        return run_rank_main(argc, argv);
     int nodes = 0, cpn = 1;
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--nodes"))
@@ -337,6 +444,10 @@ int main(int argc, char **argv)
         CHECK(rc != 0 && rank_counts(counts, &p, &f) == 0 && f > 0,
               "unbound ranks passed the checks (exit %d, %d failed)", rc, f);
     }
+    rc = launch(self, "run", nodes, nodes, cpn, "none");
+    CHECK(rc == 0, "mpirun -np %d sh -c 'numaplace run --nodes $OMPI_COMM_WORLD_LOCAL_RANK ...': "
+          "exit %d", nodes, rc);
+    add_rank_counts(counts);
     if (nodes == 4) {
         rc = launch(self, "pe", 2, nodes, cpn, "core");
         CHECK(rc == 0, "mpirun -np 2 --map-by slot:pe=%d --bind-to core: exit %d", nodes * cpn / 2, rc);

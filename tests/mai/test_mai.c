@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <mai.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static void test_parse(void)
@@ -210,6 +211,13 @@ static void test_policies_here(void)
     CHECK(mai_irregularbind(a[0], 4096, one) == 0, "irregularbind");
     int *nodes1 = mai_get_arraynodes(a);
     CHECK(nodes1 && nodes1[0] == one && nodes1[1] == -1, "arraynodes 1-based");
+    mai_set_arraynodes(a, 2, (int[]){3, 1}); /* MAi: get gives back what set stored */
+    nodes1 = mai_get_arraynodes(a);
+    CHECK(mai_last_errno() == 0 && nodes1 && nodes1[0] == 3 && nodes1[1] == 1 && nodes1[2] == -1,
+          "set_arraynodes then get_arraynodes: the same ids (%d %d)", nodes1 ? nodes1[0] : -9,
+          nodes1 ? nodes1[1] : -9);
+    mai_set_arraynodes(a, 1, (int[]){0});
+    CHECK(mai_last_errno() == EINVAL, "set_arraynodes: node 0 is not a 1-based id");
     mai_next_touch(a);
     CHECK(mai_last_errno() == 0, "next_touch: %d", mai_last_errno());
     a[3][5] = 1.5;
@@ -219,6 +227,41 @@ static void test_policies_here(void)
           "statistics");
     CHECK(mai_numafactor(one, one) == 1.0f, "numafactor");
     CHECK(mai_mv_pointer_cols(a[0], 1) == NULL && errno == ENOSYS, "uncovered call: ENOSYS");
+}
+
+/* npl_place_pages (what the block policies and migrations place through): arguments, holes,
+ * pages left alone stay absent, listed pages land on their node with their data */
+static void test_place_pages(void)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    int node0 = npl_topo_node_id(npl_topo_self(), 0), nodes[4] = {node0, -1, node0, NPL_NODE_ANY};
+    char *m = mmap(NULL, 6 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED, "mmap");
+    m[0] = 5;
+    int bad_node[4] = {node0, 1 << 30, node0, node0}, absent[4] = {-1, 4000, -1, -1};
+    CHECK(npl_place_pages(m, 4 * pg, NULL, 0) == -1 && errno == EINVAL, "NULL list");
+    CHECK(npl_place_pages(m + 1, 4 * pg, nodes, 0) == -1 && errno == EINVAL, "unaligned");
+    CHECK(npl_place_pages(m, 0, nodes, 0) == -1 && errno == EINVAL, "empty");
+    CHECK(npl_place_pages(m, 4 * pg, nodes, NPL_F_THP) == -1 && errno == EINVAL, "THP flag");
+    CHECK(npl_place_pages(m, 4 * pg, bad_node, 0) == -1 && errno == EINVAL, "node 2^30");
+    CHECK(npl_place_pages(m, 4 * pg, absent, 0) == -1 && errno == EINVAL, "node 4000 does not exist: %d", errno);
+    CHECK(npl_place_pages((void *)(uintptr_t)pg, pg, nodes, 0) == -1 && errno == EFAULT, "hole");
+    CHECK(npl_place_pages((void *)(UINTPTR_MAX & ~(uintptr_t)(pg - 1)), 2 * pg, nodes, 0) == -1 &&
+          errno == EOVERFLOW, "wraps");
+    int none[4] = {-1, -1, -1, -1};
+    CHECK(npl_place_pages(m, 4 * pg, none, 0) == 0, "nothing listed");
+    CHECK(npl_place_pages(m, 4 * pg, nodes, NPL_F_STRICT) == 0, "place: %s", npl_last_error());
+    int got[4];
+    CHECK(npl_query_pages(m, 4 * pg, got, 4) == 4 && got[0] == node0 && got[2] == node0 &&
+              got[1] < 0 && got[3] < 0 && m[0] == 5,
+          "listed pages on node %d, the others untouched: %d %d %d %d", node0, got[0], got[1],
+          got[2], got[3]);
+    munmap(m + 4 * pg, 2 * pg);
+    CHECK(npl_place_pages(m, 5 * pg, (int[5]){node0, -1, -1, -1, node0}, 0) == -1 &&
+          errno == EFAULT, "listed page unmapped");
+    mprotect(m, pg, PROT_READ);
+    CHECK(npl_place_pages(m, pg, nodes, 0) == -1 && errno == EACCES, "read-only");
+    munmap(m, 4 * pg);
 }
 
 int main(void)
@@ -232,6 +275,7 @@ int main(void)
     CHECK(mai_last_errno() == 0 && mai_get_num_nodes() == mai_get_maxnodes(), "automatic init");
     test_layouts();
     test_policies_here();
+    test_place_pages();
     mai_final();
     CHECK(mai_allocinfo().nmmaps == 0 && mai_get_num_nodes() == -1, "final releases everything");
     printf("%d passed, %d failed\n", t_pass, t_fail);
