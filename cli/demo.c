@@ -36,6 +36,10 @@ static int demo_one(const char *str, size_t bytes, cJSON *jarr)
     }
     char *a = npl_alloc(bytes, p);
     npl_policy_free(p);
+    if (!a && (errno == EINVAL || errno == EXDEV)) { /* a node this machine lacks or denies */
+        fprintf(stderr, "numaplace demo: policy \"%s\": %s\n", str, npl_last_error());
+        return EXIT_USAGE;
+    }
     if (!a)
         return cli_fail(str);
     int maps = maps_covering(a, bytes);
@@ -134,6 +138,20 @@ static int demo_all(const npl_topo *t, const char *policy, size_t bytes, cJSON *
     return rc;
 }
 
+/* a --policy that does not parse or names nodes this machine lacks or denies: one line, exit 2,
+ * before the table's header is printed */
+static int check_policy(const npl_topo *t, const char *str)
+{
+    npl_policy *p = NULL;
+    npl_plan *plan = NULL;
+    int rc = npl_policy_parse(&p, str) < 0 || npl_plan_create(&plan, p, t, 0) < 0 ? -1 : 0;
+    if (rc < 0)
+        fprintf(stderr, "numaplace demo: policy \"%.200s\": %s\n", str, npl_last_error());
+    npl_plan_free(plan);
+    npl_policy_free(p);
+    return rc;
+}
+
 int cmd_demo(int argc, char **argv)
 {
     const char *policy = NULL;
@@ -163,6 +181,8 @@ int cmd_demo(int argc, char **argv)
     const npl_topo *t = npl_topo_self();
     if (!t)
         return cli_fail("topology");
+    if (policy && check_policy(t, policy) < 0)
+        return EXIT_USAGE;
     cJSON *root = json ? json_object() : NULL, *jarr = NULL;
     if (root) {
         json_add_str(root, "schema", "numaplace-demo/1");

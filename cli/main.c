@@ -105,8 +105,8 @@ int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
+    if (argc < 2) { /* usage errors: one line on stderr, the usage text with --help */
+        fprintf(stderr, "numaplace: no command given (try numaplace --help)\n");
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
@@ -132,7 +132,6 @@ int main(int argc, char **argv)
         return cmd_measure(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 1, argv + 1);
-    fprintf(stderr, "numaplace: unknown command \"%s\"\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "numaplace: unknown command \"%.100s\" (try numaplace --help)\n", cmd);
     return EXIT_USAGE;
 }

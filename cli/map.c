@@ -173,8 +173,12 @@ int cmd_map(int argc, char **argv)
     if ((rc = map_shape(&a, bytes, &shape)) != 0)
         return rc;
     npl_topo *t;
-    if (npl_topo_load_synthetic(&t, a.synthetic) < 0)
-        return cli_fail("topology");
+    if (npl_topo_load_synthetic(&t, a.synthetic) < 0) { /* a bad --synthetic: a usage error */
+        if (errno != EINVAL)
+            return cli_fail("topology");
+        fprintf(stderr, "numaplace map: --synthetic: %s\n", npl_last_error());
+        return EXIT_USAGE;
+    }
     npl_policy *p;
     if (npl_policy_parse(&p, a.policy) < 0) {
         fprintf(stderr, "numaplace map: %s\n", npl_last_error());

@@ -282,6 +282,10 @@ int measure_parse_reps(const char *who, const char *s)
 static int measure_target(const char *out, char *path, size_t size)
 {
     int rc = 0;
+    if (out && (!*out || strlen(out) >= size)) { /* never measure for minutes, then fail */
+        fprintf(stderr, "numaplace measure: --out: %s file name\n", *out ? "too long a" : "empty");
+        return EXIT_USAGE;
+    }
     if (out)
         snprintf(path, size, "%s", out);
     else
@@ -315,7 +319,10 @@ int cmd_measure(int argc, char **argv)
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'q' || c == 'f')
+        if ((c == 'q' && mo.level == 2) || (c == 'f' && mo.level == 0)) {
+            fprintf(stderr, "numaplace measure: --quick and --full contradict each other\n");
+            return EXIT_USAGE;
+        } else if (c == 'q' || c == 'f')
             mo.level = c == 'q' ? 0 : 2;
         else if (c == 'r' && (mo.reps = measure_parse_reps("measure", optarg)) < 0)
             return EXIT_USAGE;

@@ -174,7 +174,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
     *o = (struct report_opts){1, 5, 1, 0, "report"};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'q' || c == 'f')
+        if ((c == 'q' && o->level == 2) || (c == 'f' && o->level == 0)) {
+            fprintf(stderr, "numaplace report: --quick and --full contradict each other\n");
+            return EXIT_USAGE;
+        } else if (c == 'q' || c == 'f')
             o->level = c == 'q' ? 0 : 2;
         else if (c == 'r' && (o->reps = measure_parse_reps("report", optarg)) < 0)
             return EXIT_USAGE;
@@ -189,6 +192,11 @@ static int parse(int argc, char **argv, struct report_opts *o)
     }
     if (optind < argc) {
         fprintf(stderr, "numaplace report: unknown argument \"%s\" (try --help)\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (!*o->dir || strlen(o->dir) >= 4000) { /* check_dir's copy: neither empty nor cut */
+        fprintf(stderr, "numaplace report: --out: %s directory name\n",
+                *o->dir ? "too long a" : "empty");
         return EXIT_USAGE;
     }
     return check_dir(o->dir) < 0 ? EXIT_FAILED : 0;

@@ -551,7 +551,7 @@ int cmd_run(int argc, char **argv)
     if (c.a.help)
         return usage(stdout, 0);
     if (rc)
-        return c.a.usage ? usage(stderr, rc) : rc;
+        return rc; /* its one line said why; the usage text is --help's */
     if (!(rc = take_defaults(&c)) && !(rc = c.nodes ? check_nodes(&c) : 0) &&
         !(rc = make_policy(&c)) && !(rc = make_pin_order(&c)) && !(rc = check_program(&c)) &&
         !(rc = find_helpers(&c)) && !(rc = set_kernel_policy(&c)) && !(rc = narrow_cpus(&c)))

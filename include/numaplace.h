@@ -110,7 +110,10 @@ int npl_topo_load(npl_topo **out);
  *  "pack:2 numa:2(memory=1GB indexes=0,2,4,6) core:2 pu:1" (non-contiguous node ids).
  *  Every node and CPU is allowed; distances default to 10 local, 20 remote. No system call
  *  is made with it: it drives the pure functions (maps, pin orders) in tests and tools.
- *  @return 0, or -1 with errno EINVAL (NULL argument, bad description), ENOMEM. */
+ *  At most 8192 PUs (the product of the level arities): hwloc's build of larger ones takes
+ *  minutes.
+ *  @return 0, or -1 with errno EINVAL (NULL argument, bad description, more than 8192 PUs),
+ *          ENOMEM. */
 int npl_topo_load_synthetic(npl_topo **out, const char *description);
 
 /** Restrict the allowed CPUs and/or memory nodes of a topology, as a cpuset or taskset would.
@@ -248,11 +251,13 @@ int npl_policy_parse(npl_policy **out, const char *str);
 int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, int nnodes);
 /** Blocks of `pages` pages (block policies: bind_block, cyclic_block, random_block); replaces a
  *  block size in units.
- *  @return 0, or -1 with errno EINVAL (NULL policy, not a block policy, pages == 0). */
+ *  @return 0, or -1 with errno EINVAL (NULL policy, not a block policy, pages == 0 or over 2^40,
+ *          the most a policy string can say). */
 int npl_policy_set_block_pages(npl_policy *pol, size_t pages);
 /** Blocks of `units` units (rows/columns/planes of the shape, see npl_shape; block policies);
  *  replaces a block size in pages.
- *  @return 0, or -1 with errno EINVAL (NULL policy, not a block policy, units == 0). */
+ *  @return 0, or -1 with errno EINVAL (NULL policy, not a block policy, units == 0 or over
+ *          2^40). */
 int npl_policy_set_block_units(npl_policy *pol, size_t units);
 /** The static schedule of a block policy's blocks when no block size is set: nthreads threads
  *  (0: the default, OMP_NUM_THREADS or the number of allowed cores) pinned with pin_strategy
@@ -265,7 +270,8 @@ int npl_policy_set_threads(npl_policy *pol, int nthreads, const char *pin_strate
 int npl_policy_set_seed(npl_policy *pol, uint64_t seed);
 /** The number P of virtual nodes of prime_mapp: a prime, at least the node count when the
  *  policy is mapped (else EINVAL then); not set: the smallest prime above the node count.
- *  @return 0, or -1 with errno EINVAL (NULL policy, another kind, prime not a prime). */
+ *  @return 0, or -1 with errno EINVAL (NULL policy, another kind, prime not a prime or over
+ *          2^20, the most a policy string can say). */
 int npl_policy_set_prime(npl_policy *pol, int prime);
 /** Weights for NPL_WEIGHTED: weights[i] pages on nodes[i] per round (all > 0).
  *  @return 0, or -1 with errno EINVAL (NULL policy or argument, not weighted, n <= 0, a weight

@@ -101,7 +101,8 @@ struct mai_page_rule {
 };
 
 /* mai_place.c (caller holds mai__lock) */
-int mai__place_run(char *addr, size_t len, int node);
+int mai__place_run(struct mai_array *a, char *addr, size_t len, int node); /* disarms a */
+void mai__disarm(struct mai_array *a); /* next-touch off, once a placement is sure to start */
 int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r);
 void mai__record(struct mai_array *a, int code, const int *nodes, int m);
 struct mai_array *mai__target(void *p);

@@ -81,7 +81,7 @@ void mai_migrate_gather(void *p, unsigned long node)
     } else if (a) {
         double t0 = now_s();
         size_t page = mai__page_size();
-        rc = mai__place_run(a->data, (a->data_bytes + page - 1) / page * page, (int)node);
+        rc = mai__place_run(a, a->data, (a->data_bytes + page - 1) / page * page, (int)node);
         mai__st.time_pmig = now_s() - t0;
         int n = (int)node;
         if (rc == 0)
@@ -117,6 +117,7 @@ static void arm(void *p, size_t chunk, int code)
             int m = mai__st.cfg.nnodes > 0 ? mai__st.cfg.nnodes : 1;
             chunk = (len / page + (size_t)m - 1) / (size_t)m * page;
         }
+        mai__disarm(a); /* re-armed below, maybe with another chunk */
         rc = npl_next_touch_arm(a->data, len, chunk);
         if (rc == 0) {
             a->armed = 1;
@@ -209,6 +210,7 @@ int mai_regularbind(void *p)
         struct mai_page_rule r = {MAI_ROWS, a->block_pages, MAI_RULE_CYCLIC, 0, mai__st.own_nodes,
                                   (size_t)mai__st.nown, -1, 0, 0, 0, 0};
         rc = mai__place_pages(&bytes_view, &r);
+        a->armed = bytes_view.armed; /* disarmed there once the nodes were checked */
         if (rc == 0)
             mai__record(a, OWN, mai__st.own_nodes, mai__st.nown);
     }
@@ -228,12 +230,8 @@ int mai_irregularbind(void *p, size_t bytes, int node)
                bytes > (size_t)(a->base + a->map_bytes - (char *)p)) {
         errno = EINVAL;
     } else {
-        if (a->armed) {
-            npl_next_touch_disarm(a->data);
-            a->armed = 0;
-        }
         size_t len = (bytes + page - 1) / page * page;
-        rc = mai__place_run(p, len, node - 1);
+        rc = mai__place_run(a, p, len, node - 1);
         if (rc == 0)
             a->policy = OWN;
     }

@@ -91,11 +91,12 @@ static npl_plan *node_plan(int node)
     return plan;
 }
 
-int mai__place_run(char *addr, size_t len, int node)
+int mai__place_run(struct mai_array *a, char *addr, size_t len, int node)
 {
     npl_plan *plan = node_plan(node);
     if (!plan)
         return -1;
+    mai__disarm(a);
     int rc = npl_place_range_planned(addr, len, plan, NULL, 0);
     npl_plan_free(plan);
     return rc;
@@ -123,6 +124,15 @@ static int rule_node(const struct mai_array *a, const struct mai_page_rule *r, s
 int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r)
 {
     size_t page = mai__page_size(), n = data_pages(a);
+    /* every node of the list is checked before any page moves: a bad one (missing, not allowed)
+     * fails the call with the array as it was, also when no page would go there */
+    for (size_t i = 0; i < (r->fixed_node >= 0 ? 1 : r->m); i++) {
+        int node = r->fixed_node >= 0 ? r->fixed_node : r->nodes[i];
+        npl_plan *plan = node < 0 || node >= MAXNODES ? NULL : node_plan(node);
+        if (!plan)
+            return node < 0 || node >= MAXNODES ? mai__fail(EINVAL) : -1;
+        npl_plan_free(plan);
+    }
     if (n == 0)
         return 0;
     int *nodes = malloc(n * sizeof *nodes);
@@ -130,6 +140,7 @@ int mai__place_pages(struct mai_array *a, const struct mai_page_rule *r)
         return mai__fail(ENOMEM);
     for (size_t pg = 0; pg < n; pg++)
         nodes[pg] = rule_node(a, r, pg, page);
+    mai__disarm(a);
     int rc = npl_place_pages(a->data, n * page, nodes, 0);
     int err = errno;
     free(nodes);
@@ -148,8 +159,10 @@ static int place_policy(struct mai_array *a, npl_policy_kind kind, const int *no
     int rc = prime ? npl_policy_set_prime(pol, prime) : 0;
     if (rc == 0)
         rc = npl_plan_create(&plan, pol, npl_topo_self(), 0);
-    if (rc == 0)
+    if (rc == 0) {
+        mai__disarm(a);
         rc = npl_place_range_planned(a->data, data_pages(a) * mai__page_size(), plan, NULL, 0);
+    }
     int err = errno;
     npl_plan_free(plan);
     npl_policy_free(pol);
@@ -168,7 +181,7 @@ void mai__record(struct mai_array *a, int code, const int *nodes, int m)
     a->nodes1[m] = -1;
 }
 
-/* the array of p, with next-touch disarmed; caller holds mai__lock */
+/* the array of p (next-touch left armed: mai__disarm); caller holds mai__lock */
 struct mai_array *mai__target(void *p)
 {
     if (!mai__st.inited) {
@@ -180,11 +193,16 @@ struct mai_array *mai__target(void *p)
         mai__fail(ENOENT);
         return NULL;
     }
+    return a; /* still armed: a call that fails must leave next-touch as it was */
+}
+
+/* before the first page of a placement moves (its arguments and nodes all checked) */
+void mai__disarm(struct mai_array *a)
+{
     if (a->armed) {
         npl_next_touch_disarm(a->data);
         a->armed = 0;
     }
-    return a;
 }
 
 /* A policy request: kind of placement, rule, unit and block size. */

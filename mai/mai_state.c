@@ -4,6 +4,7 @@
 #include "mai_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <numaplace.h>
 #include <numaplace/migrate.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,10 +114,22 @@ static int load_config(const char *filename, struct mai_config *cfg)
     if (!t)
         return mai__fail(errno);
     if (filename && *filename) {
-        FILE *f = fopen(filename, "r");
-        char buf[65536];
-        if (!f)
+        /* never blocks: a FIFO (or a device) is refused, not waited on */
+        int fd = open(filename, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st = {0};
+        if (fd < 0)
             return mai__fail(errno);
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+            int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+            close(fd);
+            return mai__fail(e);
+        }
+        FILE *f = fdopen(fd, "r");
+        char buf[65536];
+        if (!f) {
+            close(fd);
+            return mai__fail(ENOMEM);
+        }
         size_t n = fread(buf, 1, sizeof buf - 1, f);
         int big = !feof(f);
         fclose(f);

@@ -199,7 +199,7 @@ void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned f
         npl__fail(EINVAL, "NULL plan");
         return NULL;
     }
-    if (npl_shape_bytes(shape, &bytes) < 0)
+    if (npl_shape_bytes(shape, &bytes) < 0 || NPL__CHECK_FLAGS(flags, "npl_alloc_array") < 0)
         return NULL;
     char *base = map_array(bytes, &flags, &mapped, &fallback);
     if (!base)
@@ -364,6 +364,8 @@ int npl_apply_planned(void *p, const npl_plan *plan, unsigned flags)
 {
     if (!plan)
         return npl__fail(EINVAL, "NULL plan");
+    if (NPL__CHECK_FLAGS(flags, "npl_apply") < 0)
+        return -1;
     struct array *a = acquire(p);
     if (!a)
         return -1;
@@ -396,7 +398,7 @@ int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *
                    unsigned flags)
 {
     npl_plan *plan;
-    if (plan_of(pol, &plan) < 0)
+    if (NPL__CHECK_FLAGS(flags, "npl_apply_part") < 0 || plan_of(pol, &plan) < 0)
         return -1;
     struct array *a = acquire(p);
     int rc = -1;

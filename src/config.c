@@ -495,6 +495,8 @@ int npl_config_format(const npl_config *c, char *buf, size_t size)
 
 int npl_config_list(const npl_config *c, const char *section, const char *key, int *out, int max)
 {
+    if (!c || !section || !key || max < 0 || (max > 0 && !out))
+        return npl__fail(EINVAL, "npl_config_list: NULL argument or bad output buffer");
     const char *v = npl_config_get(c, section, key);
     if (!v)
         return 0;

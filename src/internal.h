@@ -171,6 +171,13 @@ extern _Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
  * an array that was NPL_F_THP). Page-granular placement splits them first: a base page of a THP
  * moves with all 512, so move_pages would report pages moved that the next move drags away. */
 #define NPL__F_SPLIT_THP 0x80000000u
+/* The flags a caller may pass: any other bit (NPL__F_SPLIT_THP included) is EINVAL at the public
+ * entry points, never silently ignored or taken for an internal flag. */
+#define NPL__F_PUBLIC (NPL_F_STRICT | NPL_F_NO_PROTECT | NPL_F_THP | NPL_F_HUGETLB)
+#define NPL__CHECK_FLAGS(flags, fn)                                                              \
+    ((flags) & ~NPL__F_PUBLIC ? npl__fail(EINVAL, "%s: unknown flag bits 0x%x", (fn),            \
+                                          (flags) & ~NPL__F_PUBLIC)                              \
+                              : 0)
 /* npl__place flag, internal: change no mapping of the range (no madvise, no mbind): pages that
  * fault in follow the range's policy and then move (npl_place_pages with pages left alone
  * between listed ones: a policy per stretch would split the mapping twice per stretch) */

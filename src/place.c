@@ -685,6 +685,8 @@ int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan,
 {
     if (!plan)
         return npl__fail(EINVAL, "NULL plan");
+    if (NPL__CHECK_FLAGS(flags, "npl_place_range") < 0)
+        return -1;
     /* a raw range is the caller's: placing touches its pages, so a hole, a read-only part or
      * file pages past the end of their file would crash the process (nothing is touched then) */
     if (npl__range_check(addr, len, 1) < 0)

@@ -113,8 +113,9 @@ static int is_block_kind(npl_policy_kind k)
 
 int npl_policy_set_block_pages(npl_policy *p, size_t pages)
 {
-    if (!p || !is_block_kind(p->kind) || pages == 0)
-        return npl__fail(EINVAL, "block size needs a block policy and a size > 0");
+    /* at most what a policy string can say: the canonical string must parse again */
+    if (!p || !is_block_kind(p->kind) || pages == 0 || (uint64_t)pages > (uint64_t)1 << 40)
+        return npl__fail(EINVAL, "block size needs a block policy and a size of 1..2^40");
     p->block_pages = pages;
     p->block_units = 0;
     return 0;
@@ -122,8 +123,8 @@ int npl_policy_set_block_pages(npl_policy *p, size_t pages)
 
 int npl_policy_set_block_units(npl_policy *p, size_t units)
 {
-    if (!p || !is_block_kind(p->kind) || units == 0)
-        return npl__fail(EINVAL, "block size needs a block policy and a size > 0");
+    if (!p || !is_block_kind(p->kind) || units == 0 || (uint64_t)units > (uint64_t)1 << 40)
+        return npl__fail(EINVAL, "block size needs a block policy and a size of 1..2^40");
     p->block_units = units;
     p->block_pages = 0;
     return 0;
@@ -159,8 +160,8 @@ int npl_policy_set_prime(npl_policy *p, int prime)
 {
     if (!p || p->kind != NPL_PRIME_MAPP)
         return npl__fail(EINVAL, "a prime applies to prime_mapp only");
-    if (!npl__is_prime(prime))
-        return npl__fail(EINVAL, "prime_mapp: %d is not prime", prime);
+    if (!npl__is_prime(prime) || prime > 1 << 20) /* as a policy string: it must parse again */
+        return npl__fail(EINVAL, "prime_mapp: %d is not a prime up to 1048576", prime);
     p->prime = prime;
     return 0;
 }
@@ -256,6 +257,7 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
     }
     if (p->kind == NPL_WEIGHTED)
         return parse_weights(p, params, whole);
+    unsigned seen = 0; /* a parameter given twice (threads=2,threads=3; pages=1,units=1) */
     for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
          it = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(it, '=');
@@ -263,6 +265,20 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
         if (eq)
             *eq = 0;
         int ok = 0;
+        unsigned bit = 0;
+        if (!val || !strcmp(key, "pages") || !strcmp(key, "units") || !strcmp(key, "rows") ||
+            !strcmp(key, "cols") || !strcmp(key, "planes") || !strcmp(key, "p"))
+            bit = 1u; /* the block size (or prime_mapp's P) */
+        else if (!strcmp(key, "threads"))
+            bit = 2u;
+        else if (!strcmp(key, "pin"))
+            bit = 4u;
+        else if (!strcmp(key, "seed"))
+            bit = 8u;
+        if (seen & bit)
+            return npl__fail(EINVAL, "policy \"%s\": \"%s\" given twice (one block size, "
+                                     "threads, pin, seed or prime at most)", whole, !val ? it : key);
+        seen |= bit;
         if (!val) { /* positional */
             if (is_block_kind(p->kind) && p->kind != NPL_BIND_BLOCK) {
                 key = "pages";
@@ -296,7 +312,8 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
         } else if (p->kind == NPL_PRIME_MAPP && !strcmp(key, "p")) {
             uint64_t v;
             if (npl__parse_u64(val, &v) < 0 || v > 1 << 20)
-                return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number", whole, val);
+                return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number up to 1048576",
+                                 whole, val);
             if (!npl__is_prime((long)v))
                 return npl__fail(EINVAL, "policy \"%s\": prime_mapp P=%s is not prime", whole, val);
             p->prime = (int)v;

@@ -152,6 +152,8 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
     if (!out || !master || bytes == 0 || nnodes < 0 || (nnodes > 0 && !nodes))
         return npl__fail(EINVAL, "npl_replicate: NULL or empty argument");
     *out = NULL;
+    if (NPL__CHECK_FLAGS(flags, "npl_replicate") < 0)
+        return -1;
     const npl_topo *t = npl_topo_self();
     if (!t)
         return -1;

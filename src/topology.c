@@ -209,6 +209,31 @@ static int cmp_cpu(const void *a, const void *b)
 
 static void record_caches(hwloc_topology_t h, struct npl_topo *t); /* at the end of the file */
 
+/* Leaves (PUs) of a synthetic description: the product of the level arities ("type:N" or "N"
+ * outside parentheses and brackets), capped at cap + 1. hwloc builds any size it is given, and
+ * grows faster than linearly: "pack:100000 numa:100000 pu:100000" never finished. */
+#define NPL__SYNTHETIC_MAX_PUS 8192
+static size_t synthetic_leaves(const char *d, size_t cap)
+{
+    size_t leaves = 1;
+    int depth = 0;
+    for (const char *p = d; *p; p++) {
+        if (*p == '(' || *p == '[')
+            depth++;
+        else if ((*p == ')' || *p == ']') && depth > 0)
+            depth--;
+        int starts = p == d || p[-1] == ' ' || p[-1] == '\t' || p[-1] == ':';
+        if (depth || !starts || *p < '0' || *p > '9')
+            continue;
+        size_t n = 0;
+        for (; *p >= '0' && *p <= '9'; p++)
+            n = n > cap ? n : n * 10 + (size_t)(*p - '0');
+        leaves = n > cap || leaves * n > cap ? cap + 1 : leaves * n;
+        p--;
+    }
+    return leaves;
+}
+
 static int load(npl_topo **out, const char *synthetic)
 {
     *out = NULL;
@@ -222,7 +247,10 @@ static int load(npl_topo **out, const char *synthetic)
     }
     int rc = 0;
     if (synthetic) {
-        if (hwloc_topology_set_synthetic(h, synthetic) < 0)
+        if (synthetic_leaves(synthetic, NPL__SYNTHETIC_MAX_PUS) > NPL__SYNTHETIC_MAX_PUS)
+            rc = npl__fail(EINVAL, "synthetic topology \"%.200s\": more than %d PUs", synthetic,
+                           NPL__SYNTHETIC_MAX_PUS);
+        else if (hwloc_topology_set_synthetic(h, synthetic) < 0)
             rc = npl__fail(EINVAL, "bad synthetic topology \"%s\"", synthetic);
         t->synthetic = 1;
     } else {

@@ -89,8 +89,9 @@ typedef struct mai_malloc mai_stats;
 
 /** Initialise the library from a config file (see the group); replaces an earlier set-up.
  *  On failure the library stays uninitialised and every call fails with errno EPERM:
- *  mai_last_errno() says why (ENOENT unreadable file, EINVAL bad content or a node/CPU this
- *  machine does not have or allow, ENOMEM). */
+ *  mai_last_errno() says why (ENOENT unreadable file, EISDIR a directory, EINVAL bad content,
+ *  a FIFO or device (never waited on), or a node/CPU this machine does not have or allow,
+ *  ENOMEM). */
 void mai_init(const char *filename);
 /** Release everything: every array from mai_alloc_*() is unmapped; the library is
  *  uninitialised afterwards. */

@@ -19,7 +19,13 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -728,7 +734,7 @@ static void *prober(void *arg)
     int kind = (int)(intptr_t)arg;
     npl_policy *p = pol(kind == 1 ? "skew_mapp" : "cyclic");
     atomic_fetch_add(&free_started, 1);
-    for (int i = 0; i < 100000; i++) {
+    for (;;) { /* until the free is seen (a fixed count ran out first on a busy machine) */
         void *a = free_target;
         int rc;
         struct npl_check c;
@@ -887,8 +893,215 @@ static void thread_local_errors(void)
     CHECK(ok && strstr(npl_last_error(), "nonsense_a"), "errors are per thread ('%s')", npl_last_error());
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* round 3: flags with unknown bits (the internal split flag 0x80000000 among them) were taken
+ * silently; npl_config_list wrote through a NULL buffer and returned 0 for a NULL config;
+ * a synthetic topology of 10^15 PUs never finished loading */
+static void round3(void)
+{
+    npl_policy *p = pol("cyclic");
+    const unsigned bad_flags[] = {0x10u, 0x100u, 0x40000000u, 0x80000000u, 0xfffffff0u};
+    npl_shape sh = {1, 1, {16 * PAGE, 0, 0}, NPL_ROW_MAJOR};
+    unsigned char *a = npl_alloc(16 * PAGE, p);
+    CHECK(a != NULL, "alloc");
+    if (!a)
+        return;
+    memset(a, 0x5a, 16 * PAGE);
+    char before[64] = "", after[64] = "";
+    npl_array_policy(a, before, sizeof before);
+    uint64_t live = live_arrays();
+    void *raw = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    npl_replica *r = NULL;
+    for (size_t i = 0; i < sizeof bad_flags / sizeof *bad_flags; i++) {
+        unsigned f = bad_flags[i];
+        errno = 0;
+        CHECK(npl_alloc_array(&sh, p, f) == NULL && errno == EINVAL, "alloc flags 0x%x: EINVAL", f);
+        CHECK(FAILS(npl_apply(a, p, f), EINVAL, EINVAL), "apply flags 0x%x: EINVAL", f);
+        CHECK(FAILS(npl_apply_part(a, 0, PAGE, p, f), EINVAL, EINVAL), "apply_part 0x%x", f);
+        CHECK(FAILS(npl_place_range(raw, 4 * PAGE, p, NULL, f), EINVAL, EINVAL),
+              "place_range flags 0x%x: EINVAL", f);
+        CHECK(FAILS(npl_replicate(&r, a, PAGE, NULL, 0, f), EINVAL, EINVAL) && r == NULL,
+              "replicate flags 0x%x: EINVAL", f);
+        CHECK(strstr(npl_last_error(), "unknown flag") != NULL, "message says why: %s",
+              npl_last_error());
+    }
+    CHECK(live_arrays() == live, "no array left by the refused allocations");
+    unsigned char c[4];
+    CHECK(mincore(raw, 4 * PAGE, c) == 0 && !(c[0] & 1) && !(c[3] & 1),
+          "refused place_range touched nothing");
+    npl_array_policy(a, after, sizeof after);
+    size_t sum = 0;
+    for (size_t i = 0; i < 16 * PAGE; i++)
+        sum += a[i];
+    CHECK(sum == (size_t)0x5a * 16 * PAGE && !strcmp(before, after), "array kept (%s)", after);
+    CHECK(npl_apply(a, p, NPL_F_STRICT | NPL_F_NO_PROTECT) == 0, "known flags still work: %s",
+          npl_last_error());
+    npl_free(a);
+    munmap(raw, 4 * PAGE);
+    npl_policy_free(p);
+
+    npl_config *cfg;
+    int out[4] = {-7, -7, -7, -7};
+    npl_config_new(&cfg);
+    npl_config_set(cfg, "machine", "nodes", "0-3");
+    CHECK(FAILS(npl_config_list(NULL, "machine", "nodes", out, 4), EINVAL, EINVAL), "NULL config");
+    CHECK(FAILS(npl_config_list(cfg, NULL, "nodes", out, 4), EINVAL, EINVAL), "NULL section");
+    CHECK(FAILS(npl_config_list(cfg, "machine", "nodes", NULL, 4), EINVAL, EINVAL),
+          "NULL buffer with max 4: EINVAL (was a write through NULL)");
+    CHECK(FAILS(npl_config_list(cfg, "machine", "nodes", out, -1), EINVAL, EINVAL), "max -1");
+    CHECK(npl_config_list(cfg, "machine", "nodes", NULL, 0) == 4, "NULL, 0: the count");
+    CHECK(npl_config_list(cfg, "machine", "nodes", out, 2) == 4 && out[1] == 1 && out[2] == -7,
+          "max 2: two written, count 4");
+    npl_config_free(cfg);
+
+    const char *huge[] = {"pack:100000 numa:100000 pu:100000", "numa:99999999999999999999 pu:1",
+                          "numa:2 core:4097 pu:2", "8193"};
+    for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
+        npl_topo *t = (npl_topo *)&huge; /* must be reset to NULL */
+        errno = 0;
+        CHECK(FAILS(npl_topo_load_synthetic(&t, huge[i]), EINVAL, EINVAL) && t == NULL,
+              "synthetic \"%s\": EINVAL at once", huge[i]);
+    }
+    /* a parameter given twice was taken silently, the last one winning */
+    const char *twice[] = {"bind_block:threads=2,threads=3", "cyclic_block:pages=1,units=1",
+                           "cyclic_block:4,5", "random:seed=1,seed=2", "prime_mapp:5,p=7",
+                           "bind_block:pin=compact,pin=scatter", "random_block:8,rows=2,seed=1"};
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        npl_policy *q = (npl_policy *)&twice;
+        errno = 0;
+        CHECK(FAILS(npl_policy_parse(&q, twice[i]), EINVAL, EINVAL) && q == NULL &&
+                  strstr(npl_last_error(), "twice") != NULL,
+              "\"%s\": EINVAL (%s)", twice[i], npl_last_error());
+    }
+    const char *once[] = {"random_block:8,seed=42", "bind_block:threads=4,pin=scatter",
+                          "cyclic_block:units=2", "prime_mapp:7"};
+    for (size_t i = 0; i < sizeof once / sizeof *once; i++) {
+        npl_policy *q = NULL;
+        CHECK(npl_policy_parse(&q, once[i]) == 0, "\"%s\" parses: %s", once[i], npl_last_error());
+        npl_policy_free(q);
+    }
+    /* setters took values no policy string can say: the canonical string did not parse again */
+    npl_policy *cb = pol("cyclic_block"), *pm = pol("prime_mapp");
+    CHECK(FAILS(npl_policy_set_block_pages(cb, SIZE_MAX), EINVAL, EINVAL), "block_pages SIZE_MAX");
+    CHECK(FAILS(npl_policy_set_block_units(cb, ((size_t)1 << 40) + 1), EINVAL, EINVAL),
+          "block_units 2^40+1");
+    CHECK(FAILS(npl_policy_set_prime(pm, 2147483647), EINVAL, EINVAL), "prime 2^31-1");
+    CHECK(npl_policy_set_block_units(cb, (size_t)1 << 40) == 0 && npl_policy_set_prime(pm, 1048573)
+              == 0, "the largest values still set");
+    npl_policy *both[2] = {cb, pm};
+    for (int i = 0; i < 2; i++) {
+        char s1[128] = "", s2[128] = "";
+        npl_policy *back = NULL;
+        npl_policy_format(both[i], s1, sizeof s1);
+        CHECK(npl_policy_parse(&back, s1) == 0 && npl_policy_format(back, s2, sizeof s2) > 0 &&
+                  !strcmp(s1, s2), "\"%s\" parses again to itself: %s", s1, npl_last_error());
+        npl_policy_free(back);
+        npl_policy_free(both[i]);
+    }
+    npl_topo *t = NULL;
+    CHECK(npl_topo_load_synthetic(&t, "pack:2 [numa(memory=1GB)] [numa(memory=512MB)] core:2 pu:1")
+              == 0, "attached memory in brackets still loads: %s", npl_last_error());
+    npl_topo_destroy(t);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A kernel or container without the NUMA system calls (seccomp: ENOSYS or EPERM for mbind,
+ * set/get_mempolicy, move_pages, migrate_pages), extending test_host.c's child to the rest of
+ * the API: every call that needs one of them fails with ENOSYS/EPERM, never a crash; placements
+ * on this one node still succeed; every byte stays as written. */
+static int deny_numa(int err)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 5, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_mempolicy, 4, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_get_mempolicy, 3, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_move_pages, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_migrate_pages, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+#define DENIED(expr) FAILS(expr, ENOSYS, EPERM)
+static void no_numa_calls(int err)
+{
+    if (deny_numa(err) < 0) {
+        printf("SKIP: seccomp unavailable: %s\n", strerror(errno));
+        return;
+    }
+    if (npl_topo_node_count(npl_topo_self(), 0) != 1) {
+        printf("SKIP: no-NUMA-syscalls checks assume one node (placement is trivial there)\n");
+        return;
+    }
+    npl_policy *cyc = pol("cyclic"), *bind = pol("bind_all");
+    size_t len = 64 * PAGE, counts[64] = {0}, absent, huge[64], base[64];
+    unsigned char *a = npl_alloc(len, cyc), *raw = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(a != NULL && raw != MAP_FAILED, "one node: allocation still works: %s", npl_last_error());
+    if (!a || raw == MAP_FAILED)
+        return;
+    memset(a, 0x33, len);
+    memset(raw, 0x44, len);
+    int nodes[64];
+    struct npl_migrate_result r;
+    struct npl_check chk;
+    npl_replica *rep = NULL;
+    CHECK(DENIED(npl_query_pages(a, len, nodes, 64)), "query_pages: ENOSYS/EPERM");
+    CHECK(DENIED(npl_histogram(a, len, counts, &absent)), "histogram");
+    CHECK(DENIED(npl_histogram_huge(a, len, huge, base, &absent)), "histogram_huge");
+    CHECK(DENIED(npl_check(a, &chk)), "check");
+    CHECK(DENIED(npl_migrate_range(a, len, 0, &r)), "migrate_range");
+    CHECK(DENIED(npl_migrate_array(a, 0, &r)), "migrate_array");
+    CHECK(DENIED(npl_migrate_units(a, 0, PAGE, 0, &r)), "migrate_units");
+    CHECK(DENIED(npl_migrate_range_policy(raw, len, cyc, NULL, &r)), "migrate_range_policy");
+    CHECK(DENIED(npl_set_thread_policy(NULL, cyc)), "set_thread_policy cyclic");
+    CHECK(DENIED(npl_set_thread_policy(NULL, bind)), "set_thread_policy bind_all");
+    CHECK(DENIED(npl_next_touch_arm(raw, len, 0)), "next_touch_arm");
+    CHECK(DENIED(npl_next_touch_register(raw, len, 0)), "next_touch_register");
+    CHECK(npl_apply(a, bind, NPL_F_STRICT) == 0 && npl_apply_part(a, 0, PAGE, cyc, 0) == 0,
+          "one node: re-placement trivially exact: %s", npl_last_error());
+    CHECK(npl_place_range(raw, len, cyc, NULL, NPL_F_STRICT) == 0, "one node: place_range");
+    CHECK(npl_replicate(&rep, a, len, NULL, 0, 0) == 0 && rep &&
+              ((const unsigned char *)npl_replica_local(rep))[len - 1] == 0x33,
+          "replicas: one copy, filled");
+    npl_replica_free(rep);
+    size_t bad = 0;
+    for (size_t i = 0; i < len; i++)
+        bad += (a[i] != 0x33) + (raw[i] != 0x44);
+    CHECK(bad == 0, "every byte as written (%zu differ)", bad);
+    CHECK(npl_free(a) == 0 && live_arrays() == 0, "freed, nothing left");
+    munmap(raw, len);
+    npl_policy_free(cyc);
+    npl_policy_free(bind);
+}
+
+static void no_numa(void)
+{
+    const int errs[] = {ENOSYS, EPERM};
+    for (int i = 0; i < 2; i++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            t_pass = t_fail = 0;
+            no_numa_calls(errs[i]);
+            fflush(stdout);
+            _exit(t_fail > 100 ? 100 : t_fail);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "no NUMA syscalls (%s): child status 0x%x",
+              errs[i] == ENOSYS ? "ENOSYS" : "EPERM", st);
+    }
+}
+
 int main(void)
 {
+    no_numa(); /* first: the children must probe the kernel's support themselves */
     if (!npl_topo_self()) {
         printf("SKIP: no topology: %s\n", npl_last_error());
         return 0;
@@ -908,6 +1121,7 @@ int main(void)
     bad_config();
     oversubscribed();
     thread_local_errors();
+    round3();
     concurrent_apply();
     concurrent_free();
     concurrent_churn();
