@@ -558,7 +558,7 @@ int cmd_run(int argc, char **argv)
         rc = export_env(&c);
     if (!rc)
         run_show(&(struct run_shown){.prog = c.prog, .dynamic = c.dynamic, .policy = c.polstr,
-                                     .kernel = c.kernel, .threshold = c.threshold,
+                                     .kernel = c.kernel, .threshold = c.threshold, .first = c.a.first,
                                      .pin = c.pin, .order = c.order, .norder = c.norder,
                                      .huge = c.a.huge, .next_touch = c.a.next_touch,
                                      .preloaded = c.need_preload, .topo = c.topo,
