@@ -355,6 +355,8 @@ static void fork_child(void)
     __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
 }
 
+static void resolve_spawn(void);
+
 static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
 
 /* libomp places its threads itself: give it the pin order as an explicit proclist */
@@ -430,6 +432,7 @@ __attribute__((constructor)) static void preload_init(void)
         cfg.active = 1;
     if ((e = getenv("NUMAPLACE_PIN")) && *e) {
         save_base_cpus(); /* before the main thread is pinned */
+        resolve_spawn();
         cfg.pin = strdup(e); /* in_lib: the real allocator */
         int ok = cfg.pin && npl_pin_cpu(NULL, cfg.pin, 0) >= 0;
         if (ok && libomp_loaded()) /* libomp pins the main thread through its places */
@@ -693,8 +696,26 @@ static void *next_fn(void **cache, const char *name)
     }
     return f;
 }
+/* resolved in the constructor under --pin: a vfork child must not run dlsym (it allocates) */
+enum { F_EXECVE, F_EXECVP, F_EXECVPE, F_FEXECVE, F_POSIX_SPAWN, F_POSIX_SPAWNP, F_SYSTEM, F_POPEN,
+       F_COUNT };
+static const char *const spawn_names[F_COUNT] = {"execve", "execvp", "execvpe", "fexecve",
+                                                 "posix_spawn", "posix_spawnp", "system", "popen"};
+static void *spawn_fns[F_COUNT];
+static void resolve_spawn(void)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        next_fn(&spawn_fns[i], spawn_names[i]);
+}
+#define cache_execve spawn_fns[F_EXECVE]
+#define cache_execvp spawn_fns[F_EXECVP]
+#define cache_execvpe spawn_fns[F_EXECVPE]
+#define cache_fexecve spawn_fns[F_FEXECVE]
+#define cache_posix_spawn spawn_fns[F_POSIX_SPAWN]
+#define cache_posix_spawnp spawn_fns[F_POSIX_SPAWNP]
+#define cache_system spawn_fns[F_SYSTEM]
+#define cache_popen spawn_fns[F_POPEN]
 #define NEXT(type, name)                                                                           \
-    static void *cache_##name;                                                                     \
     type real = (type)next_fn(&cache_##name, #name);                                               \
     if (!real) {                                                                                   \
         errno = ENOSYS;                                                                            \
