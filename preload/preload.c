@@ -44,6 +44,7 @@
 
 #include "numaplace/migrate.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
@@ -502,6 +503,27 @@ static size_t table_get_raw(const void *p, int remove)
 }
 static size_t table_get(const void *p, int remove) { return table_get_raw(p, remove) & ~NT_BIT; }
 
+/* MemAvailable of /proc/meminfo in bytes (read without allocating; under NUMAPLACE_FSROOT, as
+ * the library reads /proc), SIZE_MAX if unknown */
+static size_t mem_available(void)
+{
+    char buf[4096];
+    int fd = npl__fs_open_fd("/proc/meminfo", O_RDONLY);
+    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[len > 0 ? len : 0] = 0;
+    const char *m = strstr(buf, "MemAvailable:");
+    unsigned long long kib = m ? strtoull(m + 13, NULL, 10) : 0;
+    return kib ? (size_t)kib << 10 : SIZE_MAX;
+}
+
+/* A placed block is populated at once (each page faulted on its node), unlike the system
+ * allocator's, which only takes the pages the program touches: a program that reserves more than
+ * the memory available and uses a little would be killed for memory. Such blocks are not placed. */
+#define BIG_CHECK ((size_t)64 << 20)
+static int too_big(size_t n) { return n >= BIG_CHECK && n > mem_available(); }
+
 /* A placed allocation, or NULL: the caller then uses the real allocator. */
 static void *big_alloc(size_t n, size_t align)
 {
@@ -510,8 +532,16 @@ static void *big_alloc(size_t n, size_t align)
     if (cfg.first && __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) >= cfg.first)
         return NULL;
     in_lib++;
-    gate_enter();
     int saved = errno;
+    if (too_big(n)) {
+        npl__fail(ENOMEM, "larger than the memory available now: placing populates every page");
+        if (cfg.verbose)
+            tell_alloc("allocation", NULL, n, 0, 0);
+        errno = saved;
+        in_lib--;
+        return NULL;
+    }
+    gate_enter();
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     void *p = npl_alloc_array(&sh, cfg.pol, cfg.flags);
     size_t nt = 0;

@@ -58,6 +58,18 @@ $N run -v --policy cyclic --threshold 64K -- "$P/exit_styles" closefds $T/own 2>
 check "closefds: the program's file holds only its own line" "only this line" "$(cat $T/own)"
 $N run -v --policy cyclic --threshold 64K -- "$P/exit_styles" none 2>&- >/dev/null
 check "started with fd 2 closed: status 0" 0 $?
+# a block larger than the memory available is not placed (placing populates every page): a
+# program that reserves much and touches little must not be killed for memory. A fake meminfo
+# (NUMAPLACE_FSROOT, as the library reads /proc) says 100 MiB are available.
+mkdir -p $T/root/proc
+ln -s /sys $T/root/sys
+ln -s /proc/self $T/root/proc/self
+printf 'MemTotal: 1000000 kB\nMemFree: 100000 kB\nMemAvailable: 100000 kB\n' >$T/root/proc/meminfo
+NUMAPLACE_FSROOT=$T/root $N run -v --policy skew_mapp -- "$P/exit_styles" reserve 200 >$T/out 2>$T/err
+check "reserve 200 MiB with 100 MiB available: status, output" "0 reserved 1" "$? $(tail -1 $T/out)"
+check "reserve 200 MiB with 100 MiB available: not placed, and said" 1 "$(grep -c '209715200 bytes not placed (larger than the memory available' $T/err)"
+NUMAPLACE_FSROOT=$T/root $N run -v --policy skew_mapp -- "$P/exit_styles" reserve 80 >/dev/null 2>$T/err
+check "reserve 80 MiB with 100 MiB available: placed" 1 "$(grep -c '83886080 bytes: placed under skew_mapp' $T/err)"
 # --pin: children (shell, system, popen, spawn, vfork, fork+exec, exec) start on every CPU of the
 # process, not on the CPU of the pinned thread that made them
 want=$("$P/omp_probe_gcc" | wc -l)

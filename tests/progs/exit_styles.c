@@ -4,7 +4,8 @@
  *   quick (_exit(7)) | clearenv (then exec sh) | unsetenv (LD_PRELOAD, then system) |
  *   closefds (closes every fd, opens 3 files: the last, fd 2, is FILE; then large mallocs) |
  *   affinity (moves itself to its last allowed CPU, then a thread) |
- *   interleaved (prints 1 if /proc/self/numa_maps shows an interleave policy, else 0)
+ *   interleaved (prints 1 if /proc/self/numa_maps shows an interleave policy, else 0) |
+ *   reserve MIB (mallocs MIB MiB and touches one byte of each MiB, as sparse tables do)
  * It makes one large allocation first. The exit status and the output must be the same with and
  * without numaplace run (tests/cli/test_run_progs.sh). */
 #define _GNU_SOURCE
@@ -88,6 +89,14 @@ int main(int argc, char **argv)
         while (f && fgets(line, sizeof line, f))
             n += strstr(line, " interleave") != NULL;
         printf("interleaved %d\n", n > 0);
+    }
+    if (!strcmp(m, "reserve")) {
+        size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 64;
+        char *volatile r = malloc(mib << 20);
+        for (size_t i = 0; r && i < mib; i++)
+            r[i << 20] = 1;
+        printf("reserved %d\n", r != NULL);
+        free(r);
     }
     if (!strcmp(m, "closefds"))
         return close_all(argc > 2 ? argv[2] : "/dev/null");
