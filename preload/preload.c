@@ -385,6 +385,7 @@ __attribute__((constructor)) static void preload_init(void)
     resolve();
     in_lib++;
     remember_stderr();
+    resolve_spawn();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     const char *e;
     if ((e = getenv("NUMAPLACE_THRESHOLD")) && *e && parse_size(e, &cfg.threshold) < 0)
@@ -433,7 +434,6 @@ __attribute__((constructor)) static void preload_init(void)
         cfg.active = 1;
     if ((e = getenv("NUMAPLACE_PIN")) && *e) {
         save_base_cpus(); /* before the main thread is pinned */
-        resolve_spawn();
         cfg.pin = strdup(e); /* in_lib: the real allocator */
         int ok = cfg.pin && npl_pin_cpu(NULL, cfg.pin, 0) >= 0;
         if (ok && libomp_loaded()) /* libomp pins the main thread through its places */
@@ -726,7 +726,7 @@ static void *next_fn(void **cache, const char *name)
     }
     return f;
 }
-/* resolved in the constructor under --pin: a vfork child must not run dlsym (it allocates) */
+/* resolved in the constructor: a vfork child must not run dlsym (it allocates) */
 enum { F_EXECVE, F_EXECVP, F_EXECVPE, F_FEXECVE, F_POSIX_SPAWN, F_POSIX_SPAWNP, F_SYSTEM, F_POPEN,
        F_COUNT };
 static const char *const spawn_names[F_COUNT] = {"execve", "execvp", "execvpe", "fexecve",
@@ -794,42 +794,56 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     WIDENED(int, real(fd, argv, envp))
 }
 
-/* execl, execlp, execle: the arguments into an array on the stack (no malloc: vfork children) */
-static size_t count_args(va_list ap)
+/* execl, execlp, execle: the arguments into an array on the stack (no malloc: vfork children).
+ * count_args: how many there are, arg0 included (0 when arg0 is NULL); take_args fills argv
+ * (n + 1 slots) and leaves *ap after the terminating NULL (execle's envp comes next). */
+static size_t count_args(const char *arg0, va_list ap)
 {
-    size_t n = 1;
-    while (va_arg(ap, char *))
-        n++;
+    size_t n = 0;
+    if (arg0)
+        for (n = 1; va_arg(ap, char *); n++)
+            ;
     return n;
 }
-#define ARGV_FROM_VA(arg0, last, extra)                                                            \
+
+static void take_args(char **argv, size_t n, const char *arg0, va_list *ap)
+{
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i < n; i++)
+        argv[i] = va_arg(*ap, char *);
+    if (arg0)
+        (void)va_arg(*ap, char *);
+    argv[n] = NULL;
+}
+
+#define ARGV_FROM_VA(arg0)                                                                         \
     va_list ap, cp;                                                                                \
-    va_start(ap, last);                                                                            \
+    va_start(ap, arg0);                                                                            \
     va_copy(cp, ap);                                                                               \
-    size_t n = count_args(cp);                                                                     \
+    size_t n = count_args(arg0, cp);                                                               \
     va_end(cp);                                                                                    \
     char *argv[n + 1];                                                                             \
-    argv[0] = (char *)(arg0);                                                                      \
-    for (size_t i = 1; i <= n; i++)                                                                \
-        argv[i] = i < n ? va_arg(ap, char *) : NULL;                                               \
-    extra;                                                                                         \
-    va_end(ap);
+    take_args(argv, n, arg0, &ap);
 
 EXPORT int execl(const char *path, const char *arg, ...)
 {
-    ARGV_FROM_VA(arg, arg, (void)0)
+    ARGV_FROM_VA(arg)
+    va_end(ap);
     return execve(path, argv, environ);
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
-    ARGV_FROM_VA(arg, arg, (void)0)
+    ARGV_FROM_VA(arg)
+    va_end(ap);
     return execvp(file, argv);
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
 {
-    ARGV_FROM_VA(arg, arg, char *const *envp = va_arg(ap, char *const *))
+    ARGV_FROM_VA(arg)
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
     return execve(path, argv, envp);
 }
 

@@ -82,6 +82,9 @@ else
     done
     check "--pin: the shell itself is pinned (thread 0)" 1 "$($N run --pin compact -- sh -c 'grep Cpus_allowed_list /proc/$$/status' | awk '{print ($2 ~ /^[0-9]+$/)}')"
 fi
+for m in execl execle execv execve spawn; do # the environment goes with the child
+    check "--pin: a child by $m gets the environment" "compact" "$($N run --pin compact -- "$P/spawner" $m /bin/sh -c 'echo ${NUMAPLACE_PIN:-none}')"
+done
 for m in system spawn vfork fork execv; do
     $N run --pin compact -- "$P/spawner" $m /bin/sh -c 'exit 5'; check "--pin: $m child's status 5" 5 $?
     $N run --pin compact -- "$P/spawner" $m /bin/sh -c 'kill -TERM $$'; check "--pin: $m child's SIGTERM: 143" 143 $?
