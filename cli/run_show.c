@@ -69,7 +69,7 @@ static int static_note(const struct run_shown *r, char *msg, size_t size)
     if (r->dynamic || (!*r->policy && !r->pin && !r->threshold && !r->first))
         return 0;
     size_t off = (size_t)snprintf(msg, size, "%s is statically linked: the interposer cannot "
-                                  "reach it", r->prog);
+                                  "reach it (its dynamically linked children get it)", r->prog);
     if (*r->policy && off < size)
         off += (size_t)snprintf(msg + off, size - off, r->kernel ? "; %s applies as the "
                                 "process-wide kernel policy (every allocation, small ones too)"

@@ -82,6 +82,14 @@ else
     done
     check "--pin: the shell itself is pinned (thread 0)" 1 "$($N run --pin compact -- sh -c 'grep Cpus_allowed_list /proc/$$/status' | awk '{print ($2 ~ /^[0-9]+$/)}')"
 fi
+check "--pin: OpenMP children by 5 spawn modes in one process" "$((5 * want))" "$($N run --pin scatter -- "$P/spawner" system,popen,spawn,vfork,fork "$P/omp_probe_gcc" | wc -l)"
+if [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; then # a static shell's children
+    $N run -v --policy cyclic --threshold 64K -- /bin/busybox sh -c "$P/exit_styles none" >/dev/null 2>$T/err
+    check "static shell: its dynamic child's allocation is placed" 1 "$(grep -c 'placed under cyclic' $T/err | awk '{print ($1 > 0)}')"
+    check "static shell: the note says its children get the interposer" 1 "$(grep -c 'its dynamically linked children get it' $T/err)"
+else
+    echo "SKIP: no static busybox: the static-shell cases"
+fi
 for m in execl execle execv execve spawn; do # the environment goes with the child
     check "--pin: a child by $m gets the environment" "compact" "$($N run --pin compact -- "$P/spawner" $m /bin/sh -c 'echo ${NUMAPLACE_PIN:-none}')"
 done
@@ -92,7 +100,7 @@ done
 # a static binary: the interposer cannot reach it; run applies the kernel policy and says so
 if ${CC:-cc} -static -O1 -o $T/exit_static "$SRC/tests/progs/exit_styles.c" -lpthread 2>/dev/null; then
     same "--policy cyclic" $T/exit_static none
-    check "static + cyclic: the note names the kernel policy" 1 "$(grep -c 'statically linked: the interposer cannot reach it; cyclic applies as the process-wide kernel policy' $T/err)"
+    check "static + cyclic: the note names the kernel policy" 1 "$(grep -c 'cyclic applies as the process-wide kernel policy' $T/err)"
     check "static + cyclic: its memory is interleaved" "interleaved 1" "$($N run --policy cyclic -- $T/exit_static interleaved 2>/dev/null | tail -1)"
     same "--pin compact" $T/exit_static abort
     check "static + --pin: the note says OpenMP threads only" 1 "$(grep -c 'only its OpenMP threads' $T/err)"

@@ -1,6 +1,7 @@
 /* spawner - starts PROG ARGS the way real programs do and exits with its status:
- *   spawner MODE PROG [ARGS...]   MODE: system | popen | spawn | spawnp | vfork | fork | execl |
- *                                       execlp | execv | execvp | execve | execle
+ *   spawner MODE[,MODE...] PROG [ARGS...]   MODE: system | popen | spawn | spawnp | vfork |
+ *       fork | execl | execlp | execv | execvp | execve | execle (one after the other; an exec
+ *       mode replaces the spawner, so it comes last)
  * Under `numaplace run --pin` each child must start on the CPUs the process was started with,
  * not on the one CPU of the pinned thread that made it (tests/cli/test_run_progs.sh: an OpenMP
  * child started this way must still default to one thread per CPU). */
@@ -52,14 +53,8 @@ static int by_exec(const char *mode, char **argv)
     return 127;
 }
 
-int main(int argc, char **argv)
+static int run_mode(const char *mode, char **child)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: spawner MODE PROG [ARGS...]\n");
-        return 2;
-    }
-    const char *mode = argv[1];
-    char **child = argv + 2;
     if (!strcmp(mode, "system") || !strcmp(mode, "popen"))
         return by_shell(mode, child);
     if (!strncmp(mode, "exec", 4))
@@ -83,4 +78,18 @@ int main(int argc, char **argv)
     if (pid < 0 || waitpid(pid, &st, 0) < 0)
         return 1;
     return status_of(st);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: spawner MODE[,MODE...] PROG [ARGS...]\n");
+        return 2;
+    }
+    char modes[256];
+    snprintf(modes, sizeof modes, "%s", argv[1]);
+    int rc = 0;
+    for (char *save = NULL, *m = strtok_r(modes, ",", &save); m && !rc; m = strtok_r(NULL, ",", &save))
+        rc = run_mode(m, argv + 2);
+    return rc;
 }
