@@ -342,13 +342,19 @@ static int check_program(struct run_ctx *c)
 static int find_helpers(struct run_ctx *c)
 {
     int nt = c->a.next_touch;
-    c->need_preload = c->dynamic && (*c->polstr || c->pin || c->a.huge || nt);
-    if (c->need_preload &&
-        find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so", c->preload,
-                    sizeof c->preload) < 0) {
+    /* a static program ignores LD_PRELOAD, but its dynamically linked children (a static shell's
+     * commands) get the interposer: when the library is missing there, nothing is lost */
+    c->need_preload = *c->polstr || c->pin || c->a.huge || nt;
+    int found = c->need_preload && find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so",
+                                               c->preload, sizeof c->preload) == 0;
+    if (c->need_preload && !found && c->dynamic) {
         fprintf(stderr, "numaplace run: %s not found (next to the numaplace binary, or set "
                         "NUMAPLACE_PRELOAD)\n", c->preload);
         return EXIT_FAILED;
+    }
+    if (!found) {
+        c->preload[0] = 0;
+        c->need_preload = 0;
     }
     if (nt && (!c->dynamic || find_libomp(c->omp, sizeof c->omp) < 0)) {
         fprintf(stderr, c->dynamic ? "numaplace run: --next-touch needs LLVM's libomp.so.5 "
@@ -558,10 +564,10 @@ int cmd_run(int argc, char **argv)
         rc = export_env(&c);
     if (!rc)
         run_show(&(struct run_shown){.prog = c.prog, .dynamic = c.dynamic, .policy = c.polstr,
-                                     .kernel = c.kernel, .threshold = c.threshold,
+                                     .kernel = c.kernel, .threshold = c.threshold, .first = c.a.first,
                                      .pin = c.pin, .order = c.order, .norder = c.norder,
                                      .huge = c.a.huge, .next_touch = c.a.next_touch,
-                                     .preloaded = c.need_preload, .topo = c.topo,
+                                     .preloaded = c.need_preload && c.dynamic, .topo = c.topo,
                                      .verbose = c.a.verbose, .json = c.a.json});
     run_ctx_free(&c);
     if (rc)

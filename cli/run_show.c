@@ -62,7 +62,28 @@ static const char *huge_note(const struct run_shown *r, const char *thp)
     return NULL;
 }
 
-static void show_text(const struct run_shown *r, int threads, const char *thp, const char *warn)
+/* A static program: the interposer cannot reach it; say what still applies (nothing to say when
+ * nothing was asked). */
+static int static_note(const struct run_shown *r, char *msg, size_t size)
+{
+    if (r->dynamic || (!*r->policy && !r->pin && !r->threshold && !r->first))
+        return 0;
+    size_t off = (size_t)snprintf(msg, size, "%s is statically linked: the interposer cannot "
+                                  "reach it (its dynamically linked children get it)", r->prog);
+    if (*r->policy && off < size)
+        off += (size_t)snprintf(msg + off, size - off, r->kernel ? "; %s applies as the "
+                                "process-wide kernel policy (every allocation, small ones too)"
+                                : "; %s is not applied", r->policy);
+    if (r->pin && off < size)
+        off += (size_t)snprintf(msg + off, size - off, "; --pin places only its OpenMP threads "
+                                "(OMP_PLACES), not its other threads");
+    if ((r->threshold || r->first) && off < size)
+        snprintf(msg + off, size - off, "; --threshold and --first do not apply");
+    return 1;
+}
+
+static void show_text(const struct run_shown *r, int threads, const char *thp, const char *warn,
+                      const char *note)
 {
     const char *p = "numaplace run:";
     fprintf(stderr, "%s program   %s (%s)\n", p, r->prog,
@@ -90,19 +111,22 @@ static void show_text(const struct run_shown *r, int threads, const char *thp, c
         }
         fprintf(stderr, "%s +--------+--------+--------+\n", p);
     }
-    const char *note = huge_note(r, thp);
+    const char *hnote = huge_note(r, thp);
     fprintf(stderr, "%s huge      %s (system THP mode: %s)\n", p,
-            note ? note : "as the system gives them", *thp ? thp : "unknown");
+            hnote ? hnote : "as the system gives them", *thp ? thp : "unknown");
     if (r->next_touch)
         fprintf(stderr, "%s next-touch pages follow the first thread that touches them in each "
                         "new OpenMP parallel region (LLVM libomp)\n", p);
     if (warn)
         fprintf(stderr, "%s warning   %s\n", p, warn);
+    if (note)
+        fprintf(stderr, "%s note      %s\n", p, note);
     if (r->preloaded)
         fprintf(stderr, "%s each large allocation is reported as the program makes it\n", p);
 }
 
-static void show_json(const struct run_shown *r, int threads, const char *thp, const char *warn)
+static void show_json(const struct run_shown *r, int threads, const char *thp, const char *warn,
+                      const char *note)
 {
     cJSON *o = json_object();
     json_add_str(o, "command", "run");
@@ -131,6 +155,8 @@ static void show_json(const struct run_shown *r, int threads, const char *thp, c
     cJSON *w = json_add_arr(o, "warnings");
     if (warn)
         json_add_str(w, NULL, warn);
+    if (note)
+        json_add_str(w, NULL, note);
     json_write(stderr, o);
     json_free(o);
 }
@@ -141,12 +167,16 @@ void run_show(const struct run_shown *r)
     int threads = omp_threads(cpus > 0 ? cpus : 1);
     char warn[256];
     int over = oversubscribed(r, threads, cpus, warn, sizeof warn);
+    char note[1024];
+    int static_prog = static_note(r, note, sizeof note);
     char thp[32];
     thp_mode(thp, sizeof thp);
     if (r->json)
-        show_json(r, threads, thp, over ? warn : NULL);
+        show_json(r, threads, thp, over ? warn : NULL, static_prog ? note : NULL);
     else if (r->verbose)
-        show_text(r, threads, thp, over ? warn : NULL);
-    else if (over)
+        show_text(r, threads, thp, over ? warn : NULL, static_prog ? note : NULL);
+    if (!r->json && !r->verbose && over)
         fprintf(stderr, "numaplace run: warning: %s\n", warn);
+    if (!r->json && !r->verbose && static_prog)
+        fprintf(stderr, "numaplace run: note: %s\n", note);
 }

@@ -1,4 +1,5 @@
-/* run_show.h - what `numaplace run` tells before exec: the oversubscription warning always;
+/* run_show.h - what `numaplace run` tells before exec: the oversubscription warning and, for a
+ * statically linked program, what of the placement reaches it, always;
  * with --verbose a likwid-pin-style table (thread -> CPU -> node), the policy, huge pages and
  * next-touch; with --json the same as one JSON object. All on stderr (stdout is the program's). */
 #ifndef NPL_RUN_SHOW_H
@@ -11,6 +12,7 @@ struct run_shown {
     const char *policy;    /* "" none */
     int kernel;            /* the policy is also the process-wide kernel policy */
     const char *threshold; /* NULL: the preload's default, 1 MiB */
+    const char *first;     /* --first N, NULL if not given */
     const char *pin;       /* NULL: not pinned */
     const int *order;      /* the pin order, norder CPUs */
     int norder;

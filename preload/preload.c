@@ -44,13 +44,17 @@
 
 #include "numaplace/migrate.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TLS _Thread_local __attribute__((tls_model("initial-exec")))
@@ -124,12 +128,31 @@ int npl__preload_next_touch(void) { return cfg.next_touch; }
 static long nlarge;       /* large allocations seen (for NUMAPLACE_FIRST) */
 static int next_thread = 1;
 
+/* Our lines go to fd 2 only while it is still the stderr the program started with: a program
+ * that closes its descriptors and opens files may get fd 2 for one of its own outputs, which
+ * must not receive our lines (nor must a program started with fd 2 closed). */
+static struct { int ok; dev_t dev; ino_t ino; } err_fd;
+static void remember_stderr(void)
+{
+    struct stat st;
+    err_fd.ok = fstat(2, &st) == 0;
+    err_fd.dev = err_fd.ok ? st.st_dev : 0;
+    err_fd.ino = err_fd.ok ? st.st_ino : 0;
+}
+static void to_stderr(const char *buf, int n, size_t size)
+{
+    struct stat st;
+    if (n <= 0 || !err_fd.ok || fstat(2, &st) < 0 || st.st_dev != err_fd.dev ||
+        st.st_ino != err_fd.ino)
+        return;
+    if (write(2, buf, (size_t)n < size ? (size_t)n : size - 1) < 0)
+        return;
+}
+
 static void say(const char *fmt, const char *a, const char *b)
 {
     char buf[512];
-    int n = snprintf(buf, sizeof buf, fmt, a, b);
-    if (n > 0 && write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
-        return;
+    to_stderr(buf, snprintf(buf, sizeof buf, fmt, a, b), sizeof buf);
 }
 
 /* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
@@ -149,8 +172,7 @@ static void tell_alloc(const char *what, const void *p, size_t n, int placed, in
     else
         len = snprintf(buf, sizeof buf, "numaplace run: %s of %zu bytes not placed (%s): the "
                        "system allocator serves it\n", what, n, npl_last_error());
-    if (len > 0 && write(2, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1) < 0)
-        return;
+    to_stderr(buf, len, sizeof buf);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -290,12 +312,51 @@ static void fork_parent(void)
     unlock();
     __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
 }
+/* ---- children of a pinned process start on the process's CPUs ----
+ * With NUMAPLACE_PIN, a thread runs on one CPU, and a child inherits the mask of the thread that
+ * made it: a shell script's programs, system(), popen() or a launcher's exec would all run on
+ * that one CPU (and an OpenMP runtime would start one thread). So the calling thread goes back
+ * to the CPUs the process was loaded with (never wider) in a forked child, and around exec and
+ * spawn (restored if the call returns). The child's own interposer then pins its threads. */
+#define MASK_WORDS (2048 / sizeof(unsigned long)) /* 16384 CPUs */
+static unsigned long base_cpus[MASK_WORDS];
+static int have_base;
+
+static void save_base_cpus(void)
+{
+    have_base = sched_getaffinity(0, sizeof base_cpus, (cpu_set_t *)base_cpus) == 0;
+}
+
+/* the calling thread onto the loaded-with CPUs; saved (if not NULL) gets its mask. 1: changed */
+static int widen_self(unsigned long *saved)
+{
+    if (!cfg.pin || !have_base)
+        return 0;
+    int e = errno;
+    if (saved && sched_getaffinity(0, sizeof base_cpus, (cpu_set_t *)saved) < 0)
+        return 0;
+    int changed = sched_setaffinity(0, sizeof base_cpus, (const cpu_set_t *)base_cpus) == 0;
+    errno = e;
+    return changed;
+}
+
+static void narrow_back(const unsigned long *saved, int changed)
+{
+    int e = errno;
+    if (changed)
+        sched_setaffinity(0, sizeof base_cpus, (const cpu_set_t *)saved);
+    errno = e;
+}
+
 static void fork_child(void)
 {
+    widen_self(NULL);
     unlock();
     __atomic_store_n(&inside, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
 }
+
+static void resolve_spawn(void);
 
 static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
 
@@ -323,6 +384,8 @@ __attribute__((constructor)) static void preload_init(void)
 {
     resolve();
     in_lib++;
+    remember_stderr();
+    resolve_spawn();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     const char *e;
     if ((e = getenv("NUMAPLACE_THRESHOLD")) && *e && parse_size(e, &cfg.threshold) < 0)
@@ -370,6 +433,7 @@ __attribute__((constructor)) static void preload_init(void)
     if (cfg.next_touch && cfg.pol)
         cfg.active = 1;
     if ((e = getenv("NUMAPLACE_PIN")) && *e) {
+        save_base_cpus(); /* before the main thread is pinned */
         cfg.pin = strdup(e); /* in_lib: the real allocator */
         int ok = cfg.pin && npl_pin_cpu(NULL, cfg.pin, 0) >= 0;
         if (ok && libomp_loaded()) /* libomp pins the main thread through its places */
@@ -439,6 +503,27 @@ static size_t table_get_raw(const void *p, int remove)
 }
 static size_t table_get(const void *p, int remove) { return table_get_raw(p, remove) & ~NT_BIT; }
 
+/* MemAvailable of /proc/meminfo in bytes (read without allocating; under NUMAPLACE_FSROOT, as
+ * the library reads /proc), SIZE_MAX if unknown */
+static size_t mem_available(void)
+{
+    char buf[4096];
+    int fd = npl__fs_open_fd("/proc/meminfo", O_RDONLY);
+    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[len > 0 ? len : 0] = 0;
+    const char *m = strstr(buf, "MemAvailable:");
+    unsigned long long kib = m ? strtoull(m + 13, NULL, 10) : 0;
+    return kib ? (size_t)kib << 10 : SIZE_MAX;
+}
+
+/* A placed block is populated at once (each page faulted on its node), unlike the system
+ * allocator's, which only takes the pages the program touches: a program that reserves more than
+ * the memory available and uses a little would be killed for memory. Such blocks are not placed. */
+#define BIG_CHECK ((size_t)64 << 20)
+static int too_big(size_t n) { return n >= BIG_CHECK && n > mem_available(); }
+
 /* A placed allocation, or NULL: the caller then uses the real allocator. */
 static void *big_alloc(size_t n, size_t align)
 {
@@ -447,8 +532,16 @@ static void *big_alloc(size_t n, size_t align)
     if (cfg.first && __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) >= cfg.first)
         return NULL;
     in_lib++;
-    gate_enter();
     int saved = errno;
+    if (too_big(n)) {
+        npl__fail(ENOMEM, "larger than the memory available now: placing populates every page");
+        if (cfg.verbose)
+            tell_alloc("allocation", NULL, n, 0, 0);
+        errno = saved;
+        in_lib--;
+        return NULL;
+    }
+    gate_enter();
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     void *p = npl_alloc_array(&sh, cfg.pol, cfg.flags);
     size_t nt = 0;
@@ -618,4 +711,175 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
     int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
     /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */
     return npl__pthread_create_pinned(real_pthread_create, th, attr, start, arg, cfg.pin, n);
+}
+
+/* ---- exec and spawn: the new program starts on the process's CPUs (see widen_self) ---- */
+extern char **environ;
+static void *next_fn(void **cache, const char *name)
+{
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!f) {
+        in_lib++;
+        f = dlsym(RTLD_NEXT, name);
+        in_lib--;
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+/* resolved in the constructor: a vfork child must not run dlsym (it allocates) */
+enum { F_EXECVE, F_EXECVP, F_EXECVPE, F_FEXECVE, F_POSIX_SPAWN, F_POSIX_SPAWNP, F_SYSTEM, F_POPEN,
+       F_COUNT };
+static const char *const spawn_names[F_COUNT] = {"execve", "execvp", "execvpe", "fexecve",
+                                                 "posix_spawn", "posix_spawnp", "system", "popen"};
+static void *spawn_fns[F_COUNT];
+static void resolve_spawn(void)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        next_fn(&spawn_fns[i], spawn_names[i]);
+}
+#define cache_execve spawn_fns[F_EXECVE]
+#define cache_execvp spawn_fns[F_EXECVP]
+#define cache_execvpe spawn_fns[F_EXECVPE]
+#define cache_fexecve spawn_fns[F_FEXECVE]
+#define cache_posix_spawn spawn_fns[F_POSIX_SPAWN]
+#define cache_posix_spawnp spawn_fns[F_POSIX_SPAWNP]
+#define cache_system spawn_fns[F_SYSTEM]
+#define cache_popen spawn_fns[F_POPEN]
+#define NEXT(type, name)                                                                           \
+    type real = (type)next_fn(&cache_##name, #name);                                               \
+    if (!real) {                                                                                   \
+        errno = ENOSYS;                                                                            \
+        return fail;                                                                               \
+    }
+/* run CALL with the calling thread widened, keep its result and errno, narrow back */
+#define WIDENED(rtype, call)                                                                       \
+    unsigned long saved[MASK_WORDS];                                                               \
+    int changed = widen_self(saved);                                                               \
+    rtype r = call;                                                                                \
+    narrow_back(saved, changed);                                                                   \
+    return r;
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvp_fn)(const char *, char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    const int fail = -1;
+    NEXT(execve_fn, execve)
+    WIDENED(int, real(path, argv, envp))
+}
+
+EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    const int fail = -1;
+    NEXT(execvpe_fn, execvpe)
+    WIDENED(int, real(file, argv, envp))
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+    const int fail = -1;
+    NEXT(execvp_fn, execvp)
+    WIDENED(int, real(file, argv))
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    const int fail = -1;
+    NEXT(fexecve_fn, fexecve)
+    WIDENED(int, real(fd, argv, envp))
+}
+
+/* execl, execlp, execle: the arguments into an array on the stack (no malloc: vfork children).
+ * count_args: how many there are, arg0 included (0 when arg0 is NULL); take_args fills argv
+ * (n + 1 slots) and leaves *ap after the terminating NULL (execle's envp comes next). */
+static size_t count_args(const char *arg0, va_list ap)
+{
+    size_t n = 0;
+    if (arg0)
+        for (n = 1; va_arg(ap, char *); n++)
+            ;
+    return n;
+}
+
+static void take_args(char **argv, size_t n, const char *arg0, va_list *ap)
+{
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i < n; i++)
+        argv[i] = va_arg(*ap, char *);
+    if (arg0)
+        (void)va_arg(*ap, char *);
+    argv[n] = NULL;
+}
+
+#define ARGV_FROM_VA(arg0)                                                                         \
+    va_list ap, cp;                                                                                \
+    va_start(ap, arg0);                                                                            \
+    va_copy(cp, ap);                                                                               \
+    size_t n = count_args(arg0, cp);                                                               \
+    va_end(cp);                                                                                    \
+    char *argv[n + 1];                                                                             \
+    take_args(argv, n, arg0, &ap);
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+    ARGV_FROM_VA(arg)
+    va_end(ap);
+    return execve(path, argv, environ);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    ARGV_FROM_VA(arg)
+    va_end(ap);
+    return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+    ARGV_FROM_VA(arg)
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
+
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+    const int fail = ENOSYS;
+    NEXT(spawn_fn, posix_spawn)
+    WIDENED(int, real(pid, path, fa, at, argv, envp))
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+    const int fail = ENOSYS;
+    NEXT(spawn_fn, posix_spawnp)
+    WIDENED(int, real(pid, file, fa, at, argv, envp))
+}
+
+typedef int (*system_fn)(const char *);
+typedef FILE *(*popen_fn)(const char *, const char *);
+
+/* system and popen spawn inside the C library (no call through exec or posix_spawn above) */
+EXPORT int system(const char *cmd)
+{
+    const int fail = -1;
+    NEXT(system_fn, system)
+    WIDENED(int, real(cmd))
+}
+
+EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+    FILE *const fail = NULL;
+    NEXT(popen_fn, popen)
+    WIDENED(FILE *, real(cmd, mode))
 }
