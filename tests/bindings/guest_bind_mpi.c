@@ -205,6 +205,24 @@ static double check_arrays(int T, const int *thread_node, const int *mine, int n
     return sum;
 }
 
+/* Sum the ranks' counts on rank 0, print them and write them to $NPL_MPI_COUNTS; finalize. */
+static int rank_finish(const char *mode, int size)
+{
+    int fails = 0, passes = 0;
+    MPI_Reduce(&failed, &fails, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&passed, &passes, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("mpi %s: %d ranks: %d checks passed, %d failed\n", mode, size, passes, fails);
+        FILE *f = getenv("NPL_MPI_COUNTS") ? fopen(getenv("NPL_MPI_COUNTS"), "w") : NULL;
+        if (f) {
+            fprintf(f, "%d %d\n", passes, fails);
+            fclose(f);
+        }
+    }
+    MPI_Finalize();
+    return failed != 0;
+}
+
 static int rank_main(int argc, char **argv)
 {
     int provided, size;
@@ -229,19 +247,7 @@ static int rank_main(int argc, char **argv)
     double n = 256 * 1024, total = 0, want_total = size * (n * (n - 1) / 2 + 3 * n);
     MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     CHECK(total == want_total, "triad checksum over %d ranks: %.0f, want %.0f", size, total, want_total);
-    int fails = 0, passes = 0;
-    MPI_Reduce(&failed, &fails, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&passed, &passes, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("mpi %s: %d ranks: %d checks passed, %d failed\n", mode, size, passes, fails);
-        FILE *f = getenv("NPL_MPI_COUNTS") ? fopen(getenv("NPL_MPI_COUNTS"), "w") : NULL;
-        if (f) {
-            fprintf(f, "%d %d\n", passes, fails);
-            fclose(f);
-        }
-    }
-    MPI_Finalize();
-    return failed != 0;
+    return rank_finish(mode, size);
 }
 
 /* Node of every page of [p, p + bytes) by the raw move_pages syscall (not the library):
@@ -320,20 +326,7 @@ static int run_rank_main(int argc, char **argv)
     }
     free(a);
     CHECK(al != NULL, "malloc failed");
-    int fails = 0, passes = 0;
-    MPI_Reduce(&failed, &fails, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&passed, &passes, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("mpi run --nodes $OMPI_COMM_WORLD_LOCAL_RANK: %d ranks: %d checks passed, %d failed\n",
-               size, passes, fails);
-        FILE *f = getenv("NPL_MPI_COUNTS") ? fopen(getenv("NPL_MPI_COUNTS"), "w") : NULL;
-        if (f) {
-            fprintf(f, "%d %d\n", passes, fails);
-            fclose(f);
-        }
-    }
-    MPI_Finalize();
-    return failed != 0;
+    return rank_finish("run --nodes $OMPI_COMM_WORLD_LOCAL_RANK", size);
 }
 
 /* The ranks' counts (written by rank 0): *p passed, *f failed; 0, or -1 if there are none. */
