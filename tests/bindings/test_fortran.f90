@@ -4,10 +4,15 @@
 program test_fortran
     use numaplace
     use omp_lib
-    use, intrinsic :: iso_c_binding, only: c_size_t, c_double, c_int
+    use, intrinsic :: iso_c_binding, only: c_size_t, c_double, c_int, c_float, c_int64_t, &
+        c_double_complex, c_float_complex
     implicit none
     real(c_double), pointer :: a(:), b(:,:), bad(:)
     integer(c_int), pointer :: c(:,:,:)
+    real(c_float), pointer :: r4(:,:)
+    integer(c_int64_t), pointer :: i8(:)
+    complex(c_double_complex), pointer :: z8(:,:,:)
+    complex(c_float_complex), pointer :: z4(:)
     integer(c_size_t) :: pages, placed, misplaced, absent
     integer :: i, j, k, ierr, passed, failed, node0, cpu, node, pin_err, local(64), nlocal
     real(8) :: s
@@ -72,6 +77,36 @@ program test_fortran
     call npl_set_policy(c, 'prime_mapp', ierr)
     call ok(ierr == 0 .and. sum(int(c, 8)) == si .and. c(50, 40, 30) == 30, '3D set_policy')
     call npl_deallocate(c, ierr)
+
+    ! the other kinds: element sizes, column-major strides, data kept through policy changes
+    call npl_allocate(r4, 1000, 300, 'cyclic', ierr)
+    call ok(ierr == 0 .and. loc(r4(1, 2)) - loc(r4(1, 1)) == 4000, 'REAL(4) 2D: 4-byte elements')
+    r4 = 1.5
+    call npl_set_policy_part(r4, 101, 100, 'skew_mapp', ierr)
+    call ok(ierr == 0 .and. sum(real(r4, 8)) == 1.5d0 * 300000, 'REAL(4) set_policy_part keeps the data')
+    call npl_check(r4, pages, placed, misplaced, absent, ierr)
+    call ok(ierr == 0 .and. pages == 293 .and. misplaced == 0, 'REAL(4) check: 293 pages')
+    call npl_deallocate(r4, ierr)
+    call ok(ierr == 0 .and. .not. associated(r4), 'REAL(4) deallocate')
+    call npl_allocate(i8, 600000, 'cyclic_block:3', ierr)
+    call ok(ierr == 0 .and. loc(i8(2)) - loc(i8(1)) == 8, 'INTEGER(8) 1D: 8-byte elements')
+    do i = 1, size(i8)
+        i8(i) = int(i, 8) * 4000000000_8
+    end do
+    call npl_migrate(i8, node0, ierr)
+    call ok(ierr == 0 .and. i8(600000) == 600000_8 * 4000000000_8 .and. &
+            npl_node_of(i8(300000)) == node0, 'INTEGER(8) migrate keeps 64-bit values')
+    call npl_deallocate(i8)
+    call npl_allocate(z8, 64, 32, 16, 'bind_block', ierr)
+    call ok(ierr == 0 .and. loc(z8(1, 2, 1)) - loc(z8(1, 1, 1)) == 64 * 16, 'COMPLEX(8) 3D: 16-byte elements')
+    z8 = (1d0, -2d0)
+    call npl_set_policy(z8, 'cyclic', ierr)
+    call ok(ierr == 0 .and. sum(z8) == cmplx(32768d0, -65536d0, kind=c_double_complex), &
+            'COMPLEX(8) set_policy keeps the data')
+    call npl_deallocate(z8)
+    call npl_allocate(z4, 5000, 'random', ierr)
+    call ok(ierr == 0 .and. loc(z4(2)) - loc(z4(1)) == 8 .and. size(z4) == 5000, 'COMPLEX(4) 1D: 8-byte elements')
+    call npl_deallocate(z4)
 
     call npl_local_nodes(local, nlocal)
     call ok(nlocal == npl_node_count() .and. local(1) == node0, 'npl_local_nodes: every node has CPUs here')
