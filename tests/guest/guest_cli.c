@@ -695,12 +695,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--cpus-per-node"))
             K = atoi(argv[++i]);
     }
-    /* exact placement checks: automatic NUMA balancing would move pages under us */
-    FILE *b = fopen("/proc/sys/kernel/numa_balancing", "w");
-    if (b) {
-        fputs("0", b);
-        fclose(b);
-    }
+    numa_balancing_off(); /* exact placement checks */
     const npl_topo *t = npl_topo_self();
     if (t && npl_topo_node_count(t, 0) != N) {
         printf("SKIP: this machine has %d usable nodes, not %d\n", npl_topo_node_count(t, 0), N);

@@ -182,21 +182,10 @@ static int rule_node(int r, long b, const int *l, int m, int P)
     return l[r == 0 ? b % m : r == 1 ? skew((int)b, m) : prime_rule((int)b, m, P)];
 }
 
-/* mappings of /proc/self/maps that overlap [p, p+len) */
+/* mappings of /proc/self/maps that overlap [p, p+len) (check.h's maps_between) */
 static int mappings_over(const void *p, size_t len)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    char line[512];
-    int n = 0;
-    uintptr_t lo = (uintptr_t)p, hi = lo + len;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long s, e;
-        if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < hi && e > lo)
-            n++;
-    }
-    if (f)
-        fclose(f);
-    return n;
+    return maps_between((uintptr_t)p, (uintptr_t)p + len);
 }
 
 static void fill_big(double *d, size_t n, double add)

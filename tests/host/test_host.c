@@ -3,6 +3,7 @@
  * Multi-node placement is proven in the guest (tests/guest). */
 #define _GNU_SOURCE
 #include "check.h"
+#include "deny_numa.h"
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -18,30 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Deny the NUMA system calls with `err`, as a container's seccomp profile does. */
-static int deny_numa_syscalls(int err)
-{
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 4, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_mempolicy, 3, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_get_mempolicy, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_move_pages, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-    };
-    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        return -1;
-    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-}
-
 /* In a child: a kernel that says err to every NUMA call. Returns the child's failure count. */
 static int no_numa_child(int err)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        if (deny_numa_syscalls(err) < 0) {
+        if (deny_numa_syscalls(err, 0) < 0) {
             printf("SKIP: seccomp unavailable: %s\n", strerror(errno));
             _exit(0);
         }

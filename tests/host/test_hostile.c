@@ -11,6 +11,7 @@
  * Runs in the normal, ASan+UBSan and TSan builds (ctest host.hostile). */
 #define _GNU_SOURCE
 #include "check.h"
+#include "deny_numa.h"
 #include <errno.h>
 #include <numaplace.h>
 #include <numaplace/migrate.h>
@@ -1009,28 +1010,11 @@ static void round3(void)
  * set/get_mempolicy, move_pages, migrate_pages), extending test_host.c's child to the rest of
  * the API: every call that needs one of them fails with ENOSYS/EPERM, never a crash; placements
  * on this one node still succeed; every byte stays as written. */
-static int deny_numa(int err)
-{
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 5, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_mempolicy, 4, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_get_mempolicy, 3, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_move_pages, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_migrate_pages, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-    };
-    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        return -1;
-    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-}
 
 #define DENIED(expr) FAILS(expr, ENOSYS, EPERM)
 static void no_numa_calls(int err)
 {
-    if (deny_numa(err) < 0) {
+    if (deny_numa_syscalls(err, 1) < 0) {
         printf("SKIP: seccomp unavailable: %s\n", strerror(errno));
         return;
     }

@@ -31,6 +31,17 @@ static inline int vec_equals(const int *v, size_t n, const char *expected, char 
     return strcmp(got, expected) == 0;
 }
 
+/* Turn the kernel's automatic NUMA balancing off (guest programs that check exact placement:
+ * it would move pages under them); silent where /proc/sys cannot be written. */
+static inline void numa_balancing_off(void)
+{
+    FILE *b = fopen("/proc/sys/kernel/numa_balancing", "w");
+    if (b) {
+        fputs("0", b);
+        fclose(b);
+    }
+}
+
 /* Mappings of /proc/self/maps that overlap [lo, hi). */
 static inline int maps_between(uintptr_t lo, uintptr_t hi)
 {
