@@ -15,7 +15,7 @@
  * warning under NUMAPLACE_DEBUG. This file never exits the process and never changes its status.
  * omp-tools.h comes from libomp-dev; nothing here links libomp. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "base/base.h"
 #include "preload.h"
 
 #include <omp-tools.h>

@@ -33,10 +33,10 @@
  * Messages: one line on stderr when the environment is wrong (the interposer then stays out of
  * the way); NUMAPLACE_DEBUG=1 logs each intercepted allocation. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "topology/topology.h"
+#include "sys/sys.h"
 
 #include "preload.h"
-#include "procfs.h"
 
 #include <dlfcn.h>
 #include <limits.h>

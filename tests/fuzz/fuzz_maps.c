@@ -4,7 +4,7 @@
  * the result is 0 or -1 with EINVAL; every entry has start < end, entries increase and do not
  * overlap, the protection matches the permission letters, the path lies inside its line and
  * holds no '\n' or NUL; parsing stops at the first malformed line and never calls back after it. */
-#include "procfs.h"
+#include "sys/sys.h"
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * beyond the end of a file) and queries whose cost follows the mapped pages, not the range. */
 #define _GNU_SOURCE
 #include "check.h"
-#include "procfs.h"
+#include "sys/sys.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <numaplace.h>

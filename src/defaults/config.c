@@ -17,7 +17,7 @@
  *
  * Pure (no system call but reading the file). Errors name the file and line. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "defaults/defaults.h"
 
 #include <ctype.h>
 #include <errno.h>

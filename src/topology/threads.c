@@ -1,7 +1,7 @@
 /* threads.c - pin_thread done well: the n-th thread on the n-th allowed CPU of a strategy.
  * The order is pure (topology + strategy); pinning is one sched_setaffinity. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "topology/topology.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* replicate.c - per-node replicas of read-only data (numag). Each copy is a library array
  * placed with bind_all:<node> and filled by a thread pinned to a CPU of that node. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "arrays/arrays.h"
 #include "numaplace/replicate.h"
 
 #include <errno.h>
@@ -193,7 +193,7 @@ int npl_replicate(npl_replica **out, const void *master, size_t bytes, const int
     npl_shape shape = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
     for (int i = 0; i < m; i++, r->ncopies++) {
         npl_plan *p = NULL;
-        if (npl__node_plan(list[i], &p) < 0 ||
+        if (npl__plan_bind(&p, t, &list[i], 1) < 0 ||
             !(r->copy[i] = npl_alloc_planned(&shape, p, flags))) {
             int e = errno;
             char msg[256];

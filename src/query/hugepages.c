@@ -8,8 +8,7 @@
  * CAP_SYS_ADMIN: without it the frames read as 0, THP cannot be located, and their base pages are
  * counted as base pages (the function then returns 1). */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "procfs.h"
+#include "query/query.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,55 +18,8 @@
 #include <unistd.h>
 
 #define HUGE_2M ((uintptr_t)2 << 20)
-#define KPF_THP_BIT 22
-#define PM_PRESENT (1ull << 63)
-#define PM_PFN_MASK ((1ull << 55) - 1)
 
-struct vma {
-    uintptr_t start, end;
-    int hugetlb;
-    long thp_kb;
-};
-
-/* Mappings of /proc/self/smaps overlapping [lo, hi). */
-static int read_vmas(uintptr_t lo, uintptr_t hi, struct vma **out, int *n)
-{
-    FILE *f = npl__fs_open("/proc/self/smaps");
-    if (!f)
-        return npl__fail(errno, "cannot read /proc/self/smaps");
-    struct vma *v = NULL, *cur = NULL;
-    int nv = 0;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        unsigned long s, e;
-        long kb;
-        char *dash = strchr(line, '-'), *sp = strchr(line, ' ');
-        if (dash && sp && dash < sp && sscanf(line, "%lx-%lx ", &s, &e) == 2) {
-            cur = NULL;
-            if (e <= lo || s >= hi)
-                continue;
-            struct vma *nvp = realloc(v, (size_t)(nv + 1) * sizeof *v);
-            if (!nvp) {
-                free(v);
-                fclose(f);
-                return npl__fail(ENOMEM, "out of memory");
-            }
-            v = nvp;
-            cur = &v[nv++];
-            *cur = (struct vma){s, e, 0, 0};
-        } else if (cur && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1) {
-            cur->hugetlb = kb == 2048;
-        } else if (cur && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
-            cur->thp_kb = kb;
-        }
-    }
-    fclose(f);
-    *out = v;
-    *n = nv;
-    return 0;
-}
-
-static const struct vma *vma_of(const struct vma *v, int n, uintptr_t a)
+static const struct npl_smaps_vma *vma_of(const struct npl_smaps_vma *v, int n, uintptr_t a)
 {
     for (int i = 0; i < n; i++)
         if (a >= v[i].start && a < v[i].end)
@@ -75,32 +27,15 @@ static const struct vma *vma_of(const struct vma *v, int n, uintptr_t a)
     return NULL;
 }
 
-/* The page frames of [lo, lo + n pages) from /proc/self/pagemap: 1 if any frame number is
- * readable (CAP_SYS_ADMIN; otherwise the kernel reports them as 0), else 0 (pm zeroed). */
-static int read_frames(uintptr_t lo, size_t n, size_t psz, uint64_t *pm)
-{
-    int have = 0, fd = npl__fs_open_fd("/proc/self/pagemap", O_RDONLY);
-    size_t bytes = n * sizeof *pm;
-    memset(pm, 0, bytes);
-    if (fd >= 0 && pread(fd, pm, bytes, (off_t)(lo / psz * sizeof *pm)) == (ssize_t)bytes)
-        for (size_t i = 0; i < n && !have; i++)
-            have = (pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK);
-    if (fd >= 0)
-        close(fd);
-    return have;
-}
-
 /* Is the 2 MiB unit starting at page i0 one transparent huge page? Its first frame is a THP
  * (kpageflags) and the frames of all its base pages are contiguous and on one node. */
 static int is_thp(int kfd, const uint64_t *pm, const int *node, size_t i0, size_t per_huge)
 {
-    uint64_t fl = 0, pfn = pm[i0] & PM_PFN_MASK;
-    if (kfd < 0 || !(pm[i0] & PM_PRESENT) ||
-        pread(kfd, &fl, sizeof fl, (off_t)(pfn * sizeof fl)) != (ssize_t)sizeof fl ||
-        !((fl >> KPF_THP_BIT) & 1))
+    uint64_t pfn = pm[i0] & NPL__PM_PFN_MASK;
+    if (kfd < 0 || !(pm[i0] & NPL__PM_PRESENT) || !npl__kpage_is_thp(kfd, pfn))
         return 0;
     for (size_t k = 1; k < per_huge; k++) /* any break means it was split */
-        if (!(pm[i0 + k] & PM_PRESENT) || (pm[i0 + k] & PM_PFN_MASK) != pfn + k ||
+        if (!(pm[i0 + k] & NPL__PM_PRESENT) || (pm[i0 + k] & NPL__PM_PFN_MASK) != pfn + k ||
             node[i0 + k] != node[i0])
             return 0;
     return 1;
@@ -112,7 +47,7 @@ struct huge_scan {
     int *node;       /* node of each base page (or -errno) */
     uint64_t *pm;    /* pagemap entries */
     char *done;      /* base pages counted inside a huge page */
-    struct vma *v;
+    struct npl_smaps_vma *v;
     int nv, have_pfn, max_node;
 };
 
@@ -120,10 +55,10 @@ struct huge_scan {
 static void count_huge(struct huge_scan *h, size_t *huge)
 {
     size_t per_huge = HUGE_2M / h->psz;
-    int kfd = h->have_pfn ? npl__fs_open_fd("/proc/kpageflags", O_RDONLY) : -1;
+    int kfd = h->have_pfn ? npl__kpageflags_open() : -1;
     for (uintptr_t u = (h->lo + HUGE_2M - 1) & ~(HUGE_2M - 1); u + HUGE_2M <= h->hi; u += HUGE_2M) {
         size_t i0 = (u - h->lo) / h->psz;
-        const struct vma *m = vma_of(h->v, h->nv, u);
+        const struct npl_smaps_vma *m = vma_of(h->v, h->nv, u);
         if (!m || h->node[i0] < 0 || h->node[i0] > h->max_node)
             continue;
         if (!m->hugetlb && !(m->thp_kb > 0 && is_thp(kfd, h->pm, h->node, i0, per_huge)))
@@ -173,8 +108,8 @@ int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base,
     if (!h.node || !h.pm || !h.done)
         npl__fail(ENOMEM, "out of memory");
     else if (npl_query_pages((void *)h.lo, h.hi - h.lo, h.node, h.npages) >= 0 &&
-             read_vmas(h.lo, h.hi, &h.v, &h.nv) == 0) {
-        h.have_pfn = read_frames(h.lo, h.npages, h.psz, h.pm);
+             npl__smaps_read(h.lo, h.hi, &h.v, &h.nv) == 0) {
+        h.have_pfn = npl__pagemap_read(h.lo, h.npages, h.pm);
         count_huge(&h, huge);
         count_base(&h, base, absent);
         rc = 0;
@@ -184,15 +119,4 @@ int npl_histogram_huge(const void *addr, size_t len, size_t *huge, size_t *base,
     free(h.done);
     free(h.v);
     return rc;
-}
-
-int npl__can_locate_thp(void)
-{
-    static char probe[1] = {1};
-    uint64_t pm = 0;
-    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
-    probe[0] = 1; /* present */
-    int ok = read_frames((uintptr_t)probe & ~(uintptr_t)(psz - 1), 1, psz, &pm) &&
-             npl__fs_access("/proc/kpageflags", R_OK) == 0;
-    return ok;
 }

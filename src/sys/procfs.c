@@ -1,8 +1,8 @@
 /* procfs.c - the one reader of /proc and /sys, under a root that can be redirected
- * ($NUMAPLACE_FSROOT), and a strict /proc/PID/maps parser (see procfs.h). */
+ * ($NUMAPLACE_FSROOT): a strict /proc/PID/maps parser, the range check, and the page-frame
+ * files (pagemap, kpageflags, smaps) that locate huge pages. */
 #define _GNU_SOURCE
-#include "procfs.h"
-#include "internal.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -405,4 +405,76 @@ int npl__range_check(const void *addr, size_t len, int need_write)
                                  "established (not touched: pages beyond its end would raise SIGBUS)",
                          addr, len, c.file, (unsigned long)c.bad);
     }
+}
+
+/* ---- page frames: pagemap, kpageflags, smaps ---- */
+#define KPF_THP_BIT 22
+
+int npl__pagemap_read(uintptr_t lo, size_t n, uint64_t *pm)
+{
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE), bytes = n * sizeof *pm;
+    int have = 0, fd = npl__fs_open_fd("/proc/self/pagemap", O_RDONLY);
+    memset(pm, 0, bytes);
+    if (fd >= 0 && pread(fd, pm, bytes, (off_t)(lo / psz * sizeof *pm)) == (ssize_t)bytes)
+        for (size_t i = 0; i < n && !have; i++)
+            have = (pm[i] & NPL__PM_PRESENT) && (pm[i] & NPL__PM_PFN_MASK);
+    if (fd >= 0)
+        close(fd);
+    return have;
+}
+
+int npl__kpageflags_open(void) { return npl__fs_open_fd("/proc/kpageflags", O_RDONLY); }
+
+int npl__kpage_is_thp(int kfd, uint64_t pfn)
+{
+    uint64_t fl = 0;
+    return pread(kfd, &fl, sizeof fl, (off_t)(pfn * sizeof fl)) == (ssize_t)sizeof fl &&
+           ((fl >> KPF_THP_BIT) & 1);
+}
+
+int npl__can_locate_thp(void)
+{
+    static char probe[1] = {1};
+    uint64_t pm = 0;
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    probe[0] = 1; /* present */
+    return npl__pagemap_read((uintptr_t)probe & ~(uintptr_t)(psz - 1), 1, &pm) &&
+           npl__fs_access("/proc/kpageflags", R_OK) == 0;
+}
+
+int npl__smaps_read(uintptr_t lo, uintptr_t hi, struct npl_smaps_vma **out, int *n)
+{
+    FILE *f = npl__fs_open("/proc/self/smaps");
+    if (!f)
+        return npl__fail(errno, "cannot read /proc/self/smaps");
+    struct npl_smaps_vma *v = NULL, *cur = NULL;
+    int nv = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long s, e;
+        long kb;
+        char *dash = strchr(line, '-'), *sp = strchr(line, ' ');
+        if (dash && sp && dash < sp && sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+            cur = NULL;
+            if (e <= lo || s >= hi)
+                continue;
+            struct npl_smaps_vma *nvp = realloc(v, (size_t)(nv + 1) * sizeof *v);
+            if (!nvp) {
+                free(v);
+                fclose(f);
+                return npl__fail(ENOMEM, "out of memory");
+            }
+            v = nvp;
+            cur = &v[nv++];
+            *cur = (struct npl_smaps_vma){s, e, 0, 0};
+        } else if (cur && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1) {
+            cur->hugetlb = kb == 2048;
+        } else if (cur && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
+            cur->thp_kb = kb;
+        }
+    }
+    fclose(f);
+    *out = v;
+    *n = nv;
+    return 0;
 }

@@ -1,11 +1,9 @@
-/* query.c - where pages really are (move_pages with a NULL node list, batched), histograms,
- * and process-wide statistics. */
+/* query.c - where pages really are (move_pages with a NULL node list, batched) and
+ * histograms. */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "procfs.h"
+#include "query/query.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,53 +157,5 @@ int npl_histogram(const void *addr, size_t len, size_t *counts, size_t *absent)
     if (absent)
         *absent = q.miss;
     free(c);
-    return 0;
-}
-
-/* ---- process-wide statistics ---- */
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct npl_stats stats;
-
-/* fork: taken after the registry lock (src/array.c's handlers), in the order the code nests them */
-void npl__stats_fork_lock(int lock)
-{
-    if (lock)
-        pthread_mutex_lock(&stats_lock);
-    else
-        pthread_mutex_unlock(&stats_lock);
-}
-
-void npl__stats_add(const struct npl_place_stats *st)
-{
-    pthread_mutex_lock(&stats_lock);
-    stats.placements++;
-    stats.pages_placed += st->placed;
-    stats.pages_moved += st->moved;
-    stats.pages_misplaced += st->misplaced;
-    stats.seconds += st->seconds;
-    pthread_mutex_unlock(&stats_lock);
-}
-
-void npl__stats_arrays(long arrays, long bytes)
-{
-    pthread_mutex_lock(&stats_lock);
-    stats.arrays_live += (uint64_t)arrays;
-    stats.bytes_live += (uint64_t)bytes;
-    pthread_mutex_unlock(&stats_lock);
-}
-
-int npl_get_stats(struct npl_stats *out)
-{
-    if (!out)
-        return npl__fail(EINVAL, "NULL output");
-    pthread_mutex_lock(&stats_lock);
-    *out = stats;
-    pthread_mutex_unlock(&stats_lock);
-    out->syscalls = atomic_load(&npl__total_syscalls);
-    out->mbind = atomic_load(&npl__numa_syscalls[NPL__SYS_MBIND]);
-    out->set_mempolicy = atomic_load(&npl__numa_syscalls[NPL__SYS_SET_MEMPOLICY]);
-    out->get_mempolicy = atomic_load(&npl__numa_syscalls[NPL__SYS_GET_MEMPOLICY]);
-    out->move_pages = atomic_load(&npl__numa_syscalls[NPL__SYS_MOVE_PAGES]);
-    out->migrate_pages = atomic_load(&npl__numa_syscalls[NPL__SYS_MIGRATE_PAGES]);
     return 0;
 }

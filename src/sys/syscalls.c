@@ -1,8 +1,7 @@
-/* sys.c - the only file that makes NUMA system calls. Raw syscall(2) so that the library
- * needs no libnuma at run time; every call is counted (statistics, benchmarks). */
+/* syscalls.c - the only file that makes NUMA system calls. Raw syscall(2) so that the library
+ * needs no libnuma at run time; every call is counted (counters.c: statistics, benchmarks). */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "procfs.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -20,16 +19,11 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-_Atomic uint64_t npl__total_syscalls;
-_Atomic uint64_t npl__numa_syscalls[NPL__SYS_KINDS];
-
 static void count(struct npl_counter *c, int kind)
 {
     if (c)
         c->syscalls++;
-    atomic_fetch_add_explicit(&npl__total_syscalls, 1, memory_order_relaxed);
-    if (kind >= 0)
-        atomic_fetch_add_explicit(&npl__numa_syscalls[kind], 1, memory_order_relaxed);
+    npl__count_syscall(kind);
 }
 
 #define WORD_BITS (8 * sizeof(unsigned long))

@@ -2,7 +2,7 @@
  * page -> node map. No system call in this file: every function here is unit tested on
  * synthetic topologies. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "plan/plan.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,7 +106,7 @@ int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, 
     return 0;
 }
 
-static int is_block_kind(npl_policy_kind k)
+int npl__is_block_kind(npl_policy_kind k)
 {
     return k == NPL_BIND_BLOCK || k == NPL_CYCLIC_BLOCK || k == NPL_RANDOM_BLOCK;
 }
@@ -114,7 +114,7 @@ static int is_block_kind(npl_policy_kind k)
 int npl_policy_set_block_pages(npl_policy *p, size_t pages)
 {
     /* at most what a policy string can say: the canonical string must parse again */
-    if (!p || !is_block_kind(p->kind) || pages == 0 || (uint64_t)pages > (uint64_t)1 << 40)
+    if (!p || !npl__is_block_kind(p->kind) || pages == 0 || (uint64_t)pages > (uint64_t)1 << 40)
         return npl__fail(EINVAL, "block size needs a block policy and a size of 1..2^40");
     p->block_pages = pages;
     p->block_units = 0;
@@ -123,7 +123,7 @@ int npl_policy_set_block_pages(npl_policy *p, size_t pages)
 
 int npl_policy_set_block_units(npl_policy *p, size_t units)
 {
-    if (!p || !is_block_kind(p->kind) || units == 0 || (uint64_t)units > (uint64_t)1 << 40)
+    if (!p || !npl__is_block_kind(p->kind) || units == 0 || (uint64_t)units > (uint64_t)1 << 40)
         return npl__fail(EINVAL, "block size needs a block policy and a size of 1..2^40");
     p->block_units = units;
     p->block_pages = 0;
@@ -137,7 +137,7 @@ static int valid_strategy_word(const char *s)
 
 int npl_policy_set_threads(npl_policy *p, int nthreads, const char *pin)
 {
-    if (!p || !is_block_kind(p->kind))
+    if (!p || !npl__is_block_kind(p->kind))
         return npl__fail(EINVAL, "threads apply to block policies only");
     if (nthreads < 0 || nthreads > 1 << 20)
         return npl__fail(EINVAL, "invalid thread count %d", nthreads);
@@ -280,7 +280,7 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
                                      "threads, pin, seed or prime at most)", whole, !val ? it : key);
         seen |= bit;
         if (!val) { /* positional */
-            if (is_block_kind(p->kind) && p->kind != NPL_BIND_BLOCK) {
+            if (npl__is_block_kind(p->kind) && p->kind != NPL_BIND_BLOCK) {
                 key = "pages";
                 val = it;
             } else if (p->kind == NPL_PRIME_MAPP) {
@@ -290,20 +290,20 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
                 return npl__fail(EINVAL, "policy \"%s\": unexpected parameter \"%s\"", whole, it);
             }
         }
-        if (is_block_kind(p->kind) && !strcmp(key, "pages")) {
+        if (npl__is_block_kind(p->kind) && !strcmp(key, "pages")) {
             ok = parse_size_value(val, val, &p->block_pages) == 0;
             p->block_units = 0;
-        } else if (is_block_kind(p->kind) &&
+        } else if (npl__is_block_kind(p->kind) &&
                    (!strcmp(key, "units") || !strcmp(key, "rows") || !strcmp(key, "cols") ||
                     !strcmp(key, "planes"))) {
             ok = parse_size_value(val, val, &p->block_units) == 0;
             p->block_pages = 0;
-        } else if (is_block_kind(p->kind) && !strcmp(key, "threads")) {
+        } else if (npl__is_block_kind(p->kind) && !strcmp(key, "threads")) {
             uint64_t t;
             ok = npl__parse_u64(val, &t) == 0 && t >= 1 && t <= 1 << 20;
             if (ok)
                 p->threads = (int)t;
-        } else if (is_block_kind(p->kind) && !strcmp(key, "pin")) {
+        } else if (npl__is_block_kind(p->kind) && !strcmp(key, "pin")) {
             ok = valid_strategy_word(val) && *val;
             if (ok)
                 snprintf(p->pin, sizeof p->pin, "%s", val);

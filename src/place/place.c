@@ -13,9 +13,9 @@
  *      its node with one move_pages: pages that were already there, or that spilled.
  * System calls: O(W * M); mappings added: none inside the range. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "place/place.h"
+#include "topology/topology.h"
 #include "numaplace/migrate.h"
-#include "procfs.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -692,17 +692,6 @@ int npl_place_range_planned(void *addr, size_t len, const npl_plan *plan,
     if (npl__range_check(addr, len, 1) < 0)
         return -1;
     return npl__place(addr, len, plan, shape, flags | NPL__F_SPLIT_THP, 0, NULL);
-}
-
-int npl_place_range(void *addr, size_t len, const npl_policy *pol, const npl_shape *shape,
-                    unsigned flags)
-{
-    npl_plan *plan;
-    if (npl__plan_default(&plan, pol) < 0)
-        return -1;
-    int rc = npl_place_range_planned(addr, len, plan, shape, flags);
-    npl_plan_free(plan);
-    return rc;
 }
 
 /* The calling thread's kernel policy (what its later faults get; inherited by threads it creates

@@ -6,20 +6,15 @@
  * bind_block (from the pin order), the prime and the weights. It is immutable and reference
  * counted; an array keeps the plans it was placed with, so npl_check, migration and the CLI read
  * what placement used, whatever the environment says later. No system call and no file or
- * environment read in this file: defaults come in as arguments (src/defaults.c reads them). */
+ * environment read in this file: defaults come in as arguments (defaults/ reads them). */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "plan/plan.h"
 
 #include <errno.h>
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int is_block_kind(npl_policy_kind k)
-{
-    return k == NPL_BIND_BLOCK || k == NPL_CYCLIC_BLOCK || k == NPL_RANDOM_BLOCK;
-}
 
 /* A node a policy names must exist, be allowed and have memory. */
 static int validate_node(const npl_topo *t, int os, const char *role)
@@ -168,7 +163,7 @@ static int resolve(struct npl_plan *pl, const npl_policy *p, const npl_topo *t, 
     pl->block_units = p->block_units;
     pl->seed = p->seed;
     pl->usable_nodes = npl_topo_node_count(t, 0);
-    if (is_block_kind(p->kind)) {
+    if (npl__is_block_kind(p->kind)) {
         int cores = npl_topo_core_count(t);
         pl->nthreads = p->threads ? p->threads : threads > 0 ? threads : cores > 0 ? cores : 1;
     }
@@ -218,6 +213,22 @@ npl_plan *npl__plan_ref(const npl_plan *pl)
     if (p)
         atomic_fetch_add(&p->refs, 1);
     return p;
+}
+
+int npl__plan_bind(npl_plan **out, const npl_topo *t, const int *nodes, int n)
+{
+    npl_policy *p;
+    *out = NULL;
+    if (!t) /* npl_topo_self() failed: its error stands */
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (nodes[i] < 0)
+            return npl__fail(EINVAL, "invalid node %d", nodes[i]);
+    if (npl_policy_create(&p, NPL_BIND_ALL, nodes, n) < 0)
+        return -1;
+    int rc = npl_plan_create(out, p, t, 0);
+    npl_policy_free(p);
+    return rc;
 }
 
 void npl_plan_free(npl_plan *pl)
@@ -407,17 +418,4 @@ int npl_plan_map(const npl_plan *pl, const npl_shape *shape, size_t bytes, size_
     for (size_t k = 0; k < count; k++)
         nodes[k] = npl__map_node(&m, first + k);
     return 0;
-}
-
-int npl_policy_map(const npl_policy *p, const npl_topo *t, const npl_shape *shape, size_t bytes,
-                   size_t page_size, size_t first, size_t count, int *nodes)
-{
-    npl_plan *pl;
-    /* NULL topology: this process's, with the defaults of the environment (src/defaults.c) */
-    int rc = t ? npl_plan_create(&pl, p, t, 0) : npl__plan_default(&pl, p);
-    if (rc < 0)
-        return -1;
-    rc = npl_plan_map(pl, shape, bytes, page_size, first, count, nodes);
-    npl_plan_free(pl);
-    return rc;
 }

@@ -2,8 +2,8 @@
  * may use (its CPU affinity at load time, its cpuset's Mems_allowed). The result is a plain
  * struct npl_topo that the pure layers read; a synthetic topology is the same struct. */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "procfs.h"
+#include "topology/topology.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 #include <hwloc.h>

@@ -1,10 +1,9 @@
 /* array.c - library arrays: mmap'ed, placed, registered by base address so that functions
  * taking an array can tell a library array from any other pointer. A registry lock guards the
- * table; each array has its own lock so that two re-placements of one array serialise. */
+ * table; each array has its own lock so that two re-placements of one array serialise. Every
+ * function here takes a plan; the shorthands that take a policy are in defaults/. */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "nexttouch.h"
-#include "numaplace/migrate.h"
+#include "arrays/arrays.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -44,21 +43,19 @@ static int nreg, capreg;
 
 /* fork() while another thread holds a lock must not leave the child's copy locked forever
  * (npl_free in the child would hang): hold the locks across fork in both processes. One set of
- * handlers takes them in the order the code nests them (the registry, then the statistics it
- * updates, then the migration statistics), so fork() and an allocation never wait for each
- * other (TSan saw the inversion of separate handlers). Priority 101: registered before the
+ * handlers takes them in the order the code nests them (the registry, then the counters it
+ * updates), so fork() and an allocation never wait for each other (TSan saw the inversion of
+ * separate handlers). Priority 101: registered before the
  * interposer's (preload/), whose prepare handler, run first, waits until no thread is inside the
  * library. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&reg_lock);
-    npl__stats_fork_lock(1);
-    npl__migrate_fork_lock(1);
+    npl__counters_fork_lock(1);
 }
 static void fork_release(void)
 {
-    npl__migrate_fork_lock(0);
-    npl__stats_fork_lock(0);
+    npl__counters_fork_lock(0);
     pthread_mutex_unlock(&reg_lock);
 }
 __attribute__((constructor(101))) static void fork_handlers(void)
@@ -241,25 +238,6 @@ void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned f
     return NULL;
 }
 
-void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags)
-{
-    npl_plan *plan;
-    size_t bytes;
-    if (npl_shape_bytes(shape, &bytes) < 0 || npl__plan_default(&plan, pol) < 0)
-        return NULL;
-    void *p = npl_alloc_planned(shape, plan, flags);
-    int e = errno;
-    npl_plan_free(plan);
-    errno = e;
-    return p;
-}
-
-void *npl_alloc(size_t bytes, const npl_policy *pol)
-{
-    npl_shape s = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
-    return npl_alloc_array(&s, pol, 0);
-}
-
 int npl_free(void *p)
 {
     if (!p)
@@ -376,29 +354,12 @@ int npl_apply_planned(void *p, const npl_plan *plan, unsigned flags)
     return rc;
 }
 
-/* A policy given to an array function: resolved on this process's topology and defaults. */
-static int plan_of(const npl_policy *pol, npl_plan **out)
+int npl__apply_part_planned(void *p, size_t first_unit, size_t nunits, const npl_plan *plan,
+                            unsigned flags)
 {
-    if (!pol)
-        return npl__fail(EINVAL, "NULL policy");
-    return npl__plan_default(out, pol);
-}
-
-int npl_apply(void *p, const npl_policy *pol, unsigned flags)
-{
-    npl_plan *plan;
-    if (plan_of(pol, &plan) < 0)
-        return -1;
-    int rc = npl_apply_planned(p, plan, flags);
-    npl_plan_free(plan);
-    return rc;
-}
-
-int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *pol,
-                   unsigned flags)
-{
-    npl_plan *plan;
-    if (NPL__CHECK_FLAGS(flags, "npl_apply_part") < 0 || plan_of(pol, &plan) < 0)
+    if (!plan)
+        return npl__fail(EINVAL, "NULL plan");
+    if (NPL__CHECK_FLAGS(flags, "npl_apply_part") < 0)
         return -1;
     struct array *a = acquire(p);
     int rc = -1;
@@ -414,7 +375,6 @@ int npl_apply_part(void *p, size_t first_unit, size_t nunits, const npl_policy *
     }
     if (a)
         release(a);
-    npl_plan_free(plan);
     return rc;
 }
 
@@ -444,7 +404,7 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
     size_t lo, hi, bytes;
     struct npl_part part;
     if (part_pages(a, first_unit, nunits, &lo, &hi, &bytes, &part) < 0 ||
-        npl__node_plan(node, &plan) < 0) {
+        npl__plan_bind(&plan, npl_topo_self(), &node, 1) < 0) {
         release(a);
         return -1;
     }
@@ -578,33 +538,35 @@ int npl_check(const void *p, struct npl_check *out)
     if (!a)
         return -1;
     size_t psz = page_size(), npages = (a->bytes + psz - 1) / psz;
-    int *want = malloc(npages * sizeof *want), *have = malloc(npages * sizeof *have);
+    int *want = malloc(npages * sizeof *want);
     int rc = -1;
-    if (!want || !have) {
+    if (!want) {
         npl__fail(ENOMEM, "out of memory");
-        goto out;
+    } else {
+        pthread_mutex_lock(&a->lock);
+        rc = intended_map(a, want, npages);
+        pthread_mutex_unlock(&a->lock);
+        if (rc == 0)
+            rc = npl__check_pages(a->base, a->bytes, want, out);
     }
-    pthread_mutex_lock(&a->lock);
-    rc = intended_map(a, want, npages);
-    pthread_mutex_unlock(&a->lock);
-    if (rc < 0 || npl_query_pages(a->base, a->bytes, have, npages) < 0) {
-        rc = -1;
-        goto out;
-    }
-    memset(out, 0, sizeof *out);
-    out->pages = npages;
-    for (size_t i = 0; i < npages; i++) {
-        if (have[i] < 0)
-            out->absent++;
-        else if (want[i] == NPL_NODE_ANY || want[i] == have[i])
-            out->placed++;
-        else
-            out->misplaced++;
-    }
-    rc = 0;
-out:
     free(want);
-    free(have);
     release(a);
     return rc;
+}
+
+/* ---- the array forms of next-touch (the ranges: migrate/nexttouch.c) ---- */
+int npl_next_touch_register_array(void *array, size_t chunk)
+{
+    struct npl_array_info info;
+    if (npl_array_info(array, &info) < 0)
+        return -1;
+    return npl_next_touch_register(info.base, info.bytes, chunk);
+}
+
+int npl_next_touch_arm_array(void *array, size_t chunk)
+{
+    struct npl_array_info info;
+    if (npl_array_info(array, &info) < 0)
+        return -1;
+    return npl_next_touch_arm(info.base, info.bytes, chunk);
 }

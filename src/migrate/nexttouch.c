@@ -21,10 +21,7 @@
  * Protection: arming records the protection the range had (one for the whole range, not
  * PROT_NONE) and resolving or disarming restores exactly that one. */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "nexttouch.h"
-#include "procfs.h"
-#include "numaplace/migrate.h"
+#include "migrate/migrate.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -705,22 +702,6 @@ int npl_next_touch_arm(void *addr, size_t len, size_t chunk)
 int npl_next_touch_register(void *addr, size_t len, size_t chunk)
 {
     return arm_or_register(addr, len, chunk, 0);
-}
-
-int npl_next_touch_register_array(void *array, size_t chunk)
-{
-    struct npl_array_info info;
-    if (npl_array_info(array, &info) < 0)
-        return -1;
-    return npl_next_touch_register(info.base, info.bytes, chunk);
-}
-
-int npl_next_touch_arm_array(void *array, size_t chunk)
-{
-    struct npl_array_info info;
-    if (npl_array_info(array, &info) < 0)
-        return -1;
-    return npl_next_touch_arm(info.base, info.bytes, chunk);
 }
 
 /* locked: disarm s (restore its protection if the memory is still ours), free its slot */

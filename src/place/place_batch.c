@@ -8,8 +8,7 @@
  * for every page gets one protecting policy over the nodes it uses; a list that leaves some pages
  * alone changes no mapping (no madvise, no mbind: every page keeps its flags and policy). */
 #define _GNU_SOURCE
-#include "internal.h"
-#include "procfs.h"
+#include "place/place.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -39,12 +38,7 @@ static int distinct_nodes(const int *nodes, size_t n, int *out)
 /* bind_all over the nodes used, on this process's topology (validates them: EXDEV) */
 static int union_plan(const int *nodes, int m, npl_plan **out)
 {
-    npl_policy *pol;
-    if (npl_policy_create(&pol, NPL_BIND_ALL, nodes, m) < 0)
-        return -1;
-    int rc = npl__plan_default(out, pol);
-    npl_policy_free(pol);
-    return rc;
+    return npl__plan_bind(out, npl_topo_self(), nodes, m);
 }
 
 /* one engine pass over [first page with a node, last page with a node]; when some pages are

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""check_layers.py - no include and no call runs back up.
+
+The library is one folder per layer under src/ (docs/DESIGN.md). LAYERS below is the table of
+allowed directions: a file of layer L may include the headers of, and call the functions defined
+in, L itself and the layers listed for L; nothing else. Outside src/, the interposer (preload/) may
+use any layer, and the command line (cli/), the MAi layer (mai/) and the benchmarks (bench/) use
+the public headers only, plus the few private headers named in OUTSIDE.
+
+usage: check_layers.py [ROOT]      exit 0: every direction allowed; 1: violations (listed)
+       check_layers.py --selftest  plants an upward include and an upward call in a copy of the
+                                   tree and requires both to be caught (and the clean copy to pass)
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# layer -> the layers it may use, lowest first. The order of the keys is the order data flows.
+LAYERS = {
+    "base": [],
+    "sys": ["base"],
+    "topology": ["base", "sys"],
+    "plan": ["base", "topology"],  # pure: it never reaches the kernel itself
+    "place": ["base", "sys", "topology", "plan"],
+    "query": ["base", "sys", "topology", "plan"],
+    "migrate": ["base", "sys", "topology", "plan", "place", "query"],
+    "arrays": ["base", "sys", "topology", "plan", "place", "query", "migrate"],
+    "profile": ["base", "sys", "topology", "plan", "place", "query", "migrate", "arrays"],
+    "defaults": ["base", "sys", "topology", "plan", "place", "query", "migrate", "arrays", "profile"],
+}
+# folders outside src/ -> the private src/ headers they may include (None: any layer)
+OUTSIDE = {
+    "preload": None,
+    "cli": ["base/number.h"],
+    "mai": [],
+    "bench": [],
+    "fortran": [],
+}
+
+DEF_RE = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(npl_\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
+CALL_RE = re.compile(r"\b(npl_\w+)\s*\(")
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def strip_comments_and_strings(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+
+
+def sources(folder):
+    for dirpath, _, files in os.walk(folder):
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                yield os.path.join(dirpath, f)
+
+
+def check(root):
+    src = os.path.join(root, "src")
+    problems = []
+    layer_of_file = {}
+    for layer in os.listdir(src):
+        path = os.path.join(src, layer)
+        if not os.path.isdir(path):
+            continue
+        if layer not in LAYERS:
+            problems.append(f"src/{layer}/: a folder that is no layer of the table")
+            continue
+        for f in sources(path):
+            layer_of_file[f] = layer
+    for f in sources(src):
+        if f not in layer_of_file and os.path.dirname(f) == src:
+            problems.append(f"{os.path.relpath(f, root)}: a source outside every layer folder")
+
+    # where each function is defined
+    defined_in = {}
+    for f, layer in layer_of_file.items():
+        if f.endswith(".c"):
+            for m in DEF_RE.finditer(strip_comments_and_strings(open(f, errors="replace").read())):
+                defined_in.setdefault(m.group(1), layer)
+
+    for f, layer in sorted(layer_of_file.items()):
+        rel = os.path.relpath(f, root)
+        raw = open(f, errors="replace").read()
+        allowed = set(LAYERS[layer]) | {layer}
+        for inc in INCLUDE_RE.findall(raw):
+            if inc.startswith("numaplace"):  # the public headers
+                continue
+            top = inc.split("/")[0] if "/" in inc else None
+            if top is None:
+                problems.append(f"{rel}: #include \"{inc}\" names no layer (write \"LAYER/{inc}\")")
+            elif top not in allowed:
+                problems.append(f"{rel}: #include \"{inc}\" runs up from {layer} to {top}")
+        body = strip_comments_and_strings(raw)
+        for m in CALL_RE.finditer(body):
+            callee = m.group(1)
+            target = defined_in.get(callee)
+            if target and target not in allowed:
+                line = body.count("\n", 0, m.start()) + 1
+                problems.append(f"{rel}:{line}: calls {callee} (in {target}/): runs up from {layer}")
+
+    for folder, private in OUTSIDE.items():
+        path = os.path.join(root, folder)
+        if not os.path.isdir(path):
+            continue
+        for f in sources(path):
+            rel = os.path.relpath(f, root)
+            for inc in INCLUDE_RE.findall(open(f, errors="replace").read()):
+                top = inc.split("/")[0] if "/" in inc else None
+                if top in LAYERS and private is not None and inc not in private:
+                    problems.append(f"{rel}: #include \"{inc}\": {folder}/ uses the public API only")
+    # one private header per layer folder, named after it
+    for layer in LAYERS:
+        path = os.path.join(src, layer)
+        if os.path.isdir(path):
+            headers = sorted(h for h in os.listdir(path) if h.endswith(".h"))
+            extra = [h for h in headers if h != f"{layer}.h" and not (layer == "base" and h == "number.h")]
+            if extra:
+                problems.append(f"src/{layer}/: private headers {extra}: one header per layer, {layer}.h")
+    return problems
+
+
+def selftest(root):
+    tmp = tempfile.mkdtemp(prefix="check-layers.")
+    try:
+        shutil.copytree(os.path.join(root, "src"), os.path.join(tmp, "src"))
+        me = os.path.abspath(__file__)
+        clean = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
+        if clean.returncode != 0:
+            print("selftest: the unmodified copy fails:\n" + clean.stdout)
+            return 1
+        # plant one upward include (sys -> arrays) and one upward call (plan -> arrays)
+        with open(os.path.join(tmp, "src/sys/syscalls.c"), "a") as f:
+            f.write('\n#include "arrays/arrays.h"\n')
+        with open(os.path.join(tmp, "src/plan/plan.c"), "a") as f:
+            f.write("\nint npl__planted(void) { return npl_free(0); }\n")
+        bad = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
+        want = ['syscalls.c: #include "arrays/arrays.h" runs up from sys to arrays',
+                "calls npl_free (in arrays/): runs up from plan"]
+        missing = [w for w in want if w not in bad.stdout]
+        if bad.returncode == 0 or missing:
+            print("selftest: planted violations not caught: %s\n%s" % (missing, bad.stdout))
+            return 1
+        print("check_layers selftest: clean tree passes; the planted upward include and call fail")
+        return 0
+    finally:
+        shutil.rmtree(tmp)
+
+
+def main():
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+    args = sys.argv[1:]
+    if args and args[0] == "--selftest":
+        return selftest(root)
+    if args:
+        root = os.path.abspath(args[0])
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check_layers: {len(problems)} direction(s) not allowed by the table in {__file__}")
+        return 1
+    print("check_layers: every include and call in src/ runs down the table (%d layers)" % len(LAYERS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

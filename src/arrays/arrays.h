@@ -1,0 +1,15 @@
+/* arrays/arrays.h - the library's arrays (not installed): the registry of arrays allocated by
+ * numaplace, each with the plans its parts were placed with (array.c), and numag's per-node
+ * replicas (replicate.c). Below it: migrate/, query/, place/, plan/, topology/, sys/, base/. */
+#ifndef NPL_ARRAYS_H
+#define NPL_ARRAYS_H
+
+#include "migrate/migrate.h"
+#include "query/query.h"
+
+/* npl_apply_part with a plan: units [first_unit, first_unit+nunits) of array p placed under
+ * plan (the whole array: npl_apply_planned) */
+int npl__apply_part_planned(void *p, size_t first_unit, size_t nunits, const npl_plan *plan,
+                            unsigned flags);
+
+#endif

@@ -1,0 +1,68 @@
+/* plan/plan.h - PURE (not installed): the policy value and its string syntax (policy.c); a
+ * policy resolved against an explicit topology into an immutable plan, and a plan laid over an
+ * array's geometry as a page->node map (plan.c). No system call, no environment: everything is
+ * an argument, so it is unit tested on synthetic topologies. Below it: topology/, base/. */
+#ifndef NPL_PLAN_H
+#define NPL_PLAN_H
+
+#include "base/base.h"
+#include "topology/topology.h"
+
+/* number of policy kinds (not public: a public count would freeze the enum) */
+#define NPL_POLICY_KIND_COUNT (NPL_WEIGHTED + 1)
+
+/* ---- policy (policy.c) ---- */
+struct npl_policy {
+    npl_policy_kind kind;
+    int *nodes;   int nnodes;   /* explicit list (bind_all args / weighted nodes), OS ids */
+    int *weights;               /* NPL_WEIGHTED, one per nodes[] */
+    int *subset;  int nsubset;  /* "@..." restriction, OS ids */
+    int local;                  /* "@local": the nodes of the CPUs this process may use */
+    size_t block_pages, block_units;
+    int threads;                /* 0: default */
+    char pin[64];               /* pin strategy for bind_block ("" = compact) */
+    uint64_t seed;
+    int prime;                  /* 0: default (smallest prime > M) */
+};
+/* the kinds that cut the array into blocks (block size, thread count, pin order apply) */
+int npl__is_block_kind(npl_policy_kind k);
+
+/* ---- plans (plan.c) ---- */
+/* A policy resolved once against a topology (immutable, reference counted). */
+struct npl_plan {
+    _Atomic int refs;
+    npl_policy *pol;            /* the policy it was resolved from */
+    npl_policy_kind kind;
+    int m;  int *nodes;         /* nodes spread over, OS ids, policy order (validated) */
+    int nthreads;               /* block policies: threads of the static schedule */
+    int *thread_node;           /* bind_block: node of each thread */
+    int *wprefix;  int wtotal;  /* weighted */
+    size_t block_pages, block_units;
+    uint64_t seed;
+    int prime;
+    int usable_nodes;           /* usable nodes of the topology (<= 1: placement is trivial) */
+};
+npl_plan *npl__plan_ref(const npl_plan *pl); /* one more reference; npl_plan_free drops it */
+/* bind_all over nodes[0..n) on topology t: the plan of migrations and explicit node lists, which
+ * need no thread count (validated: EINVAL/EXDEV as for any policy) */
+int npl__plan_bind(npl_plan **out, const npl_topo *t, const int *nodes, int n);
+
+/* A plan laid over an array's geometry: any page's node in O(1). */
+struct npl_map {
+    const struct npl_plan *plan;
+    size_t page_size, npages, unit_bytes, nunits;
+    size_t origin; /* bytes from the start of unit 0 to the start of page 0 (a part: < a page) */
+};
+int npl__map_init(struct npl_map *m, const npl_plan *pl, const npl_shape *shape, size_t bytes,
+                  size_t page_size);
+/* A part of an array (npl_apply_part): units [first, first+nunits) of unit_bytes bytes each, its
+ * pages starting `origin` bytes after the part's first unit. Its map counts pages from the part's
+ * first page and units (rows/columns/planes: block sizes, thread schedules) from its first unit. */
+struct npl_part {
+    size_t unit_bytes, nunits, origin;
+};
+int npl__map_init_part(struct npl_map *m, const npl_plan *pl, const struct npl_part *part,
+                       size_t bytes, size_t page_size);
+int npl__map_node(const struct npl_map *m, size_t page);
+
+#endif
