@@ -10,7 +10,7 @@
 # Both count bytes the same way (no write-allocate traffic). The two tools run in alternating
 # rounds (--rounds R, default 3; 1 with --quick), so that a drift of the machine hits both; each
 # side is the median [min-max] of all its runs (numaplace: --reps 5 per round), and the ratio is
-# numaplace's median over likwid-bench's (issue 14: within 10%).
+# numaplace's median over likwid-bench's (the goal: within 10%).
 #   sh bench/report_vs_likwid.sh [build-dir] [--quick|--full] [--rounds R]
 # A benchmark, not a test: run it on quiet, real hardware (emulated times mean nothing).
 # The reference STREAM comparison is bench/stream_check.sh (STREAM_C=stream.c).

@@ -6,7 +6,7 @@
 # https://www.cs.virginia.edu/stream/FTP/Code/stream.c (or github.com/jeffhammond/STREAM).
 # Both are compiled by the same compiler with the project's flags (-O2 -g, OpenMP), run side by
 # side on the same array size (measure's triad arrays), one thread pinned to CPU 0 and then all
-# allowed CPUs; prints each Triad rate and the ratio measure/STREAM (issue 4: within 10%).
+# allowed CPUs; prints each Triad rate and the ratio measure/STREAM (the goal: within 10%).
 # A benchmark, not a test: run it on real hardware (the guest's emulated times mean nothing).
 set -eu
 cd "$(dirname "$0")/.."

@@ -6,7 +6,7 @@ PKGS="gcc make cmake pkg-config libhwloc-dev hwloc libnuma-dev numactl libomp-de
       qemu-system-x86 busybox-static python3 python3-matplotlib python3-jsonschema time strace chromium likwid
       abigail-tools doxygen libcjson-dev clang-14
       g++ gfortran openmpi-bin libopenmpi-dev"
-PKGS="$PKGS dpkg-dev" # cpack -G DEB: dpkg-shlibdeps computes the .deb's Depends (issue 12)
+PKGS="$PKGS dpkg-dev" # cpack -G DEB: dpkg-shlibdeps computes the .deb's Depends
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Reliability checks (issue 5; part of the README's test command; see docs/RELIABILITY.md).
+# Reliability checks (part of scripts/test.sh, the whole test suite; see docs/RELIABILITY.md).
 # Run from anywhere; works on a fresh Debian 12 (installs what it needs with apt).
 #   1. ASan+UBSan build (build-asan/): the whole ctest suite (unit, host, CLI, fuzz corpora),
 #      then guest_migrate, guest_nexttouch and guest_soak in 4-node guests

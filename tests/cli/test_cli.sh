@@ -54,7 +54,7 @@ $N where 999999999 >/dev/null 2>&1; check "where on a gone PID: exit 1" 1 $?
 $N where >/dev/null 2>&1; check "where without PID: exit 2" 2 $?
 $N run -- /nonexistent/prog >/dev/null 2>&1; check "run: program not found: 127" 127 $?
 if [ -f "$(dirname "$N")/libnumaplace_preload.so" ]; then # not in sanitizer builds
-$N run --policy skew_mapp -- true >/dev/null 2>&1; check "run: skew_mapp through the interposer (issue 4): 0" 0 $?
+$N run --policy skew_mapp -- true >/dev/null 2>&1; check "run: skew_mapp through the interposer: 0" 0 $?
 $N run --policy cyclik -- true >/dev/null 2>&1; check "run: unknown policy: 2" 2 $?
 check "run --pin: the interposer pins (dynamic program)" "0" "$($N run --pin 0 -- sh -c 'echo $NUMAPLACE_PIN')"
 fi

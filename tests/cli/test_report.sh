@@ -1,5 +1,5 @@
 #!/bin/sh
-# numaplace report (issue 14): results.json validates against docs/schema/report.schema.json,
+# numaplace report: results.json validates against docs/schema/report.schema.json,
 # has the host metadata, every repetition with median/min/max, the trust label and the verdict;
 # the text puts the verdict first and points at no source file; --reps is checked; the progress
 # line stays off when stderr is not a terminal; --json prints the JSON; and headless Chromium

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI tests of issue 4 on the host: run (interposer, pinning, exit codes), where, measure, report,
+# CLI tests on the host: run (interposer, pinning, exit codes), where, measure, report,
 # --help of every subcommand, the man pages, the JSON schema. One node here: placements are
 # trivial but exact; tests/guest/guest_cli.c checks them page by page on several nodes.
 set -u

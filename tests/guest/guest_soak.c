@@ -1,4 +1,4 @@
-/* guest_soak - a bounded soak test inside the multi-node guest (issue 5, docs/RELIABILITY.md):
+/* guest_soak - a bounded soak test inside the multi-node guest (docs/RELIABILITY.md):
  *   guest_soak --nodes N --cpus-per-node K [--big-mib M] [--seconds S (default 6)]
  * T = min(4, CPUs) pinned threads repeat, until the time limit, cycles of
  *   allocate (random size and policy) -> fill -> check placement -> re-place (npl_apply) ->

@@ -39,7 +39,7 @@ libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 command -v strace >/dev/null 2>&1 && adds+=(--add "$(command -v strace)")
 [ -n "$libomp" ] && adds+=(--add "$libomp")
 
-# guest_bind_mpi (issue 12, docs/MPI.md): Open MPI's launcher, plugins, help texts and config at
+# guest_bind_mpi (docs/MPI.md): Open MPI's launcher, plugins, help texts and config at
 # the same paths in the guest (tools/numavm --add-tree copies a tree with its libraries); only in
 # the 2- and 4-node shapes, where it runs (they make each boot ~15 s slower)
 mpi_adds=()

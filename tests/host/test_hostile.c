@@ -1,4 +1,4 @@
-/* Hostile input and concurrency on the host (issue 5, docs/RELIABILITY.md):
+/* Hostile input and concurrency on the host (docs/RELIABILITY.md):
  *   - every public function with NULL, invalid, negative, duplicate or out-of-range arguments,
  *     zero and overflowing sizes, unaligned and unmapped ranges, unknown pointers: -1 + the
  *     documented errno, never a crash, nothing leaked (arrays_live, mappings; ASan in the

@@ -1,6 +1,6 @@
 /* Known-answer tests of the pure page->node map. The expected vectors were written by hand
- * from the papers' formulas (MAi; Table 5 of the characterization report) and the issue's
- * prime_mapp example, not computed by the library. */
+ * from the papers' formulas (MAi; Table 5 of the characterization report) and a prime_mapp
+ * example worked by hand, not computed by the library. */
 #include "check.h"
 #include <errno.h>
 #include <numaplace.h>
@@ -62,7 +62,7 @@ int main(void)
     expect_map(t4, "skew_mapp", 13, "1 2 3 0 2 3 0 1 3 0 1 2 0");
     /* M = 3 */
     expect_map(t3, "skew_mapp", 10, "1 2 0 2 0 1 0 1 2 1");
-    /* prime_mapp P=5, M=4: the known answer */
+    /* prime_mapp P=5, M=4: the known answer worked by hand */
     expect_map(t4, "prime_mapp:5", 25,
                "0 1 2 3 0 0 1 2 3 1 0 1 2 3 2 0 1 2 3 3 0 1 2 3 0");
     /* default P for M=4 is 5 (smallest prime > M) */
