@@ -26,10 +26,10 @@ LAYERS = {
     "plan": ["base", "topology"],  # pure: it never reaches the kernel itself
     "place": ["base", "sys", "topology", "plan"],
     "query": ["base", "sys", "topology", "plan"],
-    "migrate": ["base", "sys", "topology", "plan", "place", "query"],
-    "arrays": ["base", "sys", "topology", "plan", "place", "query", "migrate"],
-    "profile": ["base", "sys", "topology", "plan", "place", "query", "migrate", "arrays"],
-    "defaults": ["base", "sys", "topology", "plan", "place", "query", "migrate", "arrays", "profile"],
+    "migration": ["base", "sys", "topology", "plan", "place", "query"],
+    "arrays": ["base", "sys", "topology", "plan", "place", "query", "migration"],
+    "profile": ["base", "sys", "topology", "plan", "place", "query", "migration", "arrays"],
+    "defaults": ["base", "sys", "topology", "plan", "place", "query", "migration", "arrays", "profile"],
 }
 # folders outside src/ -> the private src/ headers they may include (None: any layer)
 OUTSIDE = {

@@ -554,7 +554,7 @@ int npl_check(const void *p, struct npl_check *out)
     return rc;
 }
 
-/* ---- the array forms of next-touch (the ranges: migrate/nexttouch.c) ---- */
+/* ---- the array forms of next-touch (the ranges: migration/nexttouch.c) ---- */
 int npl_next_touch_register_array(void *array, size_t chunk)
 {
     struct npl_array_info info;

@@ -1,10 +1,10 @@
 /* arrays/arrays.h - the library's arrays (not installed): the registry of arrays allocated by
  * numaplace, each with the plans its parts were placed with (array.c), and numag's per-node
- * replicas (replicate.c). Below it: migrate/, query/, place/, plan/, topology/, sys/, base/. */
+ * replicas (replicate.c). Below it: migration/, query/, place/, plan/, topology/, sys/, base/. */
 #ifndef NPL_ARRAYS_H
 #define NPL_ARRAYS_H
 
-#include "migrate/migrate.h"
+#include "migration/migration.h"
 #include "query/query.h"
 
 /* npl_apply_part with a plan: units [first_unit, first_unit+nunits) of array p placed under

@@ -36,7 +36,7 @@ int npl__place_part(void *addr, size_t len, const npl_plan *plan, const struct n
 int npl__place_explicit(void *addr, size_t len, const npl_plan *plan, const int *nodes,
                         unsigned flags, struct npl_place_stats *st);
 /* Move present pages of a range to the nodes of plan's map (no fault-in, no policy change): the
- * engine's verify-and-move pass alone, for migrate/ and arrays/. */
+ * engine's verify-and-move pass alone, for migration/ and arrays/. */
 struct npl_migrate_result;
 int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *shape,
                  struct npl_migrate_result *res);

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <numaplace.h>
 #include <numaplace/migrate.h>
-#include "migrate/migrate.h" /* npl__next_touch_forget, npl__next_touch_disarm_quiet */
+#include "migration/migration.h" /* npl__next_touch_forget, npl__next_touch_disarm_quiet */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* migrate.c - explicit migration of ranges (the array forms live in arrays/). The moving itself
  * is the placement engine's verify-and-move pass (place/place.c). */
 #define _GNU_SOURCE
-#include "migrate/migrate.h"
+#include "migration/migration.h"
 
 #include <errno.h>
 #include <string.h>

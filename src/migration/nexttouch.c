@@ -21,7 +21,7 @@
  * Protection: arming records the protection the range had (one for the whole range, not
  * PROT_NONE) and resolving or disarming restores exactly that one. */
 #define _GNU_SOURCE
-#include "migrate/migrate.h"
+#include "migration/migration.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>

@@ -1,9 +1,9 @@
-/* migrate/migrate.h - moving pages after placement (not installed): explicit migration of ranges
- * (migrate.c; the moving is the engine's pass, place/) and user-space migrate-on-next-touch
- * (nexttouch.c). Below it: query/, place/, plan/, topology/, sys/, base/. The array forms live in
+/* migration/migration.h - moving pages after placement (not installed): explicit migration of
+ * ranges (migrate.c; the moving is the engine's pass, place/) and user-space
+ * migrate-on-next-touch (nexttouch.c). Below it: query/, place/, plan/, topology/, sys/, base/. The array forms live in
  * arrays/. */
-#ifndef NPL_MIGRATE_H
-#define NPL_MIGRATE_H
+#ifndef NPL_MIGRATION_H
+#define NPL_MIGRATION_H
 
 #include "place/place.h"
 #include "numaplace/migrate.h"
