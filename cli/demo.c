@@ -1,5 +1,6 @@
 /* demo.c - numaplace demo: place an array under each policy and show where its pages are. */
 #include "cli.h"
+#include "common.h"
 #include "json.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* map.c - numaplace map: the pure page->node map of a policy, one node id per page. */
 #include "cli.h"
+#include "common.h"
 #include "json.h"
 
 #include <errno.h>

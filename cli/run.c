@@ -24,6 +24,7 @@
  * system call refused); 126 the program cannot be executed; 127 it does not exist. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "common.h"
 #include "run_args.h"
 #include "run_show.h"
 

@@ -11,6 +11,7 @@
  * result, said on stderr and as "partial": true); 2 usage. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "common.h"
 #include "json.h"
 
 #include <errno.h>
