@@ -1,7 +1,7 @@
 /* ompt.c - the OpenMP tools part of libnumaplace_preload.so: the papers' transparent
  * migrate-on-next-touch for unmodified OpenMP programs (`numaplace run --next-touch`).
  *
- * It owns no allocation: preload.c places the large blocks (and the executable's static data)
+ * It owns no allocation: alloc.c places the large blocks (and the executable's static data)
  * under the policy and registers them for next-touch (npl_next_touch_register). This part only
  * re-arms. Rule: when a parallel region starts from a code address (codeptr_ra) never seen
  * before, every registered or armed range (the preload's blocks, the program's own
@@ -27,7 +27,6 @@
 
 #include "numaplace/migrate.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define MAX_REGIONS 1024
 
 static const void *last_region;
