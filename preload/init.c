@@ -22,11 +22,11 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include "env.h"
 #include "preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 /* ---- configuration (read once, in the constructor) ---- */
-struct npl__preload_cfg npl__preload = {0, NULL, (size_t)1 << 20, 0, 0, NULL, 0, "first_touch", 0,
-                                        0};
+struct npl__preload_cfg npl__preload = {0, NULL, NPL_ENV_THRESHOLD_DEFAULT, 0, 0, NULL, 0,
+                                        "first_touch", 0, 0};
 int npl__preload_next_touch(void) { return npl__preload.next_touch; }
 /* Our lines go to fd 2 only while it is still the stderr the program started with: a program
  * that closes its descriptors and opens files may get fd 2 for one of its own outputs, which
@@ -84,25 +84,6 @@ void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int plac
     to_stderr(buf, len, sizeof buf);
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
-    if (*end == 'i' && shift) end++;
-    if (*end == 'B' && shift) end++;
-    if (*end || (shift && v > (~0ULL >> shift)))
-        return -1;
-    *out = (size_t)(v << shift);
-    return 0;
-}
-
 static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
 
 /* libomp places its threads itself: give it the pin order as an explicit proclist */
@@ -125,6 +106,39 @@ static void set_kmp_affinity(void)
     free(buf);
 }
 
+/* NUMAPLACE_THRESHOLD, NUMAPLACE_FIRST and NUMAPLACE_NEXT_TOUCH, in env.h's grammar; a value
+ * out of it is said once and left at its default */
+static void read_numbers(struct npl__preload_cfg *cfg)
+{
+    const char *e;
+    uint64_t v;
+    int on;
+    if ((e = getenv(NPL_ENV_THRESHOLD)) && *e) {
+        if (npl_env_parse_threshold(e, &v) == 0)
+            cfg->threshold = (size_t)v;
+        else
+            npl__preload_say("numaplace preload: " NPL_ENV_THRESHOLD "=%s is not a size from 1 "
+                             "byte to 2^63-1 (K/M/G)%s; using 1 MiB\n", e, "");
+    }
+    if ((e = getenv(NPL_ENV_FIRST)) && *e) {
+        if (npl_env_parse_first(e, &v) == 0)
+            cfg->first = (long)v;
+        else
+            npl__preload_say("numaplace preload: " NPL_ENV_FIRST "=%s is not a count from 1 to "
+                             "2^63-1%s; ignored\n", e, "");
+    }
+    if ((e = getenv(NPL_ENV_NEXT_TOUCH)) && *e) {
+        if (npl_env_parse_next_touch(e, &on, &v) < 0) {
+            npl__preload_say("numaplace preload: " NPL_ENV_NEXT_TOUCH "=%s is not 0, 1 or a chunk "
+                             "size in bytes%s; on, with the default chunk\n", e, "");
+            on = 1;
+            v = 0;
+        }
+        cfg->next_touch = on;
+        cfg->nt_chunk = (size_t)v;
+    }
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
     struct npl__preload_cfg *cfg = &npl__preload;
@@ -132,43 +146,26 @@ __attribute__((constructor)) static void preload_init(void)
     npl__preload_enter();
     remember_stderr();
     npl__preload_children_init(); /* exec and spawn resolved, fork handlers installed */
+    read_numbers(cfg);
     const char *e;
-    if ((e = getenv("NUMAPLACE_THRESHOLD")) && *e && parse_size(e, &cfg->threshold) < 0)
-        npl__preload_say("numaplace preload: NUMAPLACE_THRESHOLD=%s is not a size%s; using 1 MiB\n",
-                         e, "");
-    if (cfg->threshold < 1)
-        cfg->threshold = 1;
-    if ((e = getenv("NUMAPLACE_FIRST")) && *e) {
-        size_t f;
-        if (parse_size(e, &f) < 0 || f == 0 || f > (size_t)LONG_MAX)
-            npl__preload_say("numaplace preload: NUMAPLACE_FIRST=%s is not a count >= 1%s; "
-                             "ignored\n", e, "");
-        else
-            cfg->first = (long)f;
-    }
-    if ((e = getenv("NUMAPLACE_HUGE")) && *e) {
+    if ((e = getenv(NPL_ENV_HUGE)) && *e) {
         if (!strcmp(e, "thp"))
             cfg->flags |= NPL_F_THP;
         else if (!strcmp(e, "2M") || !strcmp(e, "2m"))
             cfg->flags |= NPL_F_HUGETLB;
         else
-            npl__preload_say("numaplace preload: NUMAPLACE_HUGE=%s: use thp or 2M%s; ignored\n",
+            npl__preload_say("numaplace preload: " NPL_ENV_HUGE "=%s: use thp or 2M%s; ignored\n",
                              e, "");
     }
-    if ((e = getenv("NUMAPLACE_NEXT_TOUCH")) && *e && strcmp(e, "0")) {
-        unsigned long v = strtoul(e, NULL, 10);
-        cfg->next_touch = 1;
-        cfg->nt_chunk = v >= 4096 ? v : 0;
-    }
-    if ((e = getenv("NUMAPLACE_VERBOSE")) && *e && strcmp(e, "0"))
+    if ((e = getenv(NPL_ENV_VERBOSE)) && *e && strcmp(e, "0"))
         cfg->verbose = !strcmp(e, "json") ? 2 : 1;
-    if ((e = getenv("NUMAPLACE_POLICY")) && *e) {
+    if ((e = getenv(NPL_ENV_POLICY)) && *e) {
         snprintf(cfg->policy, sizeof cfg->policy, "%s", e);
         for (char *q = cfg->policy; *q; q++) /* printed inside JSON strings */
             if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
                 *q = '?';
         if (npl_policy_parse(&cfg->pol, e) < 0) {
-            npl__preload_say("numaplace preload: NUMAPLACE_POLICY=%s: %s; allocations not "
+            npl__preload_say("numaplace preload: " NPL_ENV_POLICY "=%s: %s; allocations not "
                              "placed\n", e, npl_last_error());
             cfg->pol = NULL;
         } else if (npl_policy_get_kind(cfg->pol) != NPL_FIRST_TOUCH || cfg->flags) {
@@ -180,7 +177,7 @@ __attribute__((constructor)) static void preload_init(void)
         cfg->active = 1;
     if (cfg->next_touch && cfg->pol)
         cfg->active = 1;
-    if ((e = getenv("NUMAPLACE_PIN")) && *e) {
+    if ((e = getenv(NPL_ENV_PIN)) && *e) {
         npl__preload_save_base_cpus(); /* before the main thread is pinned */
         cfg->pin = strdup(e); /* in_lib: the real allocator */
         int ok = cfg->pin && npl_pin_cpu(NULL, cfg->pin, 0) >= 0;
@@ -189,8 +186,8 @@ __attribute__((constructor)) static void preload_init(void)
         else if (ok)
             ok = npl_pin_self(cfg->pin, 0) >= 0; /* the main thread is thread 0 */
         if (!ok) {
-            npl__preload_say("numaplace preload: NUMAPLACE_PIN=%s: %s; threads not pinned\n", e,
-                             npl_last_error());
+            npl__preload_say("numaplace preload: " NPL_ENV_PIN "=%s: %s; threads not pinned\n",
+                             e, npl_last_error());
             free(cfg->pin);
             cfg->pin = NULL;
         }

@@ -16,6 +16,7 @@
  * omp-tools.h comes from libomp-dev; nothing here links libomp. */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "env.h"
 #include "preload.h"
 
 #include <omp-tools.h>
@@ -35,7 +36,7 @@ static int nseen, tool_started;
 
 static void warn(const char *msg)
 {
-    if (getenv("NUMAPLACE_DEBUG") && write(2, msg, strlen(msg)) < 0)
+    if (getenv(NPL_ENV_DEBUG) && write(2, msg, strlen(msg)) < 0)
         return;
 }
 
@@ -94,7 +95,7 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
 __attribute__((destructor)) static void check_started(void)
 {
     if (npl__preload_next_touch() && !tool_started)
-        warn("numaplace preload: NUMAPLACE_NEXT_TOUCH is set but no OpenMP runtime started the "
+        warn("numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP runtime started the "
              "OMPT tool (no libomp, GCC's libgomp, OMP_TOOL=disabled, or no parallel region): "
              "nothing was migrated\n");
 }

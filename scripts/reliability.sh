@@ -135,7 +135,7 @@ fuzz() {
     # the library as it is built (every src/*.c and src/*/*.c; not the OMPT tool, which needs
     # libomp), compiled once with clang-14 into an archive; each target links it
     local cflags=(-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-                  -fno-omit-frame-pointer -Iinclude -Isrc)
+                  -fno-omit-frame-pointer -Iinclude -Isrc -I.)
     local objs=() rc=0 f
     rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a
     for f in src/*.c src/*/*.c; do
