@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "measure.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -184,7 +185,11 @@ int measure_default_path(char *out, size_t size)
                         "(and point NUMAPLACE_CONFIG at it), or use --no-write\n");
         return EXIT_FAILED;
     }
-    snprintf(out, size, "%s/.config/numaplace/config", home);
+    if ((size_t)snprintf(out, size, "%s/.config/numaplace/config", home) >= size) {
+        fprintf(stderr, "numaplace measure: HOME is too long a path for the config file; say "
+                        "where to write with --out FILE, or use --no-write\n");
+        return EXIT_FAILED;
+    }
     if (mkdir_parents(out) < 0) {
         fprintf(stderr, "numaplace measure: cannot create the directory of %s: %s\n", out,
                 strerror(errno));
@@ -244,9 +249,8 @@ int measure_check_out(const char *who, const char *path)
 /* --reps N: 1..STATS_MAX_REPS, else -1 (message printed) */
 int measure_parse_reps(const char *who, const char *s)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s && !*end && v >= 1 && v <= STATS_MAX_REPS)
+    uint64_t v;
+    if (npl__parse_count(s, 1, STATS_MAX_REPS, &v) == 0)
         return (int)v;
     fprintf(stderr, "numaplace %s: --reps %s: give a whole number from 1 to %d\n", who, s,
             STATS_MAX_REPS);
