@@ -19,7 +19,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
     if (npl__preload_inside() || !npl__preload.pin)
         return npl__real_pthread_create(th, attr, start, arg);
     int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */
+    /* the library's one trampoline (src/threads.c) */
     return npl__pthread_create_pinned(npl__real_pthread_create, th, attr, start, arg,
                                       npl__preload.pin, n);
 }
