@@ -1,7 +1,7 @@
 /* ompt.c - the OpenMP tools part of libnumaplace_preload.so: the papers' transparent
  * migrate-on-next-touch for unmodified OpenMP programs (`numaplace run --next-touch`).
  *
- * It owns no allocation: preload.c places the large blocks (and the executable's static data)
+ * It owns no allocation: alloc.c places the large blocks (and the executable's static data)
  * under the policy and registers them for next-touch (npl_next_touch_register). This part only
  * re-arms. Rule: when a parallel region starts from a code address (codeptr_ra) never seen
  * before, every registered or armed range (the preload's blocks, the program's own
@@ -16,6 +16,7 @@
  * omp-tools.h comes from libomp-dev; nothing here links libomp. */
 #define _GNU_SOURCE
 #include "base/base.h"
+#include "env.h"
 #include "preload.h"
 
 #include <omp-tools.h>
@@ -27,7 +28,6 @@
 
 #include "numaplace/migrate.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define MAX_REGIONS 1024
 
 static const void *last_region;
@@ -36,7 +36,7 @@ static int nseen, tool_started;
 
 static void warn(const char *msg)
 {
-    if (getenv("NUMAPLACE_DEBUG") && write(2, msg, strlen(msg)) < 0)
+    if (getenv(NPL_ENV_DEBUG) && write(2, msg, strlen(msg)) < 0)
         return;
 }
 
@@ -95,7 +95,7 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
 __attribute__((destructor)) static void check_started(void)
 {
     if (npl__preload_next_touch() && !tool_started)
-        warn("numaplace preload: NUMAPLACE_NEXT_TOUCH is set but no OpenMP runtime started the "
+        warn("numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP runtime started the "
              "OMPT tool (no libomp, GCC's libgomp, OMP_TOOL=disabled, or no parallel region): "
              "nothing was migrated\n");
 }

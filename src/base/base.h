@@ -5,6 +5,7 @@
 #define NPL_BASE_H
 
 #include "numaplace.h"
+#include "base/number.h" /* the one grammar of sizes and counts (alone: the CLI compiles it) */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
