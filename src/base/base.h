@@ -30,7 +30,6 @@ int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 int npl__parse_list(const char *s, int max_value, const char *what, int **out, int *n);
 /* Format an int list compactly ("0-3,8") into buf. */
 void npl__format_list(const int *v, int n, char *buf, size_t size);
-int npl__parse_u64(const char *s, uint64_t *out); /* full-string decimal, 0/-1 */
 int npl__in_list(int v, const int *list, int n); /* 1 if v is one of list[0..n) */
 int *npl__dup_ints(const int *v, int n);          /* malloc'ed copy; NULL for n <= 0 or no memory */
 int npl__is_prime(long n);

@@ -9,19 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-int npl__parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_int_prefix(const char **p, long *v)
 {
     const char *s = *p;
