@@ -132,13 +132,13 @@ memcheck() {
 }
 fuzz() {
     mkdir -p build-fuzz/obj
-    # the library as it is built (every src/*.c but the OMPT tool, which needs libomp), compiled
+    # the library as it is built (every src/*.c and src/*/*.c; the OMPT tool needs libomp), compiled
     # once with clang-14 into an archive; each target links it
     local cflags=(-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
                   -fno-omit-frame-pointer -Iinclude -Isrc)
     local objs=() rc=0 f
     rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a
-    for f in src/*.c; do
+    for f in $(ls src/*.c src/*/*.c 2>/dev/null); do
         local o; o=build-fuzz/obj/$(basename "$f" .c).o
         clang-14 "${cflags[@]}" $(pkg-config --cflags hwloc) -c "$f" -o "$o" || return 1
         objs+=("$o")
