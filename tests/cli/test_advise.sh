@@ -37,6 +37,14 @@ serial bind_all:0 - new
 too-few-samples first_touch - new" "$(rows $P/multi.json)"
 check "stored advice shown as it is" "cyclic cyclic_block:4 - stored
 irregular explicit 1 stored" "$(rows $P/advised.json)"
+# exact profiles of the locality harness's programs in the 4-node guest (bench/auto/run_auto
+# --exact-profiles: 8 threads pinned compact, 2 per node): the advice run there reached the per-array
+# oracle (docs/AUTO.md)
+check "guest auto_multi" "blocked bind_block:threads=8 - new
+cyclic bind_block:pages=4,threads=8 - new
+shared-read-mostly cyclic - new
+blocked bind_block:threads=8 - new" "$(rows $P/guest_auto_multi.json)"
+check "guest auto_phase" "phase-changing bind_block:threads=8 1,2 new" "$(rows $P/guest_auto_phase.json)"
 # the table: one row per array after the two header lines, the site as file:line or object+offset
 out=$("$N" advise "$P/multi.json"); rc=$?
 check "table: exit 0" 0 $rc
