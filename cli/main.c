@@ -17,6 +17,7 @@ static void usage(FILE *f)
                "  where PID [--json]         pages per node of a running process\n"
                "  measure [--quick|--full] [--reps N] [--out FILE] [--json]  NUMA factor matrix\n"
                "  report [--quick|--full] [--reps N] [--out DIR] [--json]  verdict + report\n"
+               "  advise FILE [--json]       per-array placement advice from a measured profile\n"
                "  --version                  print the version\n"
                "  help                       this text; COMMAND --help for each command\n"
                "\n"
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
         return cmd_measure(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "advise"))
+        return cmd_advise(argc - 1, argv + 1);
     fprintf(stderr, "numaplace: unknown command \"%.100s\" (try numaplace --help)\n", cmd);
     return EXIT_USAGE;
 }
