@@ -706,11 +706,18 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
 {
     if (!real_pthread_create)
         resolve();
-    if (in_lib || !cfg.pin)
-        return real_pthread_create(th, attr, start, arg);
-    int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */
-    return npl__pthread_create_pinned(real_pthread_create, th, attr, start, arg, cfg.pin, n);
+    void *view = npl__preload_signals_wrap(&start, &arg); /* the creator's SIGSEGV/SIGBUS mask */
+    int rc;
+    if (in_lib || !cfg.pin) {
+        rc = real_pthread_create(th, attr, start, arg);
+    } else {
+        int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+        /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */
+        rc = npl__pthread_create_pinned(real_pthread_create, th, attr, start, arg, cfg.pin, n);
+    }
+    if (rc && view)
+        free(view);
+    return rc;
 }
 
 /* ---- exec and spawn: the new program starts on the process's CPUs (see widen_self) ---- */

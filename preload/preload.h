@@ -13,4 +13,9 @@ int npl__preload_next_touch(void);
 /* the page-aligned inside of the executable's writable segments of at least threshold bytes */
 int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold);
 
+/* signals.c: a thread about to be created inherits its creator's view of SIGSEGV/SIGBUS blocks:
+ * start/arg are wrapped when there is one to carry; the returned block is freed by the new thread,
+ * or by the caller (free) if the thread is not created. NULL: nothing wrapped. */
+void *npl__preload_signals_wrap(void *(**start)(void *), void **arg);
+
 #endif
