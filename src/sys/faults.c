@@ -290,6 +290,7 @@ int npl__fault_dispatch(int sig, siginfo_t *si, void *uctx)
 static void on_fault(int sig, siginfo_t *si, void *uctx)
 {
     int saved = errno;
+    /* deeper: the stack grows down (x86-64, arm64) */
     int chained = si && si == forwarding && (char *)__builtin_frame_address(0) < forward_frame;
     if (!npl__fault_dispatch(sig, si, uctx))
         forward(sig, si, uctx, chained);
