@@ -50,9 +50,19 @@
 enum { ARMED = 0, BUSY = 1, DONE = 2 };
 #define MAX_CHUNKS (65536 / 4)
 #define NPL_NEXT_TOUCH_MAX_RANGES 256 /* npl_next_touch_capacity() */
-/* pages moved per move_pages call inside the handler: it may run on the program's alternate
- * signal stack (SA_ONSTACK, often 8 KiB), so its arrays stay small (1 KiB) */
-#define BATCH 64
+/* Pages moved per move_pages call inside the handler (each call drains the LRU lists of every
+ * CPU: few large calls). The handler may run on the program's alternate signal stack
+ * (SA_ONSTACK, often 8 KiB), so the arrays for BATCH pages come from a pool mapped at the first
+ * arm; a resolver that finds the pool taken uses SMALL_BATCH on its stack (1 KiB). */
+#define BATCH 512
+#define SMALL_BATCH 64
+#define POOL 32
+struct batch {
+    void *pages[BATCH];
+    int nodes[BATCH], status[BATCH];
+};
+static struct batch *_Atomic pool;
+static _Atomic unsigned char pool_busy[POOL];
 
 struct slot {
     _Atomic int active;
@@ -99,11 +109,21 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
     size_t len = s->chunk;
     if (start + len > s->base + s->len)
         len = (size_t)(s->base + s->len - start);
-    void *pages[BATCH];
-    int nodes[BATCH], status[BATCH];
-    size_t n = len / ps, absent = 0;
-    for (size_t off = 0; off < n; off += BATCH) {
-        size_t k = n - off < BATCH ? n - off : BATCH;
+    void *small_pages[SMALL_BATCH];
+    int small_nodes[SMALL_BATCH], small_status[SMALL_BATCH];
+    void **pages = small_pages;
+    int *nodes = small_nodes, *status = small_status, taken = -1;
+    size_t cap = SMALL_BATCH, n = len / ps, absent = 0;
+    struct batch *pl = atomic_load(&pool);
+    for (int b = 0; pl && b < POOL && n > SMALL_BATCH && taken < 0; b++) {
+        unsigned char free_ = 0;
+        if (atomic_compare_exchange_strong(&pool_busy[b], &free_, 1)) {
+            taken = b;
+            pages = pl[b].pages, nodes = pl[b].nodes, status = pl[b].status, cap = BATCH;
+        }
+    }
+    for (size_t off = 0; off < n; off += cap) {
+        size_t k = n - off < cap ? n - off : cap;
         for (size_t i = 0; i < k; i++) {
             pages[i] = start + (off + i) * ps;
             nodes[i] = (int)node;
@@ -122,6 +142,8 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
                 atomic_fetch_add_explicit(&st_failed, 1, memory_order_relaxed);
         }
     }
+    if (taken >= 0)
+        atomic_store(&pool_busy[taken], 0);
     /* absent pages: fault them in here, under the range's MPOL_LOCAL policy (read-only, shared
      * and file ranges: read-populated, nothing written, no copy-on-write break) */
     if (absent)
@@ -281,6 +303,8 @@ static void fork_prepare(void) { pthread_mutex_lock(&arm_lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&arm_lock); }
 static void fork_child(void)
 {
+    for (int b = 0; b < POOL; b++) /* their resolvers were other threads */
+        atomic_store(&pool_busy[b], 0);
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         atomic_store(&s->users, 0);
@@ -652,6 +676,11 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         return -1;
     lock();
     int rc = install();
+    if (rc == 0 && !atomic_load(&pool)) {
+        void *p = npl__map_nohuge(POOL * sizeof(struct batch));
+        if (p != MAP_FAILED)
+            atomic_store(&pool, (struct batch *)p); /* else: small batches on the stack */
+    }
     struct slot *s = rc == 0 ? known_slot(addr) : NULL;
     if (rc == 0 && s && (s->len != len || s->chunk != chunk)) {
         rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first", addr);
