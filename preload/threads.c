@@ -8,6 +8,7 @@
 #include "preload.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 static int next_thread = 1;
 
@@ -16,10 +17,17 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
 {
     if (!npl__real_pthread_create)
         npl__preload_resolve();
-    if (npl__preload_inside() || !npl__preload.pin)
-        return npl__real_pthread_create(th, attr, start, arg);
-    int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    /* the library's one trampoline (src/threads.c) */
-    return npl__pthread_create_pinned(npl__real_pthread_create, th, attr, start, arg,
-                                      npl__preload.pin, n);
+    void *view = npl__preload_signals_wrap(&start, &arg); /* the creator's SIGSEGV/SIGBUS mask */
+    int rc;
+    if (npl__preload_inside() || !npl__preload.pin) {
+        rc = npl__real_pthread_create(th, attr, start, arg);
+    } else {
+        int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+        /* the library's one trampoline (src/topology/threads.c) */
+        rc = npl__pthread_create_pinned(npl__real_pthread_create, th, attr, start, arg,
+                                        npl__preload.pin, n);
+    }
+    if (rc && view)
+        free(view);
+    return rc;
 }
