@@ -730,7 +730,7 @@ static int node_candidates(struct work *w, const struct fit *f)
     if (M > 1 && shape(w, L, "cyclic", NULL, FAM_CYCLIC, 0, 0) < 0)
         goto out;
     if (nacc > 1 && nacc < M && strlen(list) < 120) {
-        snprintf(pol, sizeof pol, "cyclic@%s", list);
+        snprintf(pol, sizeof pol, "cyclic@%.120s", list);
         if (shape(w, L, pol, NULL, FAM_CYCLIC, 0, 0) < 0)
             goto out;
     }
@@ -764,7 +764,7 @@ static int node_candidates(struct work *w, const struct fit *f)
         if (shape(w, L, pol, NULL, FAM_CYCLIC_BLOCK, f->kc[k], 0) < 0)
             goto out;
         if (nacc > 1 && nacc < M && strlen(list) < 120) {
-            snprintf(pol, sizeof pol, "cyclic_block:%llu@%s", (unsigned long long)f->kc[k], list);
+            snprintf(pol, sizeof pol, "cyclic_block:%llu@%.120s", (unsigned long long)f->kc[k], list);
             if (shape(w, L, pol, NULL, FAM_CYCLIC_BLOCK, f->kc[k], 0) < 0)
                 goto out;
         }
