@@ -54,7 +54,7 @@ static void unreadable_files(void)
     int st = 0;
     waitpid(pid, &st, 0);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
-        printf("SKIP: unreadable config file: cannot drop root privileges\n");
+        SKIP("drop-root", "an unreadable config file: cannot drop root privileges");
     else
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
               "a file without read permission: EACCES, named (status %d)", st);
@@ -243,6 +243,5 @@ int main(void)
               "HOME below a regular file: an empty config (%s)", c ? "" : npl_last_error());
         npl_config_free(c);
     }
-    printf("test_config: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("test_config");
 }
