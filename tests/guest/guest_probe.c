@@ -114,6 +114,8 @@ static void thp_formed(const char *label, const void *a, size_t bytes)
         return;
     }
     long t = thp_pages(a, bytes);
+    printf("  %s: %ld of %zu base pages in transparent huge pages\n", label, t,
+           (bytes + PSZ - 1) / PSZ);
     CHECK(t >= 512, "%s: a transparent huge page formed (%ld of its %zu base pages are in THPs)",
           label, t, (bytes + PSZ - 1) / PSZ);
 }

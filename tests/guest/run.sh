@@ -8,7 +8,8 @@
 # Under CI=true a guest that cannot boot is a failure, never a skip. The guest programs get CI and
 # the expected skips (tests/expected-skips.txt, as /usr/local/bin/expected-skips.txt): under
 # CI=true a skip that file does not list fails there too (tests/unit/skip.h).
-# env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never
+# env: NPL_GUEST_SHAPES="N:K:MiB ..." to choose shapes; BUILD=build; NPL_GUEST_THP=madvise|never;
+# NPL_GUEST_TIMEOUT=S limits each boot (numavm --timeout; default 600 s)
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -78,7 +79,8 @@ for shape in $SHAPES; do
     echo "=== guest: $n nodes x $k CPUs x $mem MiB"
     start=$(date +%s)
     shape_adds=(); [ "$n" = 2 ] || [ "$n" = 4 ] && shape_adds=(${mpi_adds[@]+"${mpi_adds[@]}"})
-    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} "${adds[@]}" ${shape_adds[@]+"${shape_adds[@]}"} \
+    tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} \
+        ${NPL_GUEST_TIMEOUT:+--timeout "$NPL_GUEST_TIMEOUT"} "${adds[@]}" ${shape_adds[@]+"${shape_adds[@]}"} \
         -- "${guest_env[@]}" ${NPL_GUEST_ENV:-} in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" $names
     rc=$?
     echo "=== guest $n nodes: rc=$rc ($(( $(date +%s) - start )) s)"
