@@ -12,10 +12,8 @@ N=$build/numaplace
 dir=$build/bench/auto
 T=$(mktemp -d "${TMPDIR:-/tmp}/npl_auto.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
 [ -x "$N" ] || { echo "FAIL: $N missing"; exit 1; }
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
 # program: array accesses of 2 MiB arrays (262144 doubles) over 3 sweeps, and the pattern of each
@@ -70,5 +68,4 @@ for a in json.load(sys.stdin)["arrays"]:
     print(name + ":" + a["pattern"] + (":" + a["policy"] if a["pattern"] not in ("shared-read-mostly", "shared-written") else ""))' | tr '\n' ' ' | sed 's/ $//')
     check "$p: the exact profile is classified as written" "$(patterns $p)" "$got"
 done
-echo "test_auto: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_auto

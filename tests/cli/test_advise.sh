@@ -10,10 +10,8 @@ SRC=${SRC:?set SRC to the source directory}
 P=$SRC/tests/profiles
 T=$(mktemp -d "${TMPDIR:-/tmp}/npl_advise.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
 # "pattern policy next_touch stored" of each array, from --json
 rows() {
     "$N" advise --json "$1" | python3 -c '
@@ -130,14 +128,14 @@ walk(json.load(open(sys.argv[1])), "")
 PY
     done
 else
-    if [ "${CI:-}" = true ]; then fail=$((fail + 1)); echo "FAIL schemas: python3-jsonschema missing in CI"
-    else echo "SKIP schemas: python3-jsonschema is not installed"; fi
+    skip jsonschema "schemas: python3-jsonschema is not installed (scripts/deps.sh)"
 fi
 # the man page
 f=$SRC/docs/man/numaplace-advise.1
 check "man page exists" 1 "$([ -f "$f" ] && echo 1 || echo 0)"
-if command -v groff >/dev/null 2>&1 && [ -f "$f" ]; then
+if ! command -v groff >/dev/null 2>&1; then
+    skip groff "man page rendering: groff is not installed"
+elif [ -f "$f" ]; then
     check "man page renders without warnings" "" "$(groff -man -Tutf8 -ww -z "$f" 2>&1)"
 fi
-echo "test_advise: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_advise

@@ -12,16 +12,14 @@ N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 P=$(dirname "$N")/progs
 SRC=$(dirname "$0")/../..
 PRE=$(dirname "$N")/libnumaplace_preload.so
-if [ ! -f "$PRE" ] || [ ! -x "$P/alloc_styles" ]; then
-    echo "SKIP: $PRE or $P/alloc_styles missing (sanitizer builds have no preload)"
-    exit 0
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
+if [ ! -f "$PRE" ]; then
+    skip_no_interposer "every case (programs under numaplace run)" "$PRE"; summary test_run_progs; exit
 fi
+[ -x "$P/alloc_styles" ] || { bad "$P/alloc_styles is not built"; summary test_run_progs; exit; }
 T=$(mktemp -d /tmp/npl_test_run_progs.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
 # same OPTIONS PROG ARGS: status and stdout under run OPTIONS equal those of PROG alone
 same() {
     opts=$1
@@ -37,15 +35,20 @@ OPTS="--policy=cyclic|--threshold=64K|--policy=skew_mapp|--pin=scatter|--thresho
 --next-touch|--policy=random_block|--threshold=256K
 --nodes=0|--pin=compact|--verbose"
 for prog in alloc_styles cxx_styles omp_styles_gcc omp_styles_clang fortran_omp; do
-    [ -x "$P/$prog" ] || { echo "SKIP: $P/$prog not built"; continue; }
+    if [ ! -x "$P/$prog" ]; then # cxx_styles: g++; omp_styles_clang: clang-14; fortran_omp: gfortran
+        skip "prog-$prog" "$prog under numaplace run: $P/$prog is not built (scripts/deps.sh)"; continue
+    fi
     echo "$OPTS" | while read -r o; do
         same "$(echo "$o" | tr '|=' '  ')" "$P/$prog"
         echo "$pass $fail" >$T/counts
     done
     read -r pass fail <$T/counts
 done
-OMP_NUM_THREADS=5 same "--pin scatter --policy cyclic" "$P/omp_styles_gcc"
-OMP_NUM_THREADS=1 same "--pin scatter --policy cyclic" "$P/omp_styles_clang"
+for prog in omp_styles_gcc omp_styles_clang; do # a missing program would "pass" (127 both ways)
+    [ -x "$P/$prog" ] || { skip "prog-$prog" "$prog --pin scatter: $P/$prog is not built"; continue; }
+    t=5; [ $prog = omp_styles_clang ] && t=1
+    OMP_NUM_THREADS=$t same "--pin scatter --policy cyclic" "$P/$prog"
+done
 # large allocations of every style are placed (8 at least at a 64K threshold)
 $N run -v --policy cyclic --threshold 64K -- "$P/alloc_styles" >/dev/null 2>$T/err
 check "alloc_styles: its large allocations are placed" 1 "$(grep -c 'placed under cyclic' $T/err | awk '{print ($1 >= 8)}')"
@@ -72,9 +75,11 @@ NUMAPLACE_FSROOT=$T/root $N run -v --policy skew_mapp -- "$P/exit_styles" reserv
 check "reserve 80 MiB with 100 MiB available: placed" 1 "$(grep -c '83886080 bytes: placed under skew_mapp' $T/err)"
 # --pin: children (shell, system, popen, spawn, vfork, fork+exec, exec) start on every CPU of the
 # process, not on the CPU of the pinned thread that made them
-want=$("$P/omp_probe_gcc" | wc -l)
-if [ "$want" -lt 2 ]; then
-    echo "SKIP: one CPU: a child narrowed to its parent's CPU cannot be told apart"
+want=0; [ -x "$P/omp_probe_gcc" ] && want=$("$P/omp_probe_gcc" | wc -l)
+if [ ! -x "$P/omp_probe_gcc" ]; then
+    skip prog-omp_probe_gcc "the --pin children cases: $P/omp_probe_gcc is not built (no OpenMP)"
+elif [ "$want" -lt 2 ]; then
+    skip one-cpu "the --pin children cases: one CPU, a child narrowed to its parent's CPU cannot be told apart"
 else
     check "--pin: a shell's OpenMP child has $want threads" "$want" "$($N run --pin compact -- sh -c "$P/omp_probe_gcc" | wc -l)"
     for m in system popen spawn spawnp vfork fork execl execlp execle execv execvp execve; do
@@ -82,13 +87,14 @@ else
     done
     check "--pin: the shell itself is pinned (thread 0)" 1 "$($N run --pin compact -- sh -c 'grep Cpus_allowed_list /proc/$$/status' | awk '{print ($2 ~ /^[0-9]+$/)}')"
 fi
-check "--pin: OpenMP children by 5 spawn modes in one process" "$((5 * want))" "$($N run --pin scatter -- "$P/spawner" system,popen,spawn,vfork,fork "$P/omp_probe_gcc" | wc -l)"
+[ "$want" -gt 0 ] &&
+    check "--pin: OpenMP children by 5 spawn modes in one process" "$((5 * want))" "$($N run --pin scatter -- "$P/spawner" system,popen,spawn,vfork,fork "$P/omp_probe_gcc" | wc -l)"
 if [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; then # a static shell's children
     $N run -v --policy cyclic --threshold 64K -- /bin/busybox sh -c "$P/exit_styles none" >/dev/null 2>$T/err
     check "static shell: its dynamic child's allocation is placed" 1 "$(grep -c 'placed under cyclic' $T/err | awk '{print ($1 > 0)}')"
     check "static shell: the note says its children get the interposer" 1 "$(grep -c 'its dynamically linked children get it' $T/err)"
 else
-    echo "SKIP: no static busybox: the static-shell cases"
+    skip busybox-static "the static-shell cases: no static /bin/busybox (scripts/deps.sh)"
 fi
 for m in execl execle execv execve spawn; do # the environment goes with the child
     check "--pin: a child by $m gets the environment" "compact" "$($N run --pin compact -- "$P/spawner" $m /bin/sh -c 'echo ${NUMAPLACE_PIN:-none}')"
@@ -106,7 +112,6 @@ if ${CC:-cc} -static -O1 -o $T/exit_static "$SRC/tests/progs/exit_styles.c" -lpt
     check "static + --pin: the note says OpenMP threads only" 1 "$(grep -c 'only its OpenMP threads' $T/err)"
     same "--nodes 0" $T/exit_static segv
 else
-    echo "SKIP: no static C library: the static-binary cases"
+    skip static-libc "the static-binary cases: no static C library (libc6-dev)"
 fi
-echo "test_run_progs: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_run_progs

@@ -149,10 +149,11 @@ static void test_children(void)
     char probe[4096], spawner[4096];
     snprintf(probe, sizeof probe, "%s/omp_probe_gcc", dir);
     snprintf(spawner, sizeof spawner, "%s/spawner", dir);
-    if (access(probe, X_OK) || access(spawner, X_OK)) {
-        printf("SKIP: %s or %s missing\n", probe, spawner);
+    int there = access(probe, X_OK) == 0 && access(spawner, X_OK) == 0;
+    CHECK(there, "%s and %s are in this guest (tests/guest/run.sh adds build/progs)", probe,
+          spawner);
+    if (!there)
         return;
-    }
     /* one run (each costs seconds under TCG): the spawner starts the probe once per mode (not
      * through the guest's sh: it is static busybox, so the spawner would not be pinned) */
     const char *modes = "system,popen,spawn,vfork,fork,execv";
@@ -186,10 +187,10 @@ int main(int argc, char **argv)
     }
     numa_balancing_off(); /* exact placement checks */
     const npl_topo *t = npl_topo_self();
-    if (t && npl_topo_node_count(t, 0) != N) {
-        printf("SKIP: this machine has %d usable nodes, not %d\n", npl_topo_node_count(t, 0), N);
+    CHECK(t && npl_topo_node_count(t, 0) == N, "this machine has %d usable nodes, --nodes says %d",
+          t ? npl_topo_node_count(t, 0) : -1, N);
+    if (t && npl_topo_node_count(t, 0) != N)
         N = npl_topo_node_count(t, 0);
-    }
     if (t)
         K = npl_topo_cpu_count(t) / (N > 0 ? N : 1);
     char self[4096];
@@ -197,6 +198,5 @@ int main(int argc, char **argv)
     self[l > 0 ? l : 0] = 0;
     test_styles(self);
     test_children();
-    printf("guest_run_progs: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("guest_run_progs");
 }

@@ -68,10 +68,10 @@ static void one(const char *dir, const char *prog, const char *mode, int want_pl
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, prog);
-    if (access(path, X_OK)) {
-        printf("SKIP: %s missing\n", path);
+    int there = access(path, X_OK) == 0;
+    CHECK(there, "%s is in this guest (tests/guest/run.sh adds build/progs)", path);
+    if (!there)
         return;
-    }
     int plain = run_to("/tmp/gs_ref.txt", "/tmp/gs_referr.txt",
                        (char *const[]){path, (char *)mode, NULL});
     /* sig_api's reference is the same program with nothing armed */
@@ -111,10 +111,10 @@ int main(int argc, char **argv)
     }
     numa_balancing_off(); /* exact placement checks */
     const npl_topo *t = npl_topo_self();
-    if (t && npl_topo_node_count(t, 0) != N) {
-        printf("SKIP: this machine has %d usable nodes, not %d\n", npl_topo_node_count(t, 0), N);
+    CHECK(t && npl_topo_node_count(t, 0) == N, "this machine has %d usable nodes, --nodes says %d",
+          t ? npl_topo_node_count(t, 0) : -1, N);
+    if (t && npl_topo_node_count(t, 0) != N)
         N = npl_topo_node_count(t, 0);
-    }
     const char *dir = getenv("NPL_PROGS") ? getenv("NPL_PROGS") : "/usr/local/bin"; /* the guest's */
     /* mode, and how many regions where each thread touched its own block */
     static const struct {
@@ -129,6 +129,5 @@ int main(int argc, char **argv)
             one(dir, progs[p], modes[m].mode, modes[m].placement);
     one(dir, "sig_api", "after", 0);
     one(dir, "sig_api", "before", 0);
-    printf("guest_signals: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("guest_signals");
 }

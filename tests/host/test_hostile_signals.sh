@@ -20,16 +20,14 @@ set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 P=$(dirname "$N")/progs
 PRE=$(dirname "$N")/libnumaplace_preload.so
-if [ ! -f "$PRE" ] || [ ! -x "$P/sig_api" ]; then
-    echo "SKIP: $PRE or $P/sig_api missing (sanitizer builds have no preload)"
-    exit 0
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
+if [ ! -f "$PRE" ]; then
+    skip_no_interposer "signal chaining under the interposer" "$PRE"; summary test_hostile_signals; exit
 fi
+[ -x "$P/sig_api" ] || { bad "$P/sig_api is not built"; summary test_hostile_signals; exit; }
 T=$(mktemp -d /tmp/npl_test_signals.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
 # same NAME ENVREF OPTS PROG ARGS: status and stdout of PROG under run OPTS (or, OPTS "-", with
 # the environment ENVREF unset) equal those of PROG run with ENVREF
 same() {
@@ -47,7 +45,7 @@ MODES="before after plain_after guard report resethand nodefer defer onstack ign
 blocked blocked_fault blocked_kill suspend"
 built=0
 for prog in sig_styles_gcc sig_styles_clang; do
-    [ -x "$P/$prog" ] || { echo "SKIP: $P/$prog not built"; continue; }
+    [ -x "$P/$prog" ] || { skip "prog-$prog" "$prog: $P/$prog is not built (OpenMP; clang-14)"; continue; }
     built=$((built + 1))
     for m in $MODES; do
         same "$prog $m, run --next-touch" "X=1" "--next-touch" "$P/$prog" "$m"
@@ -96,10 +94,11 @@ EOF
                   "20 0 1" "$(awk '/^nt_agent:/ {gsub(",", ""); print $3, $9, ($6 > 0)}' $T/err)"
         done
     else
-        echo "SKIP: javac failed: $(head -1 $T/javac.err)"
+        bad "javac failed: $(head -1 $T/javac.err)"
     fi
 else
-    echo "SKIP: no java/javac (or no nt_agent): the JVM cases did not run"
+    if [ -f "${NT_AGENT:-}" ]; then skip java "the JVM cases: no java/javac (openjdk-17-jdk-headless)"
+    else bad "the JVM cases: NT_AGENT (${NT_AGENT:-unset}) is not built"; fi
 fi
 # Python's faulthandler (SA_NODEFER | SA_ONSTACK on its own sigaltstack): on a real segfault it
 # prints the traceback, restores the previous action and raises the signal again
@@ -113,7 +112,6 @@ if command -v python3 >/dev/null 2>&1; then
           "$r1 $(sed 's/0x[0-9a-f]*/ADDR/g' $T/ref | cksum)" "$r2 $(sed 's/0x[0-9a-f]*/ADDR/g' $T/got | cksum)"
     check "python3 -X faulthandler: died of SIGSEGV" 139 "$r1"
 else
-    echo "SKIP: no python3"
+    skip python3 "Python's faulthandler case: no python3"
 fi
-echo "test_hostile_signals: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary test_hostile_signals

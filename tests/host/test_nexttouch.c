@@ -325,7 +325,8 @@ static void test_regressions(void)
         CHECK(npl_next_touch_disarm(again) == 0 && again[7] == 7, "and use it");
         munmap(again, abytes);
     } else {
-        printf("SKIP: the freed array's address was taken\n");
+        SKIP("nexttouch-address-taken", "arm where a freed armed array was: its address was "
+             "taken meanwhile");
         if (again != MAP_FAILED)
             munmap(again, abytes);
     }
@@ -577,7 +578,8 @@ int main(void)
     }
     waitpid(pid, &st, 0);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
-        printf("SKIP: vm.max_map_count could not be reached with 70000 mappings\n");
+        SKIP("max-map-count", "next-touch at vm.max_map_count: it could not be reached with 70000 "
+             "mappings (the limit is higher here)");
     else
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
               "vm.max_map_count reached during next-touch: chunks widened, all bytes right "

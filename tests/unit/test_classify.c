@@ -565,6 +565,5 @@ int main(void)
     npl_topo_destroy(t3);
     npl_topo_destroy(t4);
     npl_topo_destroy(t8);
-    printf("test_classify: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail != 0;
+    return check_summary("test_classify");
 }

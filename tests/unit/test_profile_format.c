@@ -349,6 +349,5 @@ int main(int argc, char **argv)
     CHECK(seen[0] >= 10 && seen[1] >= 12, "profiles found: %d good, %d bad (run with the source "
           "directory as argument)", seen[0], seen[1]);
 
-    printf("test_profile_format: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail != 0;
+    return check_summary("test_profile_format");
 }
