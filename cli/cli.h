@@ -15,6 +15,8 @@ int cmd_run(int argc, char **argv);
 int cmd_where(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 /* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
 int cli_fail(const char *what);

@@ -6,6 +6,7 @@
 
 struct run_args {
     const char *policy, *pin, *nodes, *huge, *threshold, *first;
+    const char *profile; /* --profile FILE: the per-array policies of a profile */
     int next_touch;
     int verbose;   /* --verbose: print what run does (thread -> CPU -> node, policy, pages) */
     int json;      /* --json: the same as one JSON object on stderr */
@@ -21,4 +22,13 @@ struct run_args {
 int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err);
 /* bytes with an optional K/M/G[i][B] suffix, >= 1, at most SSIZE_MAX: 0, or -1 */
 int run_parse_bytes(const char *s, unsigned long long *out);
+/* run.c: everything run does before exec; profiling: `numaplace profile` (the interposer is
+ * loaded whatever the flags). 0 with the program and its argv, RUN_HELP after --help's text, or
+ * an exit status after a message. args (may be NULL) gets the parsed command line. */
+#define RUN_HELP (-1)
+int run_setup(int argc, char **argv, int profiling, char *prog, size_t size, char ***prog_argv,
+              struct run_args *args);
+/* run_profile.c: --profile FILE is a profile of prog (exit 2 after a message if not); a warning
+ * when pin differs from the pinning it was taken under */
+int run_check_profile(const char *file, const char *prog, const char *pin);
 #endif

@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include "topology/topology.h"
 #include "sys/sys.h"
+#include "profile/profile.h"
 
 #include "preload.h"
 
@@ -74,6 +75,7 @@ static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)
 static TLS int in_lib;   /* > 0: the library (or dlsym) is running on this thread */
 void npl__preload_enter(void) { in_lib++; }
 void npl__preload_leave(void) { in_lib--; }
+int npl__preload_inside(void) { return in_lib > 0; }
 static int resolving;     /* dlsym in progress: serve from the bootstrap buffer */
 
 /* ---- bootstrap buffer: dlsym may call calloc/malloc before the real ones are known ---- */
@@ -154,6 +156,7 @@ static void say(const char *fmt, const char *a, const char *b)
     char buf[512];
     to_stderr(buf, snprintf(buf, sizeof buf, fmt, a, b), sizeof buf);
 }
+void npl__preload_say(const char *fmt, const char *a) { say(fmt, a, ""); }
 
 /* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
  * this runs inside malloc) */
@@ -257,6 +260,10 @@ static int register_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry 
 
 static void place_static(void)
 {
+    if (npl__preload_profiling())
+        return; /* profile.c tracks them, symbol by symbol */
+    if (npl__preload_apply_active())
+        npl__preload_apply_statics(cfg.threshold, cfg.pol, cfg.flags);
     uintptr_t lo[8], hi[8];
     int n = npl__preload_static_ranges(lo, hi, cfg.threshold);
     int placing = cfg.pol && npl_policy_get_kind(cfg.pol) != NPL_FIRST_TOUCH;
@@ -447,7 +454,14 @@ __attribute__((constructor)) static void preload_init(void)
             cfg.pin = NULL;
         }
     }
-    if (cfg.active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
+    npl__preload_io_resolve();
+    if (npl__preload_profile_init(cfg.threshold) || npl__preload_apply_init(cfg.threshold)) {
+        if (!cfg.pol && npl_policy_create(&cfg.pol, NPL_FIRST_TOUCH, NULL, 0) < 0)
+            cfg.pol = NULL;
+        cfg.active = cfg.pol != NULL;
+    }
+    if (cfg.active && !npl__preload_profiling() &&
+        !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg.active = 0;
     if (cfg.active)
         place_static();
@@ -482,6 +496,8 @@ static int table_put(void *p, size_t n)
 /* size of our allocation at p (0: not ours), NT_BIT set when it is registered for next-touch;
  * remove=1 drops it from the table */
 #define NT_BIT ((size_t)1 << (8 * sizeof(size_t) - 1))
+/* a block of `numaplace profile`: a plain mapping (profile.c), not a library array */
+#define PLAIN_BIT ((size_t)1 << (8 * sizeof(size_t) - 2))
 static size_t table_get_raw(const void *p, int remove)
 {
     uintptr_t k = (uintptr_t)p;
@@ -501,7 +517,10 @@ static size_t table_get_raw(const void *p, int remove)
     unlock();
     return n;
 }
-static size_t table_get(const void *p, int remove) { return table_get_raw(p, remove) & ~NT_BIT; }
+static size_t table_get(const void *p, int remove)
+{
+    return table_get_raw(p, remove) & ~(NT_BIT | PLAIN_BIT);
+}
 
 /* MemAvailable of /proc/meminfo in bytes (read without allocating; under NUMAPLACE_FSROOT, as
  * the library reads /proc), SIZE_MAX if unknown */
@@ -525,7 +544,7 @@ static size_t mem_available(void)
 static int too_big(size_t n) { return n >= BIG_CHECK && n > mem_available(); }
 
 /* A placed allocation, or NULL: the caller then uses the real allocator. */
-static void *big_alloc(size_t n, size_t align)
+static void *big_alloc(size_t n, size_t align, const void *ra)
 {
     if (!cfg.active || in_lib || n < cfg.threshold || align > 4096)
         return NULL;
@@ -533,6 +552,16 @@ static void *big_alloc(size_t n, size_t align)
         return NULL;
     in_lib++;
     int saved = errno;
+    if (npl__preload_profiling()) { /* tracked as the system allocator would map it */
+        void *q = npl__preload_profile_map(n, ra);
+        if (q && !table_put(q, n | PLAIN_BIT)) {
+            npl__preload_profile_unmap(q, n);
+            q = NULL;
+        }
+        errno = saved;
+        in_lib--;
+        return q;
+    }
     if (too_big(n)) {
         npl__fail(ENOMEM, "larger than the memory available now: placing populates every page");
         if (cfg.verbose)
@@ -543,7 +572,8 @@ static void *big_alloc(size_t n, size_t align)
     }
     gate_enter();
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
-    void *p = npl_alloc_array(&sh, cfg.pol, cfg.flags);
+    void *p = npl__preload_apply_active() ? npl__preload_apply_alloc(n, ra, cfg.pol, cfg.flags)
+                                          : npl_alloc_array(&sh, cfg.pol, cfg.flags);
     size_t nt = 0;
     if (p && cfg.next_touch) {
         if (npl_next_touch_register(p, n, cfg.nt_chunk) == 0)
@@ -559,7 +589,7 @@ static void *big_alloc(size_t n, size_t align)
         npl__debug("preload: %zu bytes not placed (%s): real allocator", n, npl_last_error());
     else
         npl__debug("preload: %zu bytes placed at %p", n, p);
-    if (cfg.verbose)
+    if (cfg.verbose && !npl__preload_apply_active()) /* apply.c says which policy it took */
         tell_alloc("allocation", p, n, p != NULL, nt != 0);
     errno = saved;
     gate_leave();
@@ -570,8 +600,13 @@ static void *big_alloc(size_t n, size_t align)
 static void big_free(void *p, size_t raw)
 {
     in_lib++;
+    if (raw & PLAIN_BIT) {
+        npl__preload_profile_unmap(p, raw & ~(NT_BIT | PLAIN_BIT));
+        in_lib--;
+        return;
+    }
     gate_enter();
-    (void)raw;
+    npl__preload_apply_free(p);
     npl_free(p); /* the array's next-touch state goes with it, quietly */
     gate_leave();
     in_lib--;
@@ -584,7 +619,7 @@ EXPORT void *malloc(size_t n)
             return boot_alloc(n);
         resolve();
     }
-    void *p = big_alloc(n, 0);
+    void *p = big_alloc(n, 0, __builtin_return_address(0));
     return p ? p : real_malloc(n);
 }
 
@@ -599,7 +634,7 @@ EXPORT void *calloc(size_t a, size_t b)
         errno = ENOMEM;
         return NULL;
     }
-    void *p = big_alloc(a * b, 0); /* library arrays are zero-filled */
+    void *p = big_alloc(a * b, 0, __builtin_return_address(0)); /* library arrays are zero-filled */
     return p ? p : real_calloc(a, b);
 }
 
@@ -656,7 +691,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         resolve();
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     if (p) {
         *out = p;
         return 0;
@@ -668,7 +703,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (!real_malloc)
         resolve();
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     return p ? p : real_aligned_alloc(align, n);
 }
 
@@ -676,7 +711,7 @@ EXPORT void *memalign(size_t align, size_t n)
 {
     if (!real_malloc)
         resolve();
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     return p ? p : real_memalign(align, n);
 }
 
@@ -684,7 +719,7 @@ EXPORT void *valloc(size_t n)
 {
     if (!real_malloc)
         resolve();
-    void *p = big_alloc(n, 4096);
+    void *p = big_alloc(n, 4096, __builtin_return_address(0));
     return p ? p : real_valloc(n);
 }
 
@@ -701,16 +736,43 @@ EXPORT size_t malloc_usable_size(void *p)
 }
 
 /* ---- threads: thread n of the program on the n-th CPU of the strategy ---- */
+/* profiling: each thread knows its number (the sampler records it with every access) */
+struct numbered {
+    void *(*start)(void *);
+    void *arg;
+    int n;
+};
+static void *numbered_start(void *p)
+{
+    struct numbered c = *(struct numbered *)p;
+    free(p);
+    npl__sampler_set_thread(c.n);
+    return c.start(c.arg);
+}
+
 EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
                           void *arg)
 {
     if (!real_pthread_create)
         resolve();
-    if (in_lib || !cfg.pin)
+    int profiling = !in_lib && npl__preload_profiling();
+    if (in_lib || (!cfg.pin && !profiling))
         return real_pthread_create(th, attr, start, arg);
-    int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    /* the library's one trampoline (preload/pin_trampoline.c, to move into src/threads.c) */
-    return npl__pthread_create_pinned(real_pthread_create, th, attr, start, arg, cfg.pin, n);
+    int n = profiling ? npl__sampler_next_thread()
+                      : __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+    struct numbered *c = profiling ? malloc(sizeof *c) : NULL;
+    if (c) {
+        *c = (struct numbered){start, arg, n};
+        start = numbered_start;
+        arg = c;
+    }
+    /* the library's one trampoline (src/topology/threads.c) */
+    int rc = cfg.pin ? npl__pthread_create_pinned(real_pthread_create, th, attr, start, arg,
+                                                  cfg.pin, n)
+                     : real_pthread_create(th, attr, start, arg);
+    if (rc && c)
+        free(c);
+    return rc;
 }
 
 /* ---- exec and spawn: the new program starts on the process's CPUs (see widen_self) ---- */
@@ -758,6 +820,16 @@ static void resolve_spawn(void)
     rtype r = call;                                                                                \
     narrow_back(saved, changed);                                                                   \
     return r;
+/* the same for the exec family: a profiling image that recorded nothing hands the profile to the
+ * program it becomes (kept if the exec fails) */
+#define EXEC_WIDENED(call)                                                                         \
+    npl__preload_profile_exec(0);                                                                  \
+    unsigned long saved[MASK_WORDS];                                                               \
+    int changed = widen_self(saved);                                                               \
+    int r = call;                                                                                  \
+    narrow_back(saved, changed);                                                                   \
+    npl__preload_profile_exec(1);                                                                  \
+    return r;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvp_fn)(const char *, char *const[]);
@@ -768,7 +840,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     const int fail = -1;
     NEXT(execve_fn, execve)
-    WIDENED(int, real(path, argv, envp))
+    EXEC_WIDENED(real(path, argv, envp))
 }
 
 EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
@@ -777,21 +849,21 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     const int fail = -1;
     NEXT(execvpe_fn, execvpe)
-    WIDENED(int, real(file, argv, envp))
+    EXEC_WIDENED(real(file, argv, envp))
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
     const int fail = -1;
     NEXT(execvp_fn, execvp)
-    WIDENED(int, real(file, argv))
+    EXEC_WIDENED(real(file, argv))
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     const int fail = -1;
     NEXT(fexecve_fn, fexecve)
-    WIDENED(int, real(fd, argv, envp))
+    EXEC_WIDENED(real(fd, argv, envp))
 }
 
 /* execl, execlp, execle: the arguments into an array on the stack (no malloc: vfork children).
