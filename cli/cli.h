@@ -1,12 +1,8 @@
-/* cli.h - the numaplace command: one file per subcommand, all on the public API. */
+/* cli.h - the numaplace command's subcommands, one file each (cli/report/ for measure and
+ * report), all on the public API. main.c dispatches to them; they call only common.c, json.c
+ * and their own parts, never main.c or one another. */
 #ifndef NPL_CLI_H
 #define NPL_CLI_H
-#include <numaplace.h>
-#include <stdio.h>
-
-/* Exit codes (documented in docs/numaplace.1): */
-#define EXIT_USAGE 2   /* bad command line or bad policy string */
-#define EXIT_FAILED 1  /* the operation failed (message on stderr) */
 
 int cmd_topo(int argc, char **argv);
 int cmd_map(int argc, char **argv);
@@ -17,17 +13,4 @@ int cmd_measure(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
-
-/* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
-int cli_fail(const char *what);
-/* A file numaplace ships: $env_name if set, else the first readable of rel[0..n-1], each a path
- * relative to the directory of this executable; a bare file name is also looked for in
- * ../lib/numaplace/ and ../LIBDIR/numaplace/ (installed tree). 0 and the path in out, or -1 and
- * in out "NAME (looked for PATH, PATH, ...; ENV unset)". */
-int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size);
-/* getopt_long's '?' or ':' for subcommand cmd: prints what was wrong; returns EXIT_USAGE.
- * Every subcommand's optstring starts with ':' (missing values reported as ':'). */
-int cli_bad_option(const char *cmd, int c, char **argv);
-/* Load a synthetic topology when desc != NULL, else this machine's. */
-int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use);
 #endif

@@ -1,6 +1,8 @@
 /* demo.c - numaplace demo: place an array under each policy and show where its pages are. */
 #include "cli.h"
+#include "common.h"
 #include "json.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -112,14 +114,13 @@ static void demo_header(size_t mib, int usable)
 /* --mib N: 0 and the value, or EXIT_USAGE */
 static int parse_mib(const char *s, size_t *mib)
 {
-    char *end;
-    errno = 0;
-    *mib = strtoul(s, &end, 10);
-    if (errno || *end || !*s || *s == '-' || *mib == 0 || *mib > (1 << 20)) {
-        fprintf(stderr, "numaplace demo: bad --mib \"%s\"\n", s);
-        return EXIT_USAGE;
+    uint64_t v;
+    if (npl__parse_count(s, 1, 1 << 20, &v) == 0) {
+        *mib = (size_t)v;
+        return 0;
     }
-    return 0;
+    fprintf(stderr, "numaplace demo: bad --mib \"%s\" (a count from 1 to %d)\n", s, 1 << 20);
+    return EXIT_USAGE;
 }
 
 static int demo_all(const npl_topo *t, const char *policy, size_t bytes, cJSON *jarr)

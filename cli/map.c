@@ -1,18 +1,19 @@
 /* map.c - numaplace map: the pure page->node map of a policy, one node id per page. */
 #include "cli.h"
+#include "common.h"
 #include "json.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_size(const char *s, size_t *v)
+/* a count (is_size 0) or a size with K/M/G (1) from 1 to max (base/number.h): 0, or -1 */
+static int parse_value(int is_size, const char *s, uint64_t max, size_t *v)
 {
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end || *s == '-' || !*s)
+    uint64_t x;
+    if ((is_size ? npl__parse_size : npl__parse_count)(s, 1, max, &x) < 0)
         return -1;
     *v = (size_t)x;
     return 0;
@@ -42,7 +43,7 @@ static void map_usage(void)
            "machine of N nodes with C cores each (node ids 0..N-1). --rows R lays the\n"
            "pages out as R rows (units for block sizes and thread schedules).\n"
            "Limits: N <= %d, C <= %d, N x C <= %d (building larger synthetic machines\n"
-           "takes more than about a second); K <= 2^32.\n",
+           "takes more than about a second); K <= 2^32. B may end in K, M or G (4K, 2M).\n",
            MAP_MAX_NODES, MAP_MAX_CORES, MAP_MAX_PUS);
 }
 
@@ -55,15 +56,15 @@ static int map_option(int c, const char *v, struct map_args *a)
     case 's':
         return a->synthetic = v, 0;
     case 'n':
-        return parse_size(v, &a->nodes) || a->nodes == 0 || a->nodes > MAP_MAX_NODES;
+        return parse_value(0, v, MAP_MAX_NODES, &a->nodes);
     case 'k':
-        return parse_size(v, &a->pages) || a->pages == 0 || a->pages > (size_t)1 << 32;
+        return parse_value(0, v, (uint64_t)1 << 32, &a->pages);
     case 'c':
-        return parse_size(v, &a->cores) || a->cores == 0 || a->cores > MAP_MAX_CORES;
+        return parse_value(0, v, MAP_MAX_CORES, &a->cores);
     case 'b':
-        return parse_size(v, &a->page_size) || a->page_size == 0;
+        return parse_value(1, v, NPL__SIZE_MAX, &a->page_size);
     default:
-        return parse_size(v, &a->rows) || a->rows == 0;
+        return parse_value(0, v, NPL__SIZE_MAX, &a->rows);
     }
 }
 

@@ -13,7 +13,9 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "advise.h"
+#include "common.h"
 #include "run_args.h"
+#include "preload/env.h"
 
 #include "profile/profile.h"
 
@@ -337,7 +339,7 @@ static int mirror(int st)
 }
 
 /* split profile's own options (--out, --rate, --help) from run's; argv is rewritten in place */
-static int own_options(int *argc, char **argv, const char **out, double *rate)
+static int own_options(int *argc, char **argv, const char **out, uint64_t *rate)
 {
     int w = 1, i = 1;
     for (; i < *argc; i++) {
@@ -372,15 +374,10 @@ static int own_options(int *argc, char **argv, const char **out, double *rate)
         }
         if (is_out) {
             *out = val;
-        } else {
-            char *end;
-            errno = 0;
-            *rate = strtod(val, &end);
-            if (errno || *end || !(*rate >= 1 && *rate <= 1e6)) {
-                fprintf(stderr, "numaplace profile: --rate %s: expected sampled pages per second "
-                                "from 1 to 1000000\n", val);
-                return EXIT_USAGE;
-            }
+        } else if (npl_env_parse_rate(val, rate) < 0) {
+            fprintf(stderr, "numaplace profile: --rate %s: expected sampled pages per second, a "
+                            "count from 1 to %d\n", val, NPL_ENV_PROFILE_RATE_MAX);
+            return EXIT_USAGE;
         }
     }
     for (; i < *argc; i++)
@@ -393,7 +390,7 @@ static int own_options(int *argc, char **argv, const char **out, double *rate)
 int cmd_profile(int argc, char **argv)
 {
     const char *out = NULL;
-    double rate = NPL_SAMPLER_DEFAULT_RATE;
+    uint64_t rate = (uint64_t)NPL_SAMPLER_DEFAULT_RATE;
     int rc = own_options(&argc, argv, &out, &rate);
     if (rc)
         return rc < 0 ? 0 : rc;
@@ -415,14 +412,14 @@ int cmd_profile(int argc, char **argv)
         snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
         out = outbuf;
     }
-    unsigned long long thr = (unsigned long long)1 << 20;
-    if (a.threshold && run_parse_bytes(a.threshold, &thr) < 0)
+    uint64_t thr = NPL_ENV_THRESHOLD_DEFAULT;
+    if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
         return EXIT_USAGE; /* run_parse_args said so already */
 
     char why[256];
     probe_hardware(why, sizeof why);
     fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by protection "
-                    "faults at %.0f pages/s\n", why, rate);
+                    "faults at %llu pages/s\n", why, (unsigned long long)rate);
 
     char shm[PATH_MAX];
     struct npl_raw *r = raw_create(shm, sizeof shm, (size_t)thr);
@@ -432,9 +429,9 @@ int cmd_profile(int argc, char **argv)
         return EXIT_FAILED;
     }
     char ratebuf[32];
-    snprintf(ratebuf, sizeof ratebuf, "%.17g", rate);
-    setenv("NUMAPLACE_PROFILE_SHM", shm, 1);
-    setenv("NUMAPLACE_PROFILE_RATE", ratebuf, 1);
+    snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)rate);
+    setenv(NPL_ENV_PROFILE_SHM, shm, 1);
+    setenv(NPL_ENV_PROFILE_RATE, ratebuf, 1);
     char prog[4096];
     char **pargv;
     if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {

@@ -24,8 +24,10 @@
  * system call refused); 126 the program cannot be executed; 127 it does not exist. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "common.h"
 #include "run_args.h"
 #include "run_show.h"
+#include "preload/env.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -77,7 +79,7 @@ static int find_beside(const char *env_name, const char *file, char *out, size_t
 
 static int find_libomp(char *out, size_t size)
 {
-    const char *env = getenv("NUMAPLACE_LIBOMP");
+    const char *env = getenv(NPL_ENV_LIBOMP);
     if (env) {
         snprintf(out, size, "%s", env);
         return access(out, R_OK);
@@ -165,20 +167,6 @@ struct run_ctx {
     int profiling;      /* numaplace profile: the interposer is needed whatever the flags */
 };
 
-/* the config's value, without a library error message when it is simply not set */
-static const char *cfg_get(const npl_config *c, const char *sec, const char *key)
-{
-    char *dbg = getenv("NUMAPLACE_DEBUG") ? strdup(getenv("NUMAPLACE_DEBUG")) : NULL;
-    if (dbg)
-        unsetenv("NUMAPLACE_DEBUG");
-    const char *v = npl_config_get(c, sec, key);
-    if (dbg) {
-        setenv("NUMAPLACE_DEBUG", dbg, 1);
-        free(dbg);
-    }
-    return v;
-}
-
 /* the platform config: defaults for what the command line leaves out */
 static int take_defaults(struct run_ctx *c)
 {
@@ -193,52 +181,59 @@ static int take_defaults(struct run_ctx *c)
     if (!(c->topo = npl_topo_self()))
         return cli_fail("topology");
     if (!c->policy)
-        c->policy = cfg_get(c->cfg, "policy", "default");
-    const char *thr = cfg_get(c->cfg, "policy", "threshold");
-    unsigned long long v;
+        c->policy = npl_config_get(c->cfg, "policy", "default");
+    const char *thr = npl_config_get(c->cfg, "policy", "threshold");
+    uint64_t v;
     if (!c->threshold && thr) {
         snprintf(c->cfg_thr, sizeof c->cfg_thr, "%s", thr);
         c->threshold = c->cfg_thr;
-        if (run_parse_bytes(c->threshold, &v) < 0) {
+        if (npl_env_parse_threshold(c->threshold, &v) < 0) {
             fprintf(stderr, "numaplace run: config [policy] threshold = %s: expected bytes >= 1 "
                             "(%s)\n", c->threshold, npl_config_source(c->cfg));
             return EXIT_FAILED;
         }
     }
-    if (!c->nodes && cfg_get(c->cfg, "machine", "nodes")) {
-        snprintf(c->cfg_nodes, sizeof c->cfg_nodes, "%s", cfg_get(c->cfg, "machine", "nodes"));
+    const char *nodes = npl_config_get(c->cfg, "machine", "nodes");
+    if (!c->nodes && nodes) {
+        snprintf(c->cfg_nodes, sizeof c->cfg_nodes, "%s", nodes);
         c->nodes = c->cfg_nodes;
     }
     return 0;
 }
 
-/* --nodes: a list like 0-1,3 (hwloc_bitmap_list_sscanf); every node exists, is allowed and has
- * memory. Numbers are bounded by the largest node id before hwloc sees them. */
+/* --nodes SET as a bitmap: the library's list parser (npl_policy_parse of "bind_all:SET":
+ * decimal ids, ranges, each id once, bounded) is the one check; hwloc reads only the list the
+ * library formats back. 0, or -1 if SET is not a node list. */
+static int parse_nodes(const char *set, hwloc_bitmap_t out)
+{
+    size_t len = strlen(set) + 16;
+    char *spec = malloc(len), *canon = NULL;
+    npl_policy *p = NULL;
+    int rc = -1;
+    if (spec && snprintf(spec, len, "bind_all:%s", set) > 0 && npl_policy_parse(&p, spec) == 0) {
+        int need = npl_policy_format(p, NULL, 0);
+        canon = need > 0 ? malloc((size_t)need + 1) : NULL;
+        const char *list = canon && npl_policy_format(p, canon, (size_t)need + 1) == need
+                               ? strchr(canon, ':') : NULL;
+        rc = list && hwloc_bitmap_list_sscanf(out, list + 1) == 0 && !hwloc_bitmap_iszero(out)
+                 ? 0 : -1;
+    }
+    npl_policy_free(p);
+    free(canon);
+    free(spec);
+    return rc;
+}
+
+/* --nodes: a list like 0-1,3; every node exists, is allowed and has memory */
 static int check_nodes(struct run_ctx *c)
 {
     const char *set = c->nodes;
-    size_t len = strlen(set);
-    if (!len || strspn(set, "0123456789,-") != len || set[0] == '-' || set[len - 1] == '-' ||
-        set[len - 1] == ',' || strstr(set, ",,") || strstr(set, "--")) {
-        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
-        return EXIT_USAGE;
-    }
-    int maxid = npl_topo_max_node_id(c->topo);
-    for (const char *p = set; *p; p += strspn(p, ",-")) {
-        size_t l = strspn(p, "0123456789");
-        errno = 0;
-        unsigned long long v = strtoull(p, NULL, 10);
-        if (errno == ERANGE || v > (unsigned long long)maxid) {
-            fprintf(stderr, "numaplace run: --nodes %s: node %.*s does not exist on this machine "
-                            "(largest id %d)\n", set, (int)l, p, maxid);
-            return EXIT_USAGE;
-        }
-        p += l;
-    }
     if (!(c->nodeset = hwloc_bitmap_alloc()))
         return EXIT_FAILED;
-    if (hwloc_bitmap_list_sscanf(c->nodeset, set) < 0 || hwloc_bitmap_iszero(c->nodeset)) {
-        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3\n", set);
+    if (parse_nodes(set, c->nodeset) < 0) {
+        fprintf(stderr, "numaplace run: --nodes %s: expected a node list like 0-1,3 (ids from 0 "
+                        "to %d on this machine, each once)\n", set,
+                npl_topo_max_node_id(c->topo));
         return EXIT_USAGE;
     }
     unsigned id;
@@ -246,8 +241,8 @@ static int check_nodes(struct run_ctx *c)
         int idx = npl_topo_node_index(c->topo, (int)id);
         struct npl_node_info info;
         if (idx < 0 || npl_topo_node_info(c->topo, (int)id, &info) < 0) {
-            fprintf(stderr, "numaplace run: --nodes %s: node %u does not exist on this machine\n",
-                    set, id);
+            fprintf(stderr, "numaplace run: --nodes %s: node %u does not exist on this machine "
+                            "(largest id %d)\n", set, id, npl_topo_max_node_id(c->topo));
             return EXIT_USAGE;
         }
         if (!info.allowed || !info.memory_bytes) {
@@ -303,7 +298,7 @@ static int make_policy(struct run_ctx *c)
 /* pinning: the command line, else the config's rule for this policy; the CPU order */
 static int make_pin_order(struct run_ctx *c)
 {
-    if (!c->pin && cfg_get(c->cfg, "threads", "pin") &&
+    if (!c->pin && npl_config_get(c->cfg, "threads", "pin") &&
         npl_config_pin_for(c->cfg, c->pol, c->cfg_pin, sizeof c->cfg_pin) == 1)
         c->pin = c->cfg_pin;
     if (!c->pin)
@@ -354,11 +349,11 @@ static int find_helpers(struct run_ctx *c)
     /* a static program ignores LD_PRELOAD, but its dynamically linked children (a static shell's
      * commands) get the interposer: when the library is missing there, nothing is lost */
     c->need_preload = *c->polstr || c->pin || c->a.huge || nt || c->profiling || c->a.profile;
-    int found = c->need_preload && find_beside("NUMAPLACE_PRELOAD", "libnumaplace_preload.so",
+    int found = c->need_preload && find_beside(NPL_ENV_PRELOAD, "libnumaplace_preload.so",
                                                c->preload, sizeof c->preload) == 0;
     if (c->need_preload && !found && c->dynamic) {
         fprintf(stderr, "numaplace run: %s not found (next to the numaplace binary, or set "
-                        "NUMAPLACE_PRELOAD)\n", c->preload);
+                        NPL_ENV_PRELOAD ")\n", c->preload);
         return EXIT_FAILED;
     }
     if (!found) {
@@ -367,7 +362,7 @@ static int find_helpers(struct run_ctx *c)
     }
     if (nt && (!c->dynamic || find_libomp(c->omp, sizeof c->omp) < 0)) {
         fprintf(stderr, c->dynamic ? "numaplace run: --next-touch needs LLVM's libomp.so.5 "
-                                     "(apt-get install libomp5-14, or NUMAPLACE_LIBOMP)\n"
+                                     "(apt-get install libomp5-14, or " NPL_ENV_LIBOMP ")\n"
                                    : "numaplace run: --next-touch needs a dynamically linked "
                                      "program\n");
         return c->dynamic ? EXIT_FAILED : EXIT_USAGE;
@@ -442,7 +437,7 @@ static int set_affinity(hwloc_const_bitmap_t set)
 /* [machine] cpus and --nodes narrow the CPU affinity (never widen it) */
 static int narrow_cpus(struct run_ctx *c)
 {
-    const char *ccpus = cfg_get(c->cfg, "machine", "cpus");
+    const char *ccpus = npl_config_get(c->cfg, "machine", "cpus");
     hwloc_bitmap_t cur = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc();
     int rc = !cur || !want || get_affinity(cur) < 0 ? EXIT_FAILED : 0;
     if (!rc && ccpus) {
@@ -520,22 +515,22 @@ static int export_env(const struct run_ctx *c)
 {
     if (c->need_preload) {
         if (*c->polstr)
-            setenv("NUMAPLACE_POLICY", c->polstr, 1);
+            setenv(NPL_ENV_POLICY, c->polstr, 1);
         if (c->threshold)
-            setenv("NUMAPLACE_THRESHOLD", c->threshold, 1);
+            setenv(NPL_ENV_THRESHOLD, c->threshold, 1);
         if (c->a.first)
-            setenv("NUMAPLACE_FIRST", c->a.first, 1);
+            setenv(NPL_ENV_FIRST, c->a.first, 1);
         if (c->a.huge)
-            setenv("NUMAPLACE_HUGE", c->a.huge, 1);
+            setenv(NPL_ENV_HUGE, c->a.huge, 1);
         if (c->pin)
-            setenv("NUMAPLACE_PIN", c->pin, 1);
-        if (c->a.next_touch && !getenv("NUMAPLACE_NEXT_TOUCH"))
-            setenv("NUMAPLACE_NEXT_TOUCH", "1", 1);
+            setenv(NPL_ENV_PIN, c->pin, 1);
+        if (c->a.next_touch && !getenv(NPL_ENV_NEXT_TOUCH))
+            setenv(NPL_ENV_NEXT_TOUCH, "1", 1);
         if (c->a.verbose || c->a.json)
-            setenv("NUMAPLACE_VERBOSE", c->a.json ? "json" : "1", 1);
+            setenv(NPL_ENV_VERBOSE, c->a.json ? "json" : "1", 1);
         if (c->a.profile) {
             char abs[PATH_MAX];
-            setenv("NUMAPLACE_PROFILE_APPLY", realpath(c->a.profile, abs) ? abs : c->a.profile, 1);
+            setenv(NPL_ENV_PROFILE_APPLY, realpath(c->a.profile, abs) ? abs : c->a.profile, 1);
         }
     }
     if (c->pin && export_pin_env(c))

@@ -1,61 +1,33 @@
 /* run_args.c - `numaplace run`'s option parser (see run_args.h). */
 #define _GNU_SOURCE
 #include "run_args.h"
+#include "preload/env.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
-#include <sys/types.h>
-
-int run_parse_bytes(const char *s, unsigned long long *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
-    if (shift && *end == 'i') end++;
-    if (shift && *end == 'B') end++;
-    if (*end || v == 0 || v > (ULLONG_MAX >> shift) || (v << shift) > (unsigned long long)SSIZE_MAX)
-        return -1;
-    *out = v << shift;
-    return 0;
-}
 
 static int check_values(const struct run_args *a, FILE *err)
 {
-    unsigned long long v;
+    uint64_t v;
     if (a->huge && strcmp(a->huge, "thp") && strcmp(a->huge, "2M")) {
         fprintf(err, "numaplace run: --huge %s: use thp or 2M\n", a->huge);
         return 2;
     }
-    if (a->threshold && run_parse_bytes(a->threshold, &v) < 0) {
+    if (a->threshold && npl_env_parse_threshold(a->threshold, &v) < 0) {
         fprintf(err, "numaplace run: --threshold %s: expected bytes >= 1, e.g. 1048576 or 1M "
-                     "(at most %zd)\n", a->threshold, (ssize_t)SSIZE_MAX);
+                     "(at most %" PRIu64 ")\n", a->threshold, NPL__SIZE_MAX);
         return 2;
     }
-    if (a->first) {
-        char *end = NULL;
-        errno = 0;
-        v = *a->first >= '0' && *a->first <= '9' ? strtoull(a->first, &end, 10) : 0;
-        if (*a->first < '0' || *a->first > '9' || *end || errno || v > LONG_MAX) {
-            fprintf(err, "numaplace run: --first %s: expected a count from 1 to %ld\n", a->first,
-                    LONG_MAX);
-            return 2;
-        }
-        if (v == 0) {
-            fprintf(err, "numaplace run: --first 0 would place nothing: leave out --policy "
-                         "(or --first, to place every large allocation)\n");
-            return 2;
-        }
+    if (a->first && npl__parse_count(a->first, 0, 0, &v) == 0) {
+        fprintf(err, "numaplace run: --first 0 would place nothing: leave out --policy "
+                     "(or --first, to place every large allocation)\n");
+        return 2;
+    }
+    if (a->first && npl_env_parse_first(a->first, &v) < 0) {
+        fprintf(err, "numaplace run: --first %s: expected a count from 1 to %" PRIu64 "\n",
+                a->first, NPL_ENV_FIRST_MAX);
+        return 2;
     }
     return 0;
 }

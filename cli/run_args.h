@@ -17,11 +17,9 @@ struct run_args {
 };
 
 /* Parse argv (options end at the program's name). Returns 0, or an exit status (2: usage) after
- * a message on err. Every value is checked: --huge thp|2M, --threshold bytes >= 1 with K/M/G
- * (no overflow), --first a count >= 1. */
+ * a message on err. Every value is checked as the interposer reads it (preload/env.h): --huge
+ * thp|2M, --threshold a size from 1 byte with K/M/G, --first a count from 1 (never wrapped). */
 int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err);
-/* bytes with an optional K/M/G[i][B] suffix, >= 1, at most SSIZE_MAX: 0, or -1 */
-int run_parse_bytes(const char *s, unsigned long long *out);
 /* run.c: everything run does before exec; profiling: `numaplace profile` (the interposer is
  * loaded whatever the flags). 0 with the program and its argv, RUN_HELP after --help's text, or
  * an exit status after a message. args (may be NULL) gets the parsed command line. */

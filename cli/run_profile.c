@@ -5,6 +5,7 @@
  * under is a warning: the advice assumed that thread -> node mapping. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "common.h"
 #include "run_args.h"
 
 #include "profile/profile.h"

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "run_show.h"
 #include "json.h"
-#include "run_args.h"
+#include "preload/env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,8 +134,8 @@ static void show_json(const struct run_shown *r, int threads, const char *thp, c
     json_add_bool(o, "dynamic", r->dynamic);
     json_add_str(o, "policy", *r->policy ? r->policy : NULL);
     json_add_bool(o, "kernel_policy", r->kernel);
-    unsigned long long thr = 1 << 20;
-    if (r->threshold && run_parse_bytes(r->threshold, &thr) < 0)
+    uint64_t thr = NPL_ENV_THRESHOLD_DEFAULT;
+    if (r->threshold && npl_env_parse_threshold(r->threshold, &thr) < 0)
         thr = 0;
     json_add_num_or_null(o, "threshold_bytes", r->preloaded && thr ? (double)thr : -1);
     json_add_str(o, "pin", r->pin);

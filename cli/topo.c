@@ -1,5 +1,6 @@
 /* topo.c - numaplace topo [--json] [--synthetic DESC] */
 #include "cli.h"
+#include "common.h"
 #include "json.h"
 
 #include <getopt.h>

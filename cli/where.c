@@ -11,11 +11,15 @@
  * result, said on stderr and as "partial": true); 2 usage. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "common.h"
 #include "json.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -264,7 +268,8 @@ static int usage_where(FILE *f)
 
 /* one scan of a process: what was read, and what is being summed */
 struct where_scan {
-    const char *pid;
+    const char *pid; /* pidbuf: the PID in canonical digits */
+    char pidbuf[24];
     int json, all, partial, changed, maxnode;
     char *ntext, *stext;
     struct smap *sm;
@@ -293,9 +298,10 @@ static int where_args(int argc, char **argv, struct where_scan *w)
             return cli_bad_option("where", c, argv);
     }
     for (int i = optind; i < argc; i++) {
-        if (!w->pid && *argv[i] && strspn(argv[i], "0123456789") == strlen(argv[i]) &&
-            strlen(argv[i]) < 12) {
-            w->pid = argv[i];
+        uint64_t pid;
+        if (!w->pid && npl__parse_count(argv[i], 1, INT_MAX, &pid) == 0) {
+            snprintf(w->pidbuf, sizeof w->pidbuf, "%" PRIu64, pid);
+            w->pid = w->pidbuf;
         } else {
             fprintf(stderr, "numaplace where: bad argument \"%s\"\n", argv[i]);
             return EXIT_USAGE;
@@ -336,8 +342,9 @@ static int where_read(struct where_scan *w)
         return EXIT_FAILED;
     }
     const char *delay = getenv("NUMAPLACE_WHERE_TEST_DELAY_MS"); /* tests: exit mid-scan */
-    if (delay && *delay)
-        usleep((useconds_t)atoi(delay) * 1000);
+    uint64_t ms;
+    if (delay && npl__parse_count(delay, 0, 60000, &ms) == 0)
+        usleep((useconds_t)ms * 1000);
     int smaps_ok = read_all(dirfd, "smaps", &w->stext, &slen) == 0;
     char st2 = proc_state(dirfd);
     close(dirfd);

@@ -20,6 +20,7 @@
  * one line gives how many of the profile's arrays (and bytes) were matched again. */
 #define _GNU_SOURCE
 #include "profile/profile.h"
+#include "env.h"
 #include "preload.h"
 
 #include <errno.h>
@@ -72,26 +73,27 @@ static void tell(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    npl__preload_say("%s", buf);
+    npl__preload_say("%s%s", buf, "");
 }
 
 int npl__preload_apply_init(size_t threshold)
 {
     (void)threshold;
-    const char *path = getenv("NUMAPLACE_PROFILE_APPLY");
-    const char *v = getenv("NUMAPLACE_VERBOSE");
+    const char *path = getenv(NPL_ENV_PROFILE_APPLY);
+    const char *v = getenv(NPL_ENV_VERBOSE);
     verbose = v && *v && strcmp(v, "0");
     if (!path || !*path)
         return 0;
     snprintf(profile_path, sizeof profile_path, "%s", path);
     char err[512];
     if (npl__profile_load(path, &P, err, sizeof err) < 0) {
-        npl__preload_say("numaplace run: %s: the profile is not applied\n", err);
+        npl__preload_say("numaplace run: %s: the profile is not applied%s\n", err, "");
         return 0;
     }
     struct npl_site_object me;
     if (npl__site_main_object(&me) == 0 && !npl__profile_same_program(P, me.path, me.build_id)) {
-        npl__preload_say("numaplace run: %s is a profile of another program: not applied\n", path);
+        npl__preload_say("numaplace run: %s is a profile of another program: not applied%s\n", path,
+                         "");
         npl__profile_free(P);
         P = NULL;
         return 0;
@@ -112,8 +114,8 @@ int npl__preload_apply_init(size_t threshold)
                  npl_policy_parse(&e->pol, a->advice.policy) < 0) {
             char site[256];
             npl__site_label(&a->site, site, sizeof site);
-            npl__preload_say("numaplace run: profile: %s: advised policy not usable here, the "
-                             "default applies\n", site);
+            npl__preload_say("numaplace run: profile: %s: advised policy not usable here (%s), the "
+                             "default applies\n", site, npl_last_error());
             e->pol = NULL;
         }
     }
@@ -256,7 +258,8 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
         tell("numaplace run: profile: static %s is not in the profile: first touch\n", symbol);
     }
     if (rc < 0)
-        npl__preload_say("numaplace run: profile: static array not placed: %s\n", npl_last_error());
+        npl__preload_say("numaplace run: profile: static array not placed: %s%s\n", npl_last_error(),
+                         "");
 }
 
 void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags)
@@ -333,5 +336,5 @@ __attribute__((destructor)) static void apply_report(void)
              "the profiled bytes); %llu blocks (%llu bytes) not in the profile\n", profile_path,
              hit, arrays, total ? 100.0 * (double)matched / (double)total : 100.0,
              (unsigned long long)unmatched_blocks, (unsigned long long)unmatched_bytes);
-    npl__preload_say("%s", buf);
+    npl__preload_say("%s%s", buf, "");
 }

@@ -9,6 +9,7 @@
  * its status. omp-tools.h comes from libomp-dev; nothing here links libomp. */
 #define _GNU_SOURCE
 #include "base/base.h"
+#include "env.h"
 #include "preload.h"
 #include "profile/profile.h"
 
@@ -21,13 +22,12 @@
 
 #include "numaplace/migrate.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 static int tool_started;
 
 static void warn(const char *msg)
 {
-    if (getenv("NUMAPLACE_DEBUG") && write(2, msg, strlen(msg)) < 0)
+    if (getenv(NPL_ENV_DEBUG) && write(2, msg, strlen(msg)) < 0)
         return;
 }
 
@@ -96,7 +96,7 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
 __attribute__((destructor)) static void check_started(void)
 {
     if (npl__preload_next_touch() && !npl__regions_seen())
-        warn("numaplace preload: NUMAPLACE_NEXT_TOUCH is set but no OpenMP parallel region was "
+        warn("numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP parallel region was "
              "seen (no OpenMP, OMP_TOOL=disabled under libomp, or no parallel region): nothing "
              "was migrated\n");
 }

@@ -1,22 +1,81 @@
-/* preload.h - what the parts of libnumaplace_preload.so share (all hidden). */
+/* preload.h - what the parts of libnumaplace_preload.so share (all hidden).
+ *
+ * libnumaplace_preload.so: numaplace policies for unmodified, dynamically linked programs
+ * (`numaplace run` puts it in LD_PRELOAD and sets the variables of preload/env.h). The library is
+ * linked in (objects, all symbols local but the interposed ones: see preload.map), so a program
+ * that links libnumaplace itself keeps its own, separate copy. One file per concern:
+ *   init.c      the constructor: the environment `numaplace run` sets (env.h), messages, libomp
+ *   alloc.c     malloc & co., the table of placed blocks, the bootstrap buffer, the fork gate
+ *   threads.c   pthread_create: thread n of the program on the n-th CPU of NUMAPLACE_PIN
+ *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
+ *               start on the process's CPUs
+ *   statics.c   the executable's writable segments, placed before main
+ *   ompt.c      the OMPT tool: LLVM libomp's parallel regions and thread numbers -> regions.c
+ *   regions.c   OpenMP parallel regions (libgomp's GOMP_parallel* wrapped; ompt.c under libomp):
+ *               one hook for the profile's phases, next-touch's re-arming and run --profile
+ *   profile.c   numaplace profile: large blocks and static arrays tracked by the sampler
+ *   apply.c     numaplace run --profile: each array under its advised policy
+ *   io.c        read/write and relatives: protected pages given back before a system call */
 #ifndef NPL_PRELOAD_H
 #define NPL_PRELOAD_H
-#include "numaplace.h"
-
+#include <numaplace.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- configuration, read once by the constructor (init.c) ---- */
+struct npl__preload_cfg {
+    int active;           /* allocations are intercepted */
+    npl_policy *pol;
+    size_t threshold;
+    long first;           /* 0: every large allocation */
+    unsigned flags;
+    char *pin;            /* NULL = threads left alone */
+    int verbose;          /* NUMAPLACE_VERBOSE: 1 text, 2 JSON lines (run --verbose/--json) */
+    char policy[256];     /* the policy's text, for those lines */
+    int next_touch;       /* NUMAPLACE_NEXT_TOUCH: register large blocks for next-touch */
+    size_t nt_chunk;      /* 0: the library's default chunk */
+};
+extern struct npl__preload_cfg npl__preload;
+/* NUMAPLACE_NEXT_TOUCH is on (large blocks and static data are registered) */
+int npl__preload_next_touch(void);
+
+/* ---- messages (init.c): on stderr only while fd 2 is the stderr the program started with ---- */
+/* fmt with two string arguments */
+void npl__preload_say(const char *fmt, const char *a, const char *b);
+/* numaplace run --verbose / --json: one line per large allocation (allocates nothing) */
+void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int placed, int nt);
+
+/* ---- allocations (alloc.c) ---- */
 /* the calling thread is inside numaplace: its allocations and threads are not intercepted */
 void npl__preload_enter(void);
 void npl__preload_leave(void);
-int npl__preload_inside(void); /* 1 inside: the interposer's own library calls */
-/* NUMAPLACE_NEXT_TOUCH is on (large blocks and static data are registered) */
-int npl__preload_next_touch(void);
+int npl__preload_inside(void);
+/* the next allocator's functions and pthread_create (dlsym RTLD_NEXT; the bootstrap buffer serves
+ * dlsym's own allocations meanwhile) */
+void npl__preload_resolve(void);
+extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                       void *);
+/* fork: wait until no thread is inside the library through the interposer and hold the table
+ * lock (prepare); release both (parent); reset both (child) */
+void npl__preload_alloc_fork_prepare(void);
+void npl__preload_alloc_fork_parent(void);
+void npl__preload_alloc_fork_child(void);
+
+/* ---- children (children.c) ---- */
+/* resolve exec/spawn/system/popen (a vfork child must not run dlsym) and install the fork
+ * handlers */
+void npl__preload_children_init(void);
+/* remember the CPUs the process was loaded with (before the main thread is pinned) */
+void npl__preload_save_base_cpus(void);
+
+/* ---- static data (statics.c) ---- */
 /* the page-aligned inside of the executable's writable segments of at least threshold bytes */
 int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold);
-/* one line on the program's stderr (while fd 2 is still it): fmt takes one %s */
-void npl__preload_say(const char *fmt, const char *a);
+/* place them under the policy (and register them for next-touch in that mode) */
+void npl__preload_place_static(void);
 
 /* ---- OpenMP parallel regions (regions.c; ompt.c feeds it under libomp) ---- */
 void npl__region_begin(const void *code);

@@ -8,6 +8,7 @@
  * with it (objects dlopen'ed later are not scanned). */
 #define _GNU_SOURCE
 #include "profile/profile.h"
+#include "env.h"
 #include "preload.h"
 
 #include <link.h>
@@ -67,15 +68,20 @@ static void track_statics(void)
 /* the constructor's part: 1 when profiling (the interposer then tracks every large block) */
 int npl__preload_profile_init(size_t thr)
 {
-    const char *shm = getenv("NUMAPLACE_PROFILE_SHM");
+    const char *shm = getenv(NPL_ENV_PROFILE_SHM);
     if (!shm || !*shm)
         return 0;
     struct npl_sampler_cfg c = {shm, 0, thr};
-    const char *r = getenv("NUMAPLACE_PROFILE_RATE");
-    if (r && *r)
-        c.rate = strtod(r, NULL);
+    const char *r = getenv(NPL_ENV_PROFILE_RATE);
+    uint64_t rate;
+    if (r && *r && npl_env_parse_rate(r, &rate) == 0)
+        c.rate = (double)rate;
+    else if (r && *r)
+        npl__preload_say("numaplace profile: " NPL_ENV_PROFILE_RATE "=%s is not a rate from 1 to "
+                         "1000000%s; the default is used\n", r, "");
     if (npl__sampler_init(&c) < 0) {
-        npl__preload_say("numaplace profile: %s: the program is not profiled\n", npl_last_error());
+        npl__preload_say("numaplace profile: %s: the program is not profiled%s\n", npl_last_error(),
+                         "");
         return 0;
     }
     threshold = thr;

@@ -7,7 +7,7 @@
 #      guest_nexttouch and guest_soak in a 2-node guest
 #   3. valgrind memcheck on the CLI's fast subcommands and error paths (build-rel/numaplace)
 #   4. libFuzzer (clang-14, ASan+UBSan) on every tests/fuzz/fuzz_NAME.c (policy strings, CPU/node
-#      lists, the config file), seeded from tests/fuzz/corpus/NAME/, NPL_FUZZ_SECONDS (60) each
+#      lists, the config file, sizes and counts), seeded from tests/fuzz/corpus/NAME/, NPL_FUZZ_SECONDS (60) each
 #   5. a guest with a CPU-less and a memory-less node: topology and placement (guest_soak)
 # env: NPL_REL_STEPS="asan tsan memcheck fuzz cpuless" (a subset), NPL_FUZZ_SECONDS=60
 # Exit status: the number of failed steps (0 = all passed).
@@ -132,14 +132,15 @@ memcheck() {
 }
 fuzz() {
     mkdir -p build-fuzz/obj
-    # the library as it is built (every src/*.c but the OMPT tool, which needs libomp), compiled
-    # once with clang-14 into an archive; each target links it
+    # the library as it is built (every src/*.c and src/*/*.c; not the OMPT tool, which needs
+    # libomp), compiled once with clang-14 into an archive; each target links it
     local cflags=(-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-                  -fno-omit-frame-pointer -Iinclude -Isrc)
+                  -fno-omit-frame-pointer -Iinclude -Isrc -I.)
     local objs=() rc=0 f
     rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a
-    for f in src/*.c; do
-        local o; o=build-fuzz/obj/$(basename "$f" .c).o
+    for f in src/*.c src/*/*.c; do
+        [ -f "$f" ] || continue
+        local o; o=build-fuzz/obj/$(echo "${f#src/}" | tr / _ | sed 's/\.c$//').o
         clang-14 "${cflags[@]}" $(pkg-config --cflags hwloc) -c "$f" -o "$o" || return 1
         objs+=("$o")
     done

@@ -5,6 +5,7 @@
 #define NPL_BASE_H
 
 #include "numaplace.h"
+#include "base/number.h" /* the one grammar of sizes and counts (alone: the CLI compiles it) */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,15 +22,15 @@ int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 
 /* ---- lists and small maths (lists.c) ---- */
 /* The largest CPU or node id a list may name: an input bound (a list like "0-4000000000" must
- * not allocate gigabytes), not a set size; Linux's ids are far smaller. Sets are hwloc bitmaps at
- * the API; ordered lists (policy nodes, pin orders) are int arrays from npl__parse_list. */
-#define NPL__MAX_ID (1 << 22)
+ * not allocate gigabytes, nor cost seconds), not a set size. Linux's ids are far smaller: at most
+ * 8192 CPUs (NR_CPUS) and 1024 nodes (NODES_SHIFT 10). Sets are hwloc bitmaps at the API; ordered
+ * lists (policy nodes, pin orders) are int arrays from npl__parse_list. */
+#define NPL__MAX_ID 65535
 /* Parse "0-3,8,10-11" into a malloc'ed array of ints (order kept, ranges expanded).
  * Rejects negatives, values > max_value, duplicates, empty items. what names the list in errors. */
 int npl__parse_list(const char *s, int max_value, const char *what, int **out, int *n);
 /* Format an int list compactly ("0-3,8") into buf. */
 void npl__format_list(const int *v, int n, char *buf, size_t size);
-int npl__parse_u64(const char *s, uint64_t *out); /* full-string decimal, 0/-1 */
 int npl__in_list(int v, const int *list, int n); /* 1 if v is one of list[0..n) */
 int *npl__dup_ints(const int *v, int n);          /* malloc'ed copy; NULL for n <= 0 or no memory */
 int npl__is_prime(long n);

@@ -8,7 +8,7 @@
  *   pin = auto                  compact | scatter | CPU list | auto (MAi: pin for bind policies) | none
  *   [policy]
  *   default = cyclic            any policy string (npl_policy_parse)
- *   threshold = 1048576         bytes: `numaplace run` places allocations at least this large
+ *   threshold = 1048576         bytes (K/M/G): `numaplace run` places allocations this large
  *   [factors]                   written by `numaplace measure`
  *   nodes = 0,1                 the order of the matrix columns
  *   latency_ns.0 = 80.5 131.2   one row per CPU node: ns per dependent load to each memory node
@@ -18,6 +18,7 @@
  * Pure (no system call but reading the file). Errors name the file and line. */
 #define _GNU_SOURCE
 #include "defaults/defaults.h"
+#include "base/number.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -117,10 +118,11 @@ static int parse_row(const char *v, double *out, int max)
     return n;
 }
 
+/* a size from 1 byte with K/M/G (base/number.h), as numaplace run's --threshold */
 static int check_size(const char *v)
 {
     uint64_t x;
-    return npl__parse_u64(v, &x) == 0 && x > 0 ? 0 : -1;
+    return npl__parse_size(v, 1, NPL__SIZE_MAX, &x);
 }
 
 static int validate(const char *name, int line, const char *section, const char *key,
@@ -148,8 +150,8 @@ static int validate(const char *name, int line, const char *section, const char 
             npl_policy_free(p);
         } else if (!strcmp(key, "threshold")) {
             if (check_size(value) < 0)
-                return BAD("%s:%d: [policy] threshold = \"%s\" is not a positive byte count",
-                           name, line, value);
+                return BAD("%s:%d: [policy] threshold = \"%s\" is not a positive byte count "
+                           "(at most 2^63-1; K, M, G allowed)", name, line, value);
         } else {
             return BAD("%s:%d: unknown key \"%s\" in [policy] (default, threshold)", name, line,
                        key);
@@ -230,7 +232,9 @@ static int cross_check(const npl_config *c, const char *name)
                            name, e->line, e->key);
             break;
         }
-        int node = atoi(strchr(e->key, '.') + 1), found = npl__in_list(node, fnodes, nf);
+        uint64_t id = 0; /* is_row_key: at most 5 digits */
+        npl__parse_count(strchr(e->key, '.') + 1, 0, NPL__MAX_ID, &id);
+        int node = (int)id, found = npl__in_list(node, fnodes, nf);
         int cnt = parse_row(e->value, NULL, 0);
         if (!found)
             rc = npl__fail(EINVAL, "%s:%d: [factors] %s: node %d is not in [factors] nodes", name,
@@ -410,11 +414,12 @@ int npl_config_load(npl_config **out, const char *path)
             path = env;
         } else {
             path = NULL;
-            if (home && *home) {
-                snprintf(buf, sizeof buf, "%s/.config/numaplace/config", home);
-                if (access(buf, F_OK) == 0) /* there: read it, or say why not */
-                    path = buf;
-            }
+            /* a path that cannot exist (too long, or below a file: ENAMETOOLONG, ENOTDIR) is
+             * no file, as a missing one */
+            if (home && *home &&
+                snprintf(buf, sizeof buf, "%s/.config/numaplace/config", home) < (int)sizeof buf &&
+                access(buf, F_OK) == 0) /* there: read it, or say why not */
+                path = buf;
             if (!path) {
                 if (access("/etc/numaplace.conf", F_OK) < 0)
                     return npl_config_new(out); /* no file anywhere: an empty config */

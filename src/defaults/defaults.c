@@ -48,7 +48,7 @@ int npl__default_threads(void)
         if (k < sizeof first) {
             memcpy(first, e, k);
             first[k] = 0;
-            if (npl__parse_u64(first, &v) == 0 && v >= 1 && v <= 1 << 20)
+            if (npl__parse_count(first, 1, 1 << 20, &v) == 0)
                 return (int)v;
         }
     }

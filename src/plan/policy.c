@@ -197,7 +197,7 @@ int npl_policy_set_weights(npl_policy *p, const int *nodes, const int *weights, 
 static int parse_size_value(const char *item, const char *val, size_t *out)
 {
     uint64_t v;
-    if (npl__parse_u64(val, &v) < 0 || v == 0 || v > (uint64_t)1 << 40)
+    if (npl__parse_count(val, 1, (uint64_t)1 << 40, &v) < 0)
         return npl__fail(EINVAL, "\"%s\": expected a positive integer", item);
     *out = (size_t)v;
     return 0;
@@ -213,8 +213,8 @@ static int parse_weights(npl_policy *p, char *params, const char *whole)
         uint64_t node, w;
         if (eq)
             *eq = 0;
-        if (!eq || npl__parse_u64(it, &node) < 0 || npl__parse_u64(eq + 1, &w) < 0 ||
-            node > MAX_NODE_ID || w > 1 << 16) {
+        if (!eq || npl__parse_count(it, 0, MAX_NODE_ID, &node) < 0 ||
+            npl__parse_count(eq + 1, 0, 1 << 16, &w) < 0) {
             if (eq)
                 *eq = '=';
             npl__fail(EINVAL, "policy \"%s\": weight \"%s\" is not NODE=WEIGHT", whole, it);
@@ -300,7 +300,7 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
             p->block_pages = 0;
         } else if (npl__is_block_kind(p->kind) && !strcmp(key, "threads")) {
             uint64_t t;
-            ok = npl__parse_u64(val, &t) == 0 && t >= 1 && t <= 1 << 20;
+            ok = npl__parse_count(val, 1, 1 << 20, &t) == 0;
             if (ok)
                 p->threads = (int)t;
         } else if (npl__is_block_kind(p->kind) && !strcmp(key, "pin")) {
@@ -308,10 +308,10 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
             if (ok)
                 snprintf(p->pin, sizeof p->pin, "%s", val);
         } else if ((p->kind == NPL_RANDOM || p->kind == NPL_RANDOM_BLOCK) && !strcmp(key, "seed")) {
-            ok = npl__parse_u64(val, &p->seed) == 0;
+            ok = npl__parse_count(val, 0, UINT64_MAX, &p->seed) == 0;
         } else if (p->kind == NPL_PRIME_MAPP && !strcmp(key, "p")) {
             uint64_t v;
-            if (npl__parse_u64(val, &v) < 0 || v > 1 << 20)
+            if (npl__parse_count(val, 0, 1 << 20, &v) < 0)
                 return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number up to 1048576",
                                  whole, val);
             if (!npl__is_prime((long)v))

@@ -95,14 +95,14 @@ static int order_by(const npl_topo *t, int scatter, int *out, int max)
  * npl__fail (EINVAL: no such domain, EXDEV: it has no allowed CPU). */
 static struct pu *domain_pus(const npl_topo *t, const char *dom, size_t len, int *count)
 {
-    char letter = dom[0];
+    char letter = dom[0], digits[24];
+    uint64_t num = 0;
     long id = 0;
-    char *end = NULL;
     if (len > 1) {
-        errno = 0;
-        id = strtol(dom + 1, &end, 10);
-        if (errno || end != dom + len || id < 0 || dom[1] < '0' || dom[1] > '9')
+        snprintf(digits, sizeof digits, "%.*s", (int)(len - 1), dom + 1);
+        if (len - 1 >= sizeof digits || npl__parse_count(digits, 0, NPL__MAX_ID, &num) < 0)
             letter = '?';
+        id = (long)num;
     }
     if (!len || !strchr("NSMC", letter) || (letter == 'N' && id != 0) ||
         (letter != 'N' && len == 1)) {
@@ -168,11 +168,11 @@ static int domain_expression(const npl_topo *t, const char *e, size_t len, struc
         f[nf++] = tok;
     long num[3] = {0, 1, 1};
     for (int i = 2; i < nf; i++) {
-        char *end;
-        errno = 0;
-        num[i - 2] = strtol(f[i], &end, 10);
-        if (errno || *end || num[i - 2] < 1 || num[i - 2] > 1 << 20)
+        uint64_t v;
+        if (npl__parse_count(f[i], 1, 1 << 20, &v) < 0)
             nf = -1;
+        else
+            num[i - 2] = (long)v;
     }
     if (nf != 3 && nf != 5)
         return npl__fail(EINVAL, "bad pin expression \"%s\" (E:DOMAIN:COUNT[:CHUNK:STRIDE], "

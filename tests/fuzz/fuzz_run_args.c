@@ -29,16 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = run_parse_args(argc, argv, &a, err ? err : stderr);
     if (err)
         fclose(err);
-    unsigned long long v;
+    uint64_t v;
     if (rc != 0 && rc != 2)
         abort();
     if (rc == 0 && !a.help) {
         if (a.prog < 1 || a.prog >= argc)
             abort(); /* the program must be inside argv */
-        if (a.threshold && run_parse_bytes(a.threshold, &v) < 0)
-            abort();
-        if (a.first && (a.first[0] == '0' && a.first[1] == 0))
-            abort(); /* --first 0 is refused */
+        if (a.threshold && npl_env_parse_threshold(a.threshold, &v) < 0)
+            abort(); /* a threshold the interposer would refuse */
+        if (a.first && npl_env_parse_first(a.first, &v) < 0)
+            abort(); /* --first 0, 2^64 - 1, -1 are refused */
         if (a.huge && strcmp(a.huge, "thp") && strcmp(a.huge, "2M"))
             abort();
     }

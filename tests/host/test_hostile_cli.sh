@@ -59,5 +59,57 @@ usage_error "measure --out too long" measure --quick --reps 1 --out "$LONGPATH"
 usage_error "report --quick --full" report --quick --full
 usage_error "report --out empty" report --quick --reps 1 --no-plots --out ""
 usage_error "report --out too long" report --quick --reps 1 --no-plots --out "$LONGPATH"
+# numbers: every numeric option reads one grammar (src/base/number.h): whole decimal digits (and
+# K/M/G for sizes), in range, never wrapped. `run --first 18446744073709551615` once wrapped and
+# placed 0 allocations; --threshold, the config and the interposer disagreed about 0 and 2^63.
+U64_MAX=18446744073709551615 U64_PAST=18446744073709551616
+for v in $U64_MAX $U64_PAST -1 0 1e3 0x10 " 1" "1 " +1 "" 18014398509481985K 17179869185G \
+         8589934592G 1KK; do
+    usage_error "run --first '$v'" run --policy cyclic --first "$v" -- true
+    usage_error "run --threshold '$v'" run --policy cyclic --threshold "$v" -- true
+    usage_error "map --nodes '$v'" map --policy cyclic --nodes "$v" --pages 4
+    usage_error "map --pages '$v'" map --policy cyclic --nodes 2 --pages "$v"
+    usage_error "map --cores-per-node '$v'" map --policy cyclic --nodes 2 --cores-per-node "$v" --pages 4
+    usage_error "map --page-size '$v'" map --policy cyclic --nodes 2 --page-size "$v" --pages 4
+    usage_error "map --rows '$v'" map --policy cyclic --nodes 2 --rows "$v" --pages 4
+    usage_error "demo --mib '$v'" demo --mib "$v"
+    usage_error "measure --reps '$v'" measure --quick --no-write --reps "$v"
+    usage_error "report --reps '$v'" report --quick --no-plots --out "$T/report" --reps "$v"
+    usage_error "where '$v'" where -- "$v"
+done
+for v in $U64_MAX $U64_PAST 4294967296 0x0 "0-" ",0" "0,0" "1-0" " 0"; do # hwloc alone: 2^32 -> node 0
+    usage_error "run --nodes '$v'" run --nodes "$v" -- true
+done
+# the largest accepted values still run the program (nothing wraps to a smaller one)
+ok_run() { # name, expected stdout, command...: exit 0 and that output
+    name=$1 want=$2
+    shift 2
+    out=$(timeout 30 "$N" "$@" 2>"$T/err")
+    rc=$?
+    if [ "$rc" = 0 ] && [ "$out" = "$want" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: exit $rc (want 0), stdout \"$out\" (want \"$want\")"
+        head -3 "$T/err"
+    fi
+}
+ok_run "run --first 2^63-1" "9223372036854775807" run --policy cyclic --first 9223372036854775807 -- sh -c 'echo $NUMAPLACE_FIRST'
+ok_run "run --threshold 8589934591G" "8589934591G" run --policy cyclic --threshold 8589934591G -- sh -c 'echo $NUMAPLACE_THRESHOLD'
+ok_run "map --page-size 4K" "0 1 0 1" map --policy cyclic --nodes 2 --page-size 4K --pages 4
+# a config file that cannot exist is no config file: HOME of 5,000 characters (its first 4,095
+# name a directory that exists), HOME below a regular file
+LONGHOME=$(printf '/.%.0s' $(seq 2500))
+HOME=$LONGHOME ok_run "run with a HOME of 5,000 characters" "ran" run -- sh -c 'echo ran'
+: >"$T/file"
+HOME=$T/file ok_run "run with HOME below a regular file" "ran" run -- sh -c 'echo ran'
+# the config's threshold takes the same sizes: 2^64 - 1 refused (set-up failure, 1), 64K passed on
+printf '[policy]\nthreshold = %s\n' $U64_MAX >"$T/big.conf"
+NUMAPLACE_CONFIG=$T/big.conf timeout 30 "$N" run --policy cyclic -- true 2>"$T/err"
+rc=$? lines=$(wc -l <"$T/err")
+if [ "$rc" = 1 ] && [ "$lines" = 1 ] && grep -q threshold "$T/err"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL config threshold 2^64-1: exit $rc (want 1), $lines lines"; head -3 "$T/err"; fi
+printf '[policy]\nthreshold = 64K\n' >"$T/k.conf"
+NUMAPLACE_CONFIG=$T/k.conf ok_run "config threshold 64K" "64K" run --policy cyclic -- sh -c 'echo $NUMAPLACE_THRESHOLD'
 echo "test_hostile_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

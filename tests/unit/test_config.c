@@ -143,6 +143,18 @@ int main(void)
     bad("[threads]\npin = sideways\n", 2, "compact, scatter");
     bad("[policy]\ndefault = cyclik\n", 2, "cyclik");
     bad("[policy]\nthreshold = -5\n", 2, "positive byte count");
+    /* the threshold reads numaplace run's sizes (src/base/number.h): never wrapped, 1 to 2^63-1 */
+    bad("[policy]\nthreshold = 0\n", 2, "positive byte count");
+    bad("[policy]\nthreshold = 18446744073709551615\n", 2, "positive byte count");
+    bad("[policy]\nthreshold = 9223372036854775808\n", 2, "positive byte count");
+    bad("[policy]\nthreshold = 18014398509481985K\n", 2, "positive byte count");
+    bad("[policy]\nthreshold = 1e3\n", 2, "positive byte count");
+    CHECK(parse("[policy]\nthreshold = 64K\n", &c) == 0 &&
+              !strcmp(npl_config_get(c, "policy", "threshold"), "64K"),
+          "threshold = 64K: a size with a suffix, as --threshold");
+    npl_config_free(c);
+    CHECK(parse("[policy]\nthreshold = 9223372036854775807\n", &c) == 0, "threshold = 2^63-1");
+    npl_config_free(c);
     bad("[factors\n", 1, "section header");
     bad("[factors]\nnodes = 0,1\nlatency_ns.0 = 80 x\n", 3, "non-negative numbers");
     bad("[factors]\nnodes = 0,1\nlatency_ns.0 = 80\n", 3, "truncated or contradictory");
@@ -213,6 +225,22 @@ int main(void)
     if (access("/etc/numaplace.conf", R_OK) != 0) {
         CHECK(npl_config_load(&c, NULL) == 0 && !strcmp(npl_config_source(c), ""),
               "no file anywhere: an empty config");
+        npl_config_free(c);
+        /* a HOME whose config path cannot exist is no file either: 5,000 characters (the first
+         * 4,095 name an existing directory: a cut path would be read), below a regular file */
+        char home[5001];
+        for (int i = 0; i < 5000; i += 2)
+            memcpy(home + i, "/.", 2);
+        home[5000] = 0;
+        setenv("HOME", home, 1);
+        c = NULL;
+        CHECK(npl_config_load(&c, NULL) == 0 && c && !strcmp(npl_config_source(c), ""),
+              "HOME of 5,000 characters: an empty config (%s)", c ? "" : npl_last_error());
+        npl_config_free(c);
+        setenv("HOME", "/proc/self/status", 1);
+        c = NULL;
+        CHECK(npl_config_load(&c, NULL) == 0 && c && !strcmp(npl_config_source(c), ""),
+              "HOME below a regular file: an empty config (%s)", c ? "" : npl_last_error());
         npl_config_free(c);
     }
     printf("test_config: %d passed, %d failed\n", t_pass, t_fail);

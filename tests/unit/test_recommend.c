@@ -1,4 +1,4 @@
-/* test_recommend - the report's recommendation rule (cli/recommend.c). */
+/* test_recommend - the report's recommendation rule (cli/report/recommend.c). */
 #include "check.h"
 #include "recommend.h"
 

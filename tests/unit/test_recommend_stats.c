@@ -1,4 +1,4 @@
-/* test_recommend_stats - the report's rule with repetitions (recommend_stats in cli/recommend.c):
+/* test_recommend_stats - the report's rule with repetitions (recommend_stats in cli/report/recommend.c):
  * ties by overlapping [min, max] ranges or by the noise threshold, "no measurable difference",
  * the margin and the policy it is measured against. */
 #include "check.h"

@@ -3,7 +3,7 @@
  * virtual machine; TCG (QEMU's software CPU emulation, the numavm guest) makes them emulated,
  * with no relation to real hardware (remote memory can come out faster than local). */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "common.h"
 #include "report.h"
 
 #include <string.h>

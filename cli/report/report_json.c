@@ -2,7 +2,7 @@
  * metadata, every repetition of every figure ({median, min, max, reps}), units in key names,
  * node ids as "os_id" values in arrays, booleans as true/false. */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "common.h"
 #include "json.h"
 #include "report.h"
 

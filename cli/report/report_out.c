@@ -2,7 +2,7 @@
  * (docs/schema/report.schema.json: every repetition, units in the key names) and a plain
  * DIR/index.html that tools/report_plot.py replaces with the one with plots. */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "common.h"
 #include "json.h"
 #include "report.h"
 

@@ -1,6 +1,7 @@
 /* report.h - numaplace report's parts: the characterization run (report_charac.c), the host and
  * how far its timings can be trusted (report_env.c), the verdict (report_verdict.c), the JSON
- * and the tables (report_out.c) and the progress line (report.c). */
+ * and the tables (report_out.c) and the progress line (report_progress.c); the subcommand is
+ * report.c. */
 #ifndef NPL_CLI_REPORT_H
 #define NPL_CLI_REPORT_H
 #include "measure.h"
@@ -61,6 +62,8 @@ struct verdict {
     struct rec_result rec[NOPS][NACC][NSCH];
 };
 
+/* the progress line (report_progress.c): level as measure_opts.level */
+void report_progress_start(int level);
 void report_progress(const char *step, double fraction);
 void report_progress_done(void);
 /* elements one pass of a kernel touches (access 2, random: a quarter of the array) */

@@ -1,7 +1,7 @@
 /* report_verdict.c - the report's headline: how far the timings can be trusted, the worst and
  * mean latency factor, the remote-bandwidth penalty, the measured spread, and per access
  * pattern the recommended policy with its margin, or "no measurable difference". */
-#include "cli.h"
+#include "common.h"
 #include "report.h"
 
 #include <math.h>

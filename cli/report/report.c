@@ -8,6 +8,7 @@
  * there. Every figure is repeated (--reps): median, min, max and every repetition. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "common.h"
 #include "report.h"
 
 #include <errno.h>
@@ -25,54 +26,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- the progress line: step, percentage, ETA; on a terminal only ---- */
-static struct {
-    int on, shown;
-    double t0, last;
-    double measure_share; /* share of the whole run the measurements take */
-} prog;
-
-static void progress_start(int level)
-{
-    const char *env = getenv("NUMAPLACE_PROGRESS"); /* 0: never (consoles that are ttys) */
-    prog.on = isatty(STDERR_FILENO) && !(env && !strcmp(env, "0"));
-    prog.t0 = now();
-    prog.measure_share = level == 0 ? 0.5 : 0.3;
-}
-
-void report_progress(const char *step, double fraction)
-{
-    if (!prog.on)
-        return;
-    double t = now();
-    if (t - prog.last < 0.2 && fraction < 1)
-        return;
-    prog.last = t;
-    int charac = !strcmp(step, "characterization");
-    static const char *steps[] = {"latency and bandwidth matrix", "latency against working set",
-                                  "loaded latency", "bandwidth against threads",
-                                  "read:write mixes"};
-    int k = 0;
-    while (!charac && k < 4 && strcmp(steps[k], step))
-        k++;
-    double f = charac ? prog.measure_share + (1 - prog.measure_share) * fraction
-                      : prog.measure_share * (k + fraction) / 5;
-    double el = t - prog.t0, eta = f > 0.02 ? el / f * (1 - f) : -1;
-    char etas[32] = "ETA --";
-    if (eta >= 0)
-        snprintf(etas, sizeof etas, "ETA %dm%02ds", (int)eta / 60, (int)eta % 60);
-    fprintf(stderr, "\r\033[Knumaplace report: %-30s %3.0f%%  %s  (%.0f s)", step, f * 100, etas,
-            el);
-    prog.shown = 1;
-}
-
-void report_progress_done(void)
-{
-    if (prog.on && prog.shown)
-        fprintf(stderr, "\r\033[K");
-    prog.shown = 0;
 }
 
 /* tools/report_plot.py: $NUMAPLACE_PLOT, next to the binary, or ../tools from a build dir */
@@ -244,7 +197,7 @@ static int measure_all(const struct report_opts *o, struct measure_result *m, st
                        struct host_env *h, struct verdict *v, FILE *out)
 {
     struct measure_opts mo = {o->level, o->reps, report_progress};
-    progress_start(o->level);
+    report_progress_start(o->level);
     double t0 = now();
     int rc = measure_run(&mo, 0, m);
     h->measure_s = now() - t0;

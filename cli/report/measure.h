@@ -52,19 +52,21 @@ struct measure_result {
     char note[160];
 };
 
-int measure_run(const struct measure_opts *o, int verbose, struct measure_result *r);
+/* ---- measure_out.c ---- */
 /* Check an output file before measuring (fail fast): not a symbolic link (refused), a regular
  * file if it exists (and a valid config, kept), its directory writable (test-written). 0, or
  * EXIT_FAILED with the message printed. who: "measure" or "report". */
 int measure_check_out(const char *who, const char *path);
 /* The config path the library reads (npl_config_load(NULL)) for measure to write: $NUMAPLACE_CONFIG,
  * else ~/.config/numaplace/config (directories created). HOME unset and no NUMAPLACE_CONFIG:
- * EXIT_FAILED with a message naming --out. */
+ * EXIT_FAILED with a message naming --out (also when HOME is too long a path). */
 int measure_default_path(char *out, size_t size);
 /* --reps N: 1..STATS_MAX_REPS, else -1 (message printed); who names the subcommand */
 int measure_parse_reps(const char *who, const char *s);
 int measure_write_config(const struct measure_result *r, const char *path);
 void measure_print(FILE *f, const struct measure_result *r);
+/* ---- measure.c ---- */
+int measure_run(const struct measure_opts *o, int verbose, struct measure_result *r);
 /* ratio remote/local (which 0: latency) or local/remote (1: bandwidth) of medians; -1 none */
 double measure_factor(const struct measure_result *r, int which, int i, int j);
 /* Pointer chase over `bytes` at buf (a permutation is written there once): ns per dependent

@@ -12,7 +12,7 @@
  * stream), and the read-only / 1:1 / 2:1 read:write mixes with every CPU (peak bandwidth).
  * Every figure is repeated (reps) and kept whole (stats.h). */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "common.h"
 #include "measure.h"
 #include "report.h"
 

@@ -14,7 +14,7 @@
  * first_touch: the master thread initializes the array (the usual serial initialization); the
  * other policies are initialized by all threads (on one node they are parallel first touch). */
 #define _GNU_SOURCE
-#include "cli.h"
+#include "common.h"
 #include "report.h"
 
 #include <sched.h>

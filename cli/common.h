@@ -1,0 +1,25 @@
+/* common.h - what every part of the numaplace command shares: exit codes, error lines, files it
+ * ships, the topology to work on. Calls only the public API (never a subcommand). */
+#ifndef NPL_CLI_COMMON_H
+#define NPL_CLI_COMMON_H
+#include <numaplace.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes (documented in docs/numaplace.1): */
+#define EXIT_USAGE 2   /* bad command line or bad policy string */
+#define EXIT_FAILED 1  /* the operation failed (message on stderr) */
+
+/* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
+int cli_fail(const char *what);
+/* A file numaplace ships: $env_name if set, else the first readable of rel[0..n-1], each a path
+ * relative to the directory of this executable; a bare file name is also looked for in
+ * ../lib/numaplace/ and ../LIBDIR/numaplace/ (installed tree). 0 and the path in out, or -1 and
+ * in out "NAME (looked for PATH, PATH, ...; ENV unset)". */
+int cli_find_file(const char *env_name, const char *const *rel, int n, char *out, size_t size);
+/* getopt_long's '?' or ':' for subcommand cmd: prints what was wrong; returns EXIT_USAGE.
+ * Every subcommand's optstring starts with ':' (missing values reported as ':'). */
+int cli_bad_option(const char *cmd, int c, char **argv);
+/* Load a synthetic topology when desc != NULL, else this machine's. */
+int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use);
+#endif

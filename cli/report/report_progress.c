@@ -1,0 +1,62 @@
+/* report_progress.c - numaplace report's progress line: step, percentage, ETA; on a terminal
+ * only (report.h). */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static struct {
+    int on, shown;
+    double t0, last;
+    double measure_share; /* share of the whole run the measurements take */
+} prog;
+
+void report_progress_start(int level)
+{
+    const char *env = getenv("NUMAPLACE_PROGRESS"); /* 0: never (consoles that are ttys) */
+    prog.on = isatty(STDERR_FILENO) && !(env && !strcmp(env, "0"));
+    prog.t0 = now();
+    prog.measure_share = level == 0 ? 0.5 : 0.3;
+}
+
+void report_progress(const char *step, double fraction)
+{
+    if (!prog.on)
+        return;
+    double t = now();
+    if (t - prog.last < 0.2 && fraction < 1)
+        return;
+    prog.last = t;
+    int charac = !strcmp(step, "characterization");
+    static const char *steps[] = {"latency and bandwidth matrix", "latency against working set",
+                                  "loaded latency", "bandwidth against threads",
+                                  "read:write mixes"};
+    int k = 0;
+    while (!charac && k < 4 && strcmp(steps[k], step))
+        k++;
+    double f = charac ? prog.measure_share + (1 - prog.measure_share) * fraction
+                      : prog.measure_share * (k + fraction) / 5;
+    double el = t - prog.t0, eta = f > 0.02 ? el / f * (1 - f) : -1;
+    char etas[32] = "ETA --";
+    if (eta >= 0)
+        snprintf(etas, sizeof etas, "ETA %dm%02ds", (int)eta / 60, (int)eta % 60);
+    fprintf(stderr, "\r\033[Knumaplace report: %-30s %3.0f%%  %s  (%.0f s)", step, f * 100, etas,
+            el);
+    prog.shown = 1;
+}
+
+void report_progress_done(void)
+{
+    if (prog.on && prog.shown)
+        fprintf(stderr, "\r\033[K");
+    prog.shown = 0;
+}

@@ -1,0 +1,208 @@
+/* init.c - libnumaplace_preload.so's constructor: the environment `numaplace run` sets
+ * (preload/env.h), read once before main, the interposer's messages, and libomp detection.
+ *
+ *  - NUMAPLACE_POLICY (any policy string; first_touch or unset: allocations not intercepted),
+ *    NUMAPLACE_THRESHOLD (default 1 MiB), NUMAPLACE_FIRST, NUMAPLACE_HUGE: alloc.c.
+ *  - NUMAPLACE_PIN=compact|scatter|LIST: the main thread is pinned as thread 0 here, and every
+ *    thread the program creates as thread n (threads.c). CPUs come from the affinity mask the
+ *    process had when it was loaded (taskset, cgroups): never widened. When LLVM's libomp is
+ *    loaded the main thread is NOT pinned here: libomp builds its places from the mask it sees at
+ *    start-up and would copy a pinned main thread's single CPU to every worker. Its threads are
+ *    placed by KMP_AFFINITY=explicit,proclist=[the same order] instead (numaplace run sets it;
+ *    the preload sets it itself when neither KMP_AFFINITY nor OMP_PLACES is set).
+ *  - NUMAPLACE_NEXT_TOUCH=1 (or a chunk size >= 4096): the transparent next-touch mode. Large
+ *    allocations are still placed under NUMAPLACE_POLICY (or first touch) AND registered for
+ *    next-touch; the OMPT tool in ompt.c re-arms every registered range at each OpenMP parallel
+ *    region from a new code address. Without an OMPT runtime (libgomp) the ranges are simply
+ *    never armed: the program runs unchanged (a warning under NUMAPLACE_DEBUG).
+ *  - Static arrays are placed before main (statics.c).
+ *
+ * Messages: one line on stderr when the environment is wrong (the interposer then stays out of
+ * the way); NUMAPLACE_DEBUG=1 logs each intercepted allocation. */
+#define _GNU_SOURCE
+#include "base/base.h"
+
+#include "env.h"
+#include "preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- configuration (read once, in the constructor) ---- */
+struct npl__preload_cfg npl__preload = {0, NULL, NPL_ENV_THRESHOLD_DEFAULT, 0, 0, NULL, 0,
+                                        "first_touch", 0, 0};
+int npl__preload_next_touch(void) { return npl__preload.next_touch; }
+/* Our lines go to fd 2 only while it is still the stderr the program started with: a program
+ * that closes its descriptors and opens files may get fd 2 for one of its own outputs, which
+ * must not receive our lines (nor must a program started with fd 2 closed). */
+static struct { int ok; dev_t dev; ino_t ino; } err_fd;
+static void remember_stderr(void)
+{
+    struct stat st;
+    err_fd.ok = fstat(2, &st) == 0;
+    err_fd.dev = err_fd.ok ? st.st_dev : 0;
+    err_fd.ino = err_fd.ok ? st.st_ino : 0;
+}
+static void to_stderr(const char *buf, int n, size_t size)
+{
+    struct stat st;
+    if (n <= 0 || !err_fd.ok || fstat(2, &st) < 0 || st.st_dev != err_fd.dev ||
+        st.st_ino != err_fd.ino)
+        return;
+    if (write(2, buf, (size_t)n < size ? (size_t)n : size - 1) < 0)
+        return;
+}
+
+void npl__preload_say(const char *fmt, const char *a, const char *b)
+{
+    char buf[512];
+    to_stderr(buf, snprintf(buf, sizeof buf, fmt, a, b), sizeof buf);
+}
+
+/* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
+ * this runs inside malloc) */
+void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int placed, int nt)
+{
+    char buf[512];
+    int len;
+    if (npl__preload.verbose == 2)
+        len = snprintf(buf, sizeof buf, "{\"event\": \"%s\", \"address\": \"%p\", "
+                       "\"size_bytes\": %zu, \"placed\": %s, \"policy\": \"%s\", "
+                       "\"next_touch\": %s}\n", what, p, n, placed ? "true" : "false",
+                       npl__preload.policy, nt ? "true" : "false");
+    else if (placed)
+        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s\n",
+                       what, p, n, npl__preload.policy, nt ? ", armed for next-touch" : "");
+    else
+        len = snprintf(buf, sizeof buf, "numaplace run: %s of %zu bytes not placed (%s): the "
+                       "system allocator serves it\n", what, n, npl_last_error());
+    to_stderr(buf, len, sizeof buf);
+}
+
+static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
+
+/* libomp places its threads itself: give it the pin order as an explicit proclist */
+static void set_kmp_affinity(void)
+{
+    if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND"))
+        return; /* the user's (numaplace run has already decided the precedence) */
+    int n = npl_pin_order(NULL, npl__preload.pin, NULL, 0); /* any number of CPUs */
+    int *cpus = n > 0 ? malloc((size_t)n * sizeof *cpus) : NULL;
+    size_t size = (size_t)n * 12 + 64;
+    char *buf = cpus ? malloc(size) : NULL;
+    if (buf && npl_pin_order(NULL, npl__preload.pin, cpus, n) == n) {
+        size_t off = (size_t)snprintf(buf, size, "granularity=fine,explicit,proclist=[");
+        for (int k = 0; k < n; k++)
+            off += (size_t)snprintf(buf + off, size - off, "%s%d", k ? "," : "", cpus[k]);
+        snprintf(buf + off, size - off, "]");
+        setenv("KMP_AFFINITY", buf, 0);
+    }
+    free(cpus);
+    free(buf);
+}
+
+/* NUMAPLACE_THRESHOLD, NUMAPLACE_FIRST and NUMAPLACE_NEXT_TOUCH, in env.h's grammar; a value
+ * out of it is said once and left at its default */
+static void read_numbers(struct npl__preload_cfg *cfg)
+{
+    const char *e;
+    uint64_t v;
+    int on;
+    if ((e = getenv(NPL_ENV_THRESHOLD)) && *e) {
+        if (npl_env_parse_threshold(e, &v) == 0)
+            cfg->threshold = (size_t)v;
+        else
+            npl__preload_say("numaplace preload: " NPL_ENV_THRESHOLD "=%s is not a size from 1 "
+                             "byte to 2^63-1 (K/M/G)%s; using 1 MiB\n", e, "");
+    }
+    if ((e = getenv(NPL_ENV_FIRST)) && *e) {
+        if (npl_env_parse_first(e, &v) == 0)
+            cfg->first = (long)v;
+        else
+            npl__preload_say("numaplace preload: " NPL_ENV_FIRST "=%s is not a count from 1 to "
+                             "2^63-1%s; ignored\n", e, "");
+    }
+    if ((e = getenv(NPL_ENV_NEXT_TOUCH)) && *e) {
+        if (npl_env_parse_next_touch(e, &on, &v) < 0) {
+            npl__preload_say("numaplace preload: " NPL_ENV_NEXT_TOUCH "=%s is not 0, 1 or a chunk "
+                             "size in bytes%s; on, with the default chunk\n", e, "");
+            on = 1;
+            v = 0;
+        }
+        cfg->next_touch = on;
+        cfg->nt_chunk = (size_t)v;
+    }
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+    struct npl__preload_cfg *cfg = &npl__preload;
+    npl__preload_resolve();
+    npl__preload_enter();
+    remember_stderr();
+    npl__preload_children_init(); /* exec and spawn resolved, fork handlers installed */
+    read_numbers(cfg);
+    const char *e;
+    if ((e = getenv(NPL_ENV_HUGE)) && *e) {
+        if (!strcmp(e, "thp"))
+            cfg->flags |= NPL_F_THP;
+        else if (!strcmp(e, "2M") || !strcmp(e, "2m"))
+            cfg->flags |= NPL_F_HUGETLB;
+        else
+            npl__preload_say("numaplace preload: " NPL_ENV_HUGE "=%s: use thp or 2M%s; ignored\n",
+                             e, "");
+    }
+    if ((e = getenv(NPL_ENV_VERBOSE)) && *e && strcmp(e, "0"))
+        cfg->verbose = !strcmp(e, "json") ? 2 : 1;
+    if ((e = getenv(NPL_ENV_POLICY)) && *e) {
+        snprintf(cfg->policy, sizeof cfg->policy, "%s", e);
+        for (char *q = cfg->policy; *q; q++) /* printed inside JSON strings */
+            if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
+                *q = '?';
+        if (npl_policy_parse(&cfg->pol, e) < 0) {
+            npl__preload_say("numaplace preload: " NPL_ENV_POLICY "=%s: %s; allocations not "
+                             "placed\n", e, npl_last_error());
+            cfg->pol = NULL;
+        } else if (npl_policy_get_kind(cfg->pol) != NPL_FIRST_TOUCH || cfg->flags) {
+            cfg->active = 1;
+        }
+    }
+    if (!cfg->pol && (cfg->flags || cfg->next_touch) &&
+        npl_policy_create(&cfg->pol, NPL_FIRST_TOUCH, NULL, 0) == 0)
+        cfg->active = 1;
+    if (cfg->next_touch && cfg->pol)
+        cfg->active = 1;
+    if ((e = getenv(NPL_ENV_PIN)) && *e) {
+        npl__preload_save_base_cpus(); /* before the main thread is pinned */
+        cfg->pin = strdup(e); /* in_lib: the real allocator */
+        int ok = cfg->pin && npl_pin_cpu(NULL, cfg->pin, 0) >= 0;
+        if (ok && libomp_loaded()) /* libomp pins the main thread through its places */
+            set_kmp_affinity();
+        else if (ok)
+            ok = npl_pin_self(cfg->pin, 0) >= 0; /* the main thread is thread 0 */
+        if (!ok) {
+            npl__preload_say("numaplace preload: " NPL_ENV_PIN "=%s: %s; threads not pinned\n",
+                             e, npl_last_error());
+            free(cfg->pin);
+            cfg->pin = NULL;
+        }
+    }
+    npl__preload_io_resolve();
+    /* numaplace profile (every large block tracked, nothing placed) or run --profile */
+    if (npl__preload_profile_init(cfg->threshold) || npl__preload_apply_init(cfg->threshold)) {
+        if (!cfg->pol && npl_policy_create(&cfg->pol, NPL_FIRST_TOUCH, NULL, 0) < 0)
+            cfg->pol = NULL;
+        cfg->active = cfg->pol != NULL;
+    }
+    if (cfg->active && !npl__preload_profiling() &&
+        !npl_topo_self()) /* load hwloc now, not inside the first malloc */
+        cfg->active = 0;
+    if (cfg->active)
+        npl__preload_place_static();
+    npl__preload_leave();
+}
