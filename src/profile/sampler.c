@@ -40,8 +40,8 @@
 #include <unistd.h>
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
-#define MAX_BUDGET 4096
-#define SLOTS (2 * MAX_BUDGET)
+#define MAX_OUT 4096     /* sampled pages protected at a time, at most */
+#define MAX_AGE 100      /* rounds (2 s) a sampled page stays protected untouched: then idle */
 
 static struct npl_raw *R;          /* the shared raw profile, NULL when not profiling */
 static size_t R_size;
@@ -61,15 +61,23 @@ static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
 static _Atomic int next_thread_no = 1;
 static TLS int thread_no = -1, omp_no = -1;
 static TLS unsigned last_retry_epoch;
+static TLS uintptr_t last_raced; /* the page of this thread's last raced fault */
 static struct sigaction previous;
 
-/* the pages of the current round */
+/* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
+ * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
+ * fails the handler's compare-and-swap); array and born are written before the word. */
 enum { S_FREE = 0, S_ARMED, S_READ, S_BUSY, S_DONE, S_IDLE };
+#define S_STATE(w) ((uint32_t)((w) & 7))
+#define S_PAGE(w) ((uintptr_t)(w) & ~(uintptr_t)4095)
+#define S_WORD(w, st) (((w) & ~(uint64_t)7) | (st))
 static struct slot {
-    _Atomic uintptr_t page;
-    _Atomic uint32_t state;
+    _Atomic uint64_t word;
     uint32_t array;
-} slots[SLOTS];
+    uint64_t born; /* the round that protected it */
+} slots[MAX_OUT];
+static _Atomic uint32_t slots_hi; /* slots in use are below it */
+static uint64_t round_no;
 
 static double now(void)
 {
@@ -147,38 +155,35 @@ static void record(uint32_t array, uint64_t chunk, int write)
     atomic_fetch_add_explicit(&R->rows_dropped, 1, memory_order_relaxed);
 }
 
-static size_t slot_of(uintptr_t p) { return (size_t)((p >> 12) * 0x9E3779B97F4A7C15ull >> 51) % SLOTS; }
-
-/* a fault on a sampled page: 1 handled, 0 not one of them */
+/* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry),
+ * 0 not one of them */
 static int sample_fault(uintptr_t p, int write)
 {
-    for (size_t i = slot_of(p), probes = 0; probes < SLOTS; i = (i + 1) % SLOTS, probes++) {
+    uint32_t hi = atomic_load(&slots_hi);
+    for (uint32_t i = 0; i < hi; i++) {
         struct slot *s = &slots[i];
-        uintptr_t q = atomic_load_explicit(&s->page, memory_order_acquire);
-        if (q == 0)
-            return 0;
-        if (q != p)
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        if (S_PAGE(w) != p || S_STATE(w) == S_FREE)
             continue;
-        uint32_t st = atomic_load(&s->state);
+        uint32_t st = S_STATE(w);
         struct npl_raw_array *a = &R->arrays[s->array];
-        uint64_t chunk = (p - a->base) / a->chunk_bytes;
         if (st == S_ARMED || (st == S_READ && write)) {
-            if (!atomic_compare_exchange_strong(&s->state, &st, S_BUSY))
-                return 1; /* another thread or the sampler took it: retry the access */
+            if (!atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY)))
+                return 2; /* another thread or the sampler took it: retry the access */
+            uint64_t chunk = (p - a->base) / a->chunk_bytes;
             int writable = (a->prot & PROT_WRITE) != 0;
-            if (st == S_ARMED || write)
-                record(s->array, chunk, write);
-            if (!write && writable && st == S_ARMED && xprotect(p, page, PROT_READ) == 0) {
-                atomic_store(&s->state, S_READ); /* a write in this round faults again */
+            record(s->array, chunk, write);
+            if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
+                atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
                 return 1;
             }
             xprotect(p, page, a->prot);
-            atomic_store(&s->state, S_DONE);
+            atomic_store(&s->word, S_WORD(w, S_DONE));
             return 1;
         }
-        while (atomic_load(&s->state) == S_BUSY)
+        while (S_STATE(atomic_load(&s->word)) == S_BUSY && S_PAGE(atomic_load(&s->word)) == p)
             sched_yield();
-        return 1; /* given back meanwhile: retry */
+        return 2; /* given back meanwhile: retry */
     }
     return 0;
 }
@@ -196,7 +201,9 @@ static void give_back_array(struct npl_raw_array *a)
     }
 }
 
-/* a fault on a unit armed for its first touch: 1 handled, 0 not in a tracked array */
+/* a fault on a unit armed for its first touch: 1 handled, 2 raced (resolved by another thread
+ * meanwhile), 3 in a tracked array whose unit is resolved (a sampled page, or raced), 0 not in a
+ * tracked array */
 static int first_touch_fault(uintptr_t addr)
 {
     if (addr < atomic_load(&live_lo) || addr >= atomic_load(&live_hi))
@@ -207,14 +214,16 @@ static int first_touch_fault(uintptr_t addr)
         if (atomic_load(&a->state) != NPL_RAW_LIVE || addr < a->base || addr >= a->base + a->bytes)
             continue;
         if (a->ft == UINT64_MAX)
-            return 0;
+            return 3;
         uint64_t c0 = (addr - a->base) / a->chunk_bytes / a->unit_chunks * a->unit_chunks;
         _Atomic int32_t *e = &R->ft[a->ft + c0];
         int32_t expect = NPL_RAW_FT_ARMED;
         if (!atomic_compare_exchange_strong(e, &expect, NPL_RAW_FT_BUSY)) {
+            if (expect != NPL_RAW_FT_BUSY)
+                return 3; /* resolved: a sampled page, or another thread resolved it */
             while (atomic_load(e) == NPL_RAW_FT_BUSY)
                 sched_yield();
-            return 1; /* resolved by another thread: retry */
+            return 2; /* resolved by another thread: retry */
         }
         uint64_t c1 = c0 + a->unit_chunks < a->nchunks ? c0 + a->unit_chunks : a->nchunks;
         uintptr_t lo = a->base + c0 * a->chunk_bytes, hi = a->base + c1 * a->chunk_bytes;
@@ -251,7 +260,18 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
 #else
     (void)uctx;
 #endif
-    int handled = sample_fault(p, write) || first_touch_fault(a);
+    int handled = first_touch_fault(a);
+    if (handled == 0 || handled == 3) {
+        int s = sample_fault(p, write);
+        handled = s ? s : handled == 3 ? 2 : 0; /* in an array, not sampled: raced with a
+                                                    * first touch or a give-back */
+    }
+    if (handled == 2) { /* raced: retry, unless this page raced just before (then not ours) */
+        handled = p != last_raced;
+        last_raced = p;
+    } else if (handled) {
+        last_raced = 0;
+    }
     if (!handled) {
         /* the sampler may have given the page back after the fault: retry once per round */
         unsigned ep = atomic_load(&epoch);
@@ -502,29 +522,33 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     return (int)i;
 }
 
-/* give back the round's slots that lie in [lo, hi) (all: 0, UINTPTR_MAX); track_lock held */
-static void give_back_slots(uintptr_t lo, uintptr_t hi, int count_idle)
+/* give back the sampled pages in [lo, hi) protected before round `older` (all: 0, UINTPTR_MAX,
+ * UINT64_MAX), and free the slots of those done; track_lock held */
+static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, int count_idle)
 {
-    for (size_t i = 0; i < SLOTS; i++) {
+    uint32_t top = atomic_load(&slots_hi);
+    for (uint32_t i = 0; i < top; i++) {
         struct slot *s = &slots[i];
-        uintptr_t p = atomic_load(&s->page);
-        if (!p || p < lo || p >= hi)
-            continue;
         for (;;) {
-            uint32_t st = atomic_load(&s->state);
-            if (st == S_BUSY) {
+            uint64_t w = atomic_load(&s->word);
+            uintptr_t p = S_PAGE(w);
+            uint32_t st = S_STATE(w);
+            if (st == S_FREE || p < lo || p >= hi)
+                break;
+            if (st == S_BUSY) { /* a handler is on it */
                 sched_yield();
                 continue;
             }
-            if ((st == S_ARMED || st == S_READ) &&
-                !atomic_compare_exchange_strong(&s->state, &st, S_BUSY))
+            if ((st == S_ARMED || st == S_READ) && s->born >= older)
+                break; /* still young */
+            if (!atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY)))
                 continue;
-            if (st == S_ARMED || st == S_READ) {
+            if (st == S_ARMED || st == S_READ)
                 xprotect(p, page, R->arrays[s->array].prot);
-                if (st == S_ARMED && count_idle)
-                    atomic_fetch_add_explicit(&R->idle, 1, memory_order_relaxed);
-                atomic_store(&s->state, S_IDLE);
-            }
+            if (st == S_ARMED && count_idle)
+                atomic_fetch_add_explicit(&R->idle, 1, memory_order_relaxed);
+            /* free: the generation is kept, so a handler holding the old word fails its CAS */
+            atomic_store(&s->word, (w & 0xff8) | S_FREE);
             break;
         }
     }
@@ -539,9 +563,8 @@ void npl__sampler_untrack(void *base)
     for (uint32_t i = 0; i < n; i++) {
         struct npl_raw_array *a = &R->arrays[i];
         if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
-            give_back_slots(a->base, a->base + a->bytes, 0);
+            give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, 0);
             atomic_store(&a->state, NPL_RAW_GONE);
-            /* its slots stay until the next round forgets them, given back (S_IDLE) */
             break;
         }
     }
@@ -560,30 +583,40 @@ static uint64_t rnd(void)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* a free slot for page p of array (not already sampled): its index, or -1 */
 static int slot_insert(uintptr_t p, uint32_t array)
 {
-    for (size_t i = slot_of(p), probes = 0; probes < SLOTS; i = (i + 1) % SLOTS, probes++) {
-        uintptr_t q = atomic_load(&slots[i].page);
-        if (q == p)
-            return -1; /* already sampled this round */
-        if (q == 0) {
-            slots[i].array = array;
-            atomic_store(&slots[i].state, S_ARMED);
-            atomic_store_explicit(&slots[i].page, p, memory_order_release);
-            return (int)i;
-        }
+    uint32_t top = atomic_load(&slots_hi), free_slot = UINT32_MAX;
+    for (uint32_t i = 0; i < top; i++) {
+        uint64_t w = atomic_load(&slots[i].word);
+        if (S_STATE(w) != S_FREE && S_PAGE(w) == p)
+            return -1; /* sampled already */
+        if (S_STATE(w) == S_FREE && free_slot == UINT32_MAX)
+            free_slot = i;
     }
-    return -1;
+    if (free_slot == UINT32_MAX) {
+        if (top >= MAX_OUT)
+            return -1;
+        free_slot = top;
+    }
+    struct slot *s = &slots[free_slot];
+    uint64_t gen = ((atomic_load(&s->word) >> 3) + 1) & 0x1ff;
+    s->array = array;
+    s->born = round_no;
+    atomic_store_explicit(&s->word, (uint64_t)p | gen << 3 | S_ARMED, memory_order_release);
+    if (free_slot == top)
+        atomic_store(&slots_hi, top + 1);
+    return (int)free_slot;
 }
 
 static int in_flight(uintptr_t p);
 
 static void round_once(double *last_window)
 {
-    give_back_slots(0, UINTPTR_MAX, 1);
-    atomic_fetch_add(&epoch, 1); /* before the slots are forgotten: late faults retry */
-    for (size_t i = 0; i < SLOTS; i++)
-        atomic_store(&slots[i].page, 0);
+    round_no++;
+    /* pages untouched for MAX_AGE rounds are given back (idle); done ones freed */
+    atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
+    give_back_slots(0, UINTPTR_MAX, round_no > MAX_AGE ? round_no - MAX_AGE : 0, 1);
     atomic_fetch_add(&R->rounds, 1);
     /* time windows while no OpenMP region was ever seen */
     double t = now();
@@ -604,11 +637,21 @@ static void round_once(double *last_window)
             total += R->arrays[i].bytes / page;
     if (!total)
         return;
-    int budget = (int)(rate * NPL_SAMPLER_PERIOD + 0.5);
+    /* rate pages a second, at most rate / 2 protected at a time */
+    int budget = (int)(rate * NPL_SAMPLER_PERIOD + 0.5), cap = (int)(rate / 2);
     if (budget < 1)
         budget = 1;
-    if (budget > MAX_BUDGET)
-        budget = MAX_BUDGET;
+    if (cap < 64)
+        cap = 64;
+    if (cap > MAX_OUT)
+        cap = MAX_OUT;
+    int out = 0;
+    for (uint32_t k = 0, top = atomic_load(&slots_hi); k < top; k++) {
+        uint32_t st = S_STATE(atomic_load(&slots[k].word));
+        out += st == S_ARMED || st == S_READ || st == S_BUSY;
+    }
+    if (budget > cap - out)
+        budget = cap - out;
     for (int k = 0, tries = 0; k < budget && tries < 4 * budget; tries++) {
         uint64_t r = rnd() % total;
         uint32_t i = 0;
@@ -633,14 +676,14 @@ static void round_once(double *last_window)
         int s = slot_insert(p, i);
         if (s < 0)
             continue;
+        uint64_t w = atomic_load(&slots[s].word);
         if (xprotect(p, page, PROT_NONE) < 0) {
             atomic_fetch_add(&R->protect_failed, 1);
-            atomic_store(&slots[s].state, S_DONE);
+            atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_DONE));
         } else if (in_flight(p)) { /* a system call is about to touch it: give it back */
-            uint32_t st = S_ARMED;
-            if (atomic_compare_exchange_strong(&slots[s].state, &st, S_BUSY)) {
+            if (atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_BUSY))) {
                 xprotect(p, page, a->prot);
-                atomic_store(&slots[s].state, S_IDLE);
+                atomic_store(&slots[s].word, S_WORD(w, S_IDLE));
             }
             continue;
         }
@@ -858,8 +901,9 @@ static void fork_child(void)
             if (atomic_load(&a->state) == NPL_RAW_LIVE)
                 xprotect(a->base, a->bytes, a->prot);
         }
-        for (size_t i = 0; i < SLOTS; i++)
-            atomic_store(&slots[i].state, S_IDLE);
+        for (uint32_t i = 0; i < MAX_OUT; i++)
+            atomic_store(&slots[i].word, 0);
+        atomic_store(&slots_hi, 0);
         atomic_store(&live_lo, UINTPTR_MAX);
         atomic_store(&live_hi, 0);
         munmap(R, R_size); /* nothing of the parent's profile is reachable from here */
@@ -895,6 +939,6 @@ void npl__sampler_stop(void)
         return;
     atomic_store(&stopping, 1);
     pthread_mutex_lock(&track_lock);
-    give_back_slots(0, UINTPTR_MAX, 0);
+    give_back_slots(0, UINTPTR_MAX, UINT64_MAX, 0);
     pthread_mutex_unlock(&track_lock);
 }
