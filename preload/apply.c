@@ -10,8 +10,8 @@
  *    main. The rest of the writable segments is left as it is (or under NUMAPLACE_POLICY for
  *    the unmatched symbols of at least the threshold).
  *  - Shapes scale with the size: bind_block, cyclic, cyclic_block:K, bind_all, weighted are
- *    defined for any size; an explicit chunk map is stretched (chunk c of the new array takes
- *    the node of chunk c * old / new of the old one).
+ *    defined for any size; an explicit chunk map is applied only at the profiled size (else the
+ *    default, said under --verbose).
  *  - Phase-changing arrays are registered for next-touch and armed exactly when a parallel
  *    region that the profile recorded among their next-touch phases begins (regions.c calls in).
  *  - The profile must be of this program (the command checks it before exec, exit 2); here a
@@ -154,17 +154,16 @@ static void keep_live(void *base, size_t len, const struct entry *e)
     pthread_mutex_unlock(&lock);
 }
 
-/* place [p, p + len) (fresh, untouched) under an explicit chunk map, stretched to its size */
+/* place [p, p + len) (fresh, untouched; the profiled size) under an explicit chunk map */
 static int place_explicit(void *p, size_t len, const struct entry *e)
 {
     size_t ps = page_size(), npages = (len + ps - 1) / ps;
     int *nodes = malloc(npages * sizeof *nodes);
     if (!nodes)
         return -1;
-    uint64_t n = e->a->advice.nchunk_nodes, old_pages = (e->a->bytes + ps - 1) / ps;
+    uint64_t n = e->a->advice.nchunk_nodes;
     for (size_t i = 0; i < npages; i++) {
-        uint64_t old_page = npages == old_pages ? i : (uint64_t)((double)i * old_pages / npages);
-        uint64_t c = old_page * ps / e->a->chunk_bytes;
+        uint64_t c = (uint64_t)i * ps / e->a->chunk_bytes;
         nodes[i] = c < n ? e->a->advice.chunk_nodes[c] : -1;
     }
     int rc = npl_place_pages(p, npages * ps, nodes, 0);
@@ -191,7 +190,13 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         return npl_alloc_array(&sh, def, flags);
     }
     void *p = NULL;
-    if (e->explicit_map) {
+    if (e->explicit_map && (n + page_size() - 1) / page_size() !=
+                               (e->a->bytes + page_size() - 1) / page_size()) {
+        tell("numaplace run: profile: %zu bytes from +%#llx#%u: its explicit map is for %llu "
+             "bytes only: the default applies\n", n, (unsigned long long)k.offset, ord,
+             (unsigned long long)e->a->bytes);
+        p = npl_alloc_array(&sh, def, flags);
+    } else if (e->explicit_map) {
         p = npl_alloc_array(&sh, NULL, flags);
         if (p && place_explicit(p, n, e) < 0)
             tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
@@ -244,7 +249,7 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
     if (e) {
         e->matched++;
         e->matched_bytes += hi - lo;
-        if (e->explicit_map)
+        if (e->explicit_map && hi - lo == e->a->bytes)
             rc = place_explicit((void *)lo, hi - lo, e);
         else if (e->pol)
             rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);

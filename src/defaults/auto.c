@@ -75,8 +75,8 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
     npl_policy *pol = NULL;
     int explicit_map = 0;
     if (a && a->has_advice) {
-        if (!strcmp(a->advice.policy, "explicit"))
-            explicit_map = a->advice.chunk_nodes && a->advice.nchunk_nodes;
+        if (!strcmp(a->advice.policy, "explicit")) /* at the profiled size only */
+            explicit_map = a->advice.chunk_nodes && a->advice.nchunk_nodes && a->bytes == bytes;
         else if (npl_policy_parse(&pol, a->advice.policy) < 0)
             return NULL;
     }
@@ -85,14 +85,12 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
         return NULL;
     void *r = npl__alloc_array_at(shape, explicit_map ? ft : pol, flags, site);
     npl_policy_free(ft);
-    if (r && explicit_map) {
+    if (r && explicit_map) { /* a node per chunk, at the profiled size (another: the default) */
         size_t ps = (size_t)sysconf(_SC_PAGESIZE), npages = (bytes + ps - 1) / ps;
-        uint64_t old_pages = (a->bytes + ps - 1) / ps;
         int *nodes = malloc(npages * sizeof *nodes);
         if (nodes) {
             for (size_t i = 0; i < npages; i++) {
-                uint64_t op = npages == old_pages ? i : (uint64_t)((double)i * old_pages / npages);
-                uint64_t c = op * ps / a->chunk_bytes;
+                uint64_t c = (uint64_t)i * ps / a->chunk_bytes;
                 nodes[i] = c < a->advice.nchunk_nodes ? a->advice.chunk_nodes[c] : -1;
             }
             if (npl_place_pages(r, npages * ps, nodes, 0) < 0)

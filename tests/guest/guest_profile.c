@@ -6,7 +6,7 @@
  *   shr  shared, read-mostly: written once by the main thread, read whole by every thread
  * Checks (exact, balancing off):
  *   1. the profile classifies them blocked, cyclic and shared-read-mostly;
- *   2. run --profile at another input size (24 MiB against 16) matches all three again (100% of
+ *   2. run --profile at another input size (12 MiB against 8) matches all three again (100% of
  *      the profiled bytes, the figure run --verbose prints);
  *   3. there, before any access of the compute phase, every page of blk and cyc is on the node of
  *      the thread that uses it, and every page of each array is where its advised policy's map
@@ -198,8 +198,9 @@ int main(int argc, char **argv)
 
     /* 1. the profile */
     int rc = run_to("/tmp/gp_out1.txt", "/tmp/gp_err1.txt",
-                    (char *const[]){"numaplace", "profile", "--pin", "compact", "--out",
-                                    "/tmp/gp.json", "--", self, "--child", "16", "6", NULL});
+                    (char *const[]){"numaplace", "profile", "--pin", "compact", "--rate", "20000",
+                                    "--out", "/tmp/gp.json", "--", self, "--child", "8", "12",
+                                    NULL});
     CHECK(rc == 0, "numaplace profile: status %d", rc);
     char *json = slurp("/tmp/gp.json"), *err1 = slurp("/tmp/gp_err1.txt");
     CHECK(json != NULL, "no profile written: %s", err1 ? err1 : "?");
@@ -217,7 +218,7 @@ int main(int argc, char **argv)
     /* 2.-3. run --profile at another size: matched, placed before the first touch */
     rc = run_to("/tmp/gp_out2.txt", "/tmp/gp_err2.txt",
                 (char *const[]){"numaplace", "run", "--profile", "/tmp/gp.json", "--pin",
-                                "compact", "--verbose", "--", self, "--child", "24", "1", pol[0],
+                                "compact", "--verbose", "--", self, "--child", "12", "1", pol[0],
                                 pol[1], pol[2], NULL});
     CHECK(rc == 0, "run --profile: status %d", rc);
     char *out2 = slurp("/tmp/gp_out2.txt"), *err2 = slurp("/tmp/gp_err2.txt"), buf[512];
@@ -233,7 +234,7 @@ int main(int argc, char **argv)
         int ok = lk && sscanf(lk + 4, " %zu pages, %zu on their user's node, %zu where", &pages,
                               &local, &mapped) == 3;
         printf("%s\n", lk ? lk : names[k]);
-        CHECK(ok && pages == (24u << 20) / PSZ && mapped == pages,
+        CHECK(ok && pages == (12u << 20) / PSZ && mapped == pages,
               "%s every page where its advised policy puts it: %s", names[k], lk ? lk : "?");
         if (k < 2)
             CHECK(ok && local == pages, "%s every page on its user's node: %s", names[k],
@@ -242,7 +243,7 @@ int main(int argc, char **argv)
 
     /* 4. the same output under profile and run --profile as plain (same size) */
     rc = run_to("/tmp/gp_out3.txt", "/tmp/gp_err3.txt",
-                (char *const[]){self, "--child", "16", "6", NULL});
+                (char *const[]){self, "--child", "8", "12", NULL});
     char *out1 = slurp("/tmp/gp_out1.txt"), *out3 = slurp("/tmp/gp_out3.txt");
     CHECK(rc == 0 && out1 && out3 && !strcmp(out1, out3), "profile changed the output: [%s] [%s]",
           out1 ? out1 : "?", out3 ? out3 : "?");
