@@ -131,11 +131,11 @@ void advise_table(FILE *f, const char *path, const struct npl_profile *p,
         frac_text(d->local_policy, l1, sizeof l1);
         frac_text(d->local_first_touch, l2, sizeof l2);
         fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %4.2f  %s%s\n", label, size,
-               npl__pattern_name(d->pattern), pol, l1, l2, d->confidence,
+                npl__pattern_name(d->pattern), pol, l1, l2, d->confidence,
                 (stored && stored[i]) ? "(stored) " : "", d->reason);
         for (int k = 0; verbose && !(stored && stored[i]) && k < d->ncand; k++)
             fprintf(f, "    %-40s %.3f%s\n", d->cand[k].policy, d->cand[k].local,
-                   d->cand[k].scalable ? "" : "  (this input size only)");
+                    d->cand[k].scalable ? "" : "  (this input size only)");
     }
 }
 
