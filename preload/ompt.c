@@ -88,7 +88,8 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
 {
     static ompt_start_tool_result_t result = {tool_init, tool_fini, {0}};
     (void)omp_version, (void)runtime_version;
-    return npl__preload_next_touch() || npl__sampler_active() || npl__preload_apply_active()
+    /* profiling: from the start, before the sampler claims the profile at the first array */
+    return npl__preload_next_touch() || npl__preload_profiling() || npl__preload_apply_active()
                ? &result : NULL;
 }
 

@@ -93,7 +93,7 @@ void npl__region_thread(int num) { npl__sampler_set_omp_thread(num); }
 static int wanted(void)
 {
     return !atomic_load(&ompt_active) &&
-           (npl__sampler_active() || npl__preload_next_touch() || npl__preload_apply_active());
+           (npl__preload_profiling() || npl__preload_next_touch() || npl__preload_apply_active());
 }
 
 /* ---- libgomp's entry points ---- */

@@ -54,10 +54,11 @@ static void report(const char *name, const double *a, size_t n, const int *threa
         if (got[i] >= 0 && got[i] < 64)
             per_node[got[i]]++;
     }
-    printf("%s: %zu pages, %zu on their user's node, %zu where %s puts them, nodes", name, npages,
-           local, mapped, pol ? pol : "-");
-    for (int k = 0; k < N && k < 64; k++)
-        printf(" %d", per_node[k]);
+    printf("%s: %zu pages, %zu on their user's node, %zu where %s puts them, pages per node", name,
+           npages, local, mapped, pol ? pol : "-");
+    for (int k = 0; k < 64; k++)
+        if (per_node[k])
+            printf(" %d:%d", k, per_node[k]);
     printf("\n");
     npl_policy_free(p);
     free(got);
