@@ -4,15 +4,16 @@
  *   blk  blocked: thread t reads and writes its static share
  *   cyc  cyclic: page p is used by thread (p / 4) mod T
  *   shr  shared, read-mostly: written once by the main thread, read whole by every thread
+ *   sta  a static array (.bss, 4 MiB), blocked: placed per symbol before main
  * Checks (exact, balancing off):
- *   1. the profile classifies them blocked, cyclic and shared-read-mostly;
+ *   1. the profile classifies them blocked, cyclic, shared-read-mostly and blocked;
  *   2. run --profile at another input size (12 MiB against 8) matches all three again (100% of
  *      the profiled bytes, the figure run --verbose prints);
- *   3. there, before any access of the compute phase, every page of blk and cyc is on the node of
- *      the thread that uses it, and every page of each array is where its advised policy's map
+ *   3. there, before any access of the compute phase, every page of blk, cyc and sta is on the
+ *      node of the thread that uses it, and every page of each array is where its advised policy's map
  *      puts it (npl_query_pages against npl_policy_map);
  *   4. the child's checksum is the same under profile, run --profile and a plain run.
- *   guest_profile --child MIB ITERS [POLICY_BLK POLICY_CYC POLICY_SHR]   the child role */
+ *   guest_profile --child MIB ITERS [POLICY_STA POLICY_BLK POLICY_CYC POLICY_SHR]   the child */
 #define _GNU_SOURCE
 #include "check.h"
 
@@ -25,6 +26,9 @@
 #define PSZ 4096
 #define K 4 /* pages per cyclic block */
 static int N = 1, KC = 1;
+#define STA_N ((4u << 20) / sizeof(double))
+/* a static array, tracked and placed by its symbol (page-aligned: its pages are all its own) */
+double sta[STA_N] __attribute__((aligned(4096)));
 
 static int node_of_cpu(void)
 {
@@ -83,6 +87,9 @@ static int child(size_t mib, int iters, char **pols)
     {
         int t = omp_get_thread_num();
 #pragma omp for schedule(static)
+        for (size_t i = 0; i < STA_N; i++)
+            sta[i] = 0.5;
+#pragma omp for schedule(static)
         for (size_t i = 0; i < n; i++)
             blk[i] = 1.0;
         for (size_t i = 0; i < n; i++)
@@ -90,15 +97,19 @@ static int child(size_t mib, int iters, char **pols)
                 cyc[i] = 2.0;
     }
     if (pols) { /* where the pages are before the compute phase touches them */
-        report("blk", blk, n, thread_node, T, 0, pols[0]);
-        report("cyc", cyc, n, thread_node, T, 1, pols[1]);
-        report("shr", shr, n, thread_node, T, 0, pols[2]);
+        report("sta", sta, STA_N, thread_node, T, 0, pols[0]);
+        report("blk", blk, n, thread_node, T, 0, pols[1]);
+        report("cyc", cyc, n, thread_node, T, 1, pols[2]);
+        report("shr", shr, n, thread_node, T, 0, pols[3]);
     }
     double sum = 0;
     for (int it = 0; it < iters; it++) {
 #pragma omp parallel reduction(+ : sum)
         {
             int t = omp_get_thread_num();
+#pragma omp for schedule(static)
+            for (size_t i = 0; i < STA_N; i++)
+                sta[i] = sta[i] * 0.5 + 1.0;
 #pragma omp for schedule(static)
             for (size_t i = 0; i < n; i++)
                 blk[i] = blk[i] * 0.5 + shr[(i * 7) % n];
@@ -114,6 +125,8 @@ static int child(size_t mib, int iters, char **pols)
     double cs = 0;
     for (size_t i = 0; i < n; i += 17)
         cs += blk[i] + cyc[i];
+    for (size_t i = 0; i < STA_N; i += 17)
+        cs += sta[i];
     printf("checksum %.6e %.6e\n", cs, sum);
     return 0;
 }
@@ -182,7 +195,7 @@ static char *line_of(const char *text, const char *prefix, char *buf, size_t siz
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--child"))
-        return child(strtoul(argv[2], NULL, 10), atoi(argv[3]), argc >= 7 ? argv + 4 : NULL);
+        return child(strtoul(argv[2], NULL, 10), atoi(argv[3]), argc >= 8 ? argv + 4 : NULL);
     guest_args(argc, argv, &N, &KC);
     if (N < 2) {
         printf("SKIP guest_profile: one node\n");
@@ -205,39 +218,44 @@ int main(int argc, char **argv)
     CHECK(rc == 0, "numaplace profile: status %d", rc);
     char *json = slurp("/tmp/gp.json"), *err1 = slurp("/tmp/gp_err1.txt");
     CHECK(json != NULL, "no profile written: %s", err1 ? err1 : "?");
-    char pat[3][64] = {"?", "?", "?"}, pol[3][192] = {"", "", ""};
-    for (int k = 0; json && k < 3; k++) {
+    /* the static array is tracked before main: it comes first */
+    char pat[4][64] = {"?", "?", "?", "?"}, pol[4][192] = {"", "", "", ""};
+    for (int k = 0; json && k < 4; k++) {
         advice_field(json, "pattern", k, pat[k], sizeof pat[k]);
         advice_field(json, "policy", k, pol[k], sizeof pol[k]);
     }
-    printf("advised: blk %s (%s), cyc %s (%s), shr %s (%s)\n", pat[0], pol[0], pat[1], pol[1],
-           pat[2], pol[2]);
-    CHECK(!strcmp(pat[0], "blocked") && !strcmp(pat[1], "cyclic") &&
-              !strcmp(pat[2], "shared-read-mostly"),
-          "patterns: %s %s %s; the table:\n%s", pat[0], pat[1], pat[2], err1 ? err1 : "?");
+    printf("advised: sta %s (%s), blk %s (%s), cyc %s (%s), shr %s (%s)\n", pat[0], pol[0], pat[1],
+           pol[1], pat[2], pol[2], pat[3], pol[3]);
+    CHECK(json && strstr(json, "\"symbol\": \"sta\""), "the static array by its symbol");
+    CHECK(!strcmp(pat[0], "blocked") && !strcmp(pat[1], "blocked") && !strcmp(pat[2], "cyclic") &&
+              !strcmp(pat[3], "shared-read-mostly"),
+          "patterns: %s %s %s %s; the table:\n%s", pat[0], pat[1], pat[2], pat[3],
+          err1 ? err1 : "?");
 
     /* 2.-3. run --profile at another size: matched, placed before the first touch */
     rc = run_to("/tmp/gp_out2.txt", "/tmp/gp_err2.txt",
                 (char *const[]){"numaplace", "run", "--profile", "/tmp/gp.json", "--pin",
                                 "compact", "--verbose", "--", self, "--child", "12", "1", pol[0],
-                                pol[1], pol[2], NULL});
+                                pol[1], pol[2], pol[3], NULL});
     CHECK(rc == 0, "run --profile: status %d", rc);
     char *out2 = slurp("/tmp/gp_out2.txt"), *err2 = slurp("/tmp/gp_err2.txt"), buf[512];
     const char *m = line_of(err2, "numaplace run: profile /tmp/gp.json:", buf, sizeof buf);
     printf("%s\n", m ? m : "(no matched line)");
-    CHECK(m && strstr(m, ": 3 of 3 arrays matched again (100.0% of the profiled bytes)"),
+    CHECK(m && strstr(m, ": 4 of 4 arrays matched again (100.0% of the profiled bytes)"),
           "matched: %s", m ? m : err2 ? err2 : "?");
-    const char *names[3] = {"blk:", "cyc:", "shr:"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[4] = {"sta:", "blk:", "cyc:", "shr:"};
+    size_t want_pages[4] = {STA_N * sizeof(double) / PSZ, (12u << 20) / PSZ, (12u << 20) / PSZ,
+                            (12u << 20) / PSZ};
+    for (int k = 0; k < 4; k++) {
         char line[512];
         size_t pages = 0, local = 0, mapped = 0;
         const char *lk = line_of(out2, names[k], line, sizeof line);
         int ok = lk && sscanf(lk + 4, " %zu pages, %zu on their user's node, %zu where", &pages,
                               &local, &mapped) == 3;
         printf("%s\n", lk ? lk : names[k]);
-        CHECK(ok && pages == (12u << 20) / PSZ && mapped == pages,
+        CHECK(ok && pages == want_pages[k] && mapped == pages,
               "%s every page where its advised policy puts it: %s", names[k], lk ? lk : "?");
-        if (k < 2)
+        if (k < 3)
             CHECK(ok && local == pages, "%s every page on its user's node: %s", names[k],
                   lk ? lk : "?");
     }
