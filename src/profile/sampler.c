@@ -353,7 +353,9 @@ int npl__sampler_init(const struct npl_sampler_cfg *cfg)
     return 0;
 }
 
-static uint32_t intern_object(const struct npl_site_object *o)
+static pthread_mutex_t object_lock = PTHREAD_MUTEX_INITIALIZER; /* tracking and regions intern */
+
+static uint32_t intern_object_locked(const struct npl_site_object *o)
 {
     uint32_t n = atomic_load(&R->nobjects);
     for (uint32_t i = 0; i < n; i++)
@@ -367,16 +369,27 @@ static uint32_t intern_object(const struct npl_site_object *o)
     return n;
 }
 
+static uint32_t intern_object(const struct npl_site_object *o)
+{
+    pthread_mutex_lock(&object_lock);
+    uint32_t n = intern_object_locked(o);
+    pthread_mutex_unlock(&object_lock);
+    return n;
+}
+
+/* a new phase (the sampler thread's windows and the regions' phases may race: the index is
+ * reserved atomically); past the table, the last one */
 static uint32_t new_phase(uint32_t kind, uint32_t object, uint64_t offset, uintptr_t code)
 {
     uint32_t n = atomic_load(&R->nphases);
-    if (n >= NPL_RAW_PHASES)
-        return n - 1;
+    do {
+        if (n >= NPL_RAW_PHASES)
+            return NPL_RAW_PHASES - 1;
+    } while (!atomic_compare_exchange_weak(&R->nphases, &n, n + 1));
     R->phases[n].kind = kind;
     R->phases[n].object = object;
     R->phases[n].offset = offset;
     R->phases[n].code = code;
-    atomic_store(&R->nphases, n + 1);
     return n;
 }
 

@@ -4,10 +4,10 @@
  *   blk  blocked: thread t reads and writes its static share
  *   cyc  cyclic: page p is used by thread (p / 4) mod T
  *   shr  shared, read-mostly: written once by the main thread, read whole by every thread
- *   sta  a static array (.bss, 4 MiB), blocked: placed per symbol before main
+ *   sta  a static array (.bss, 1 MiB), blocked: placed per symbol before main
  * Checks (exact, balancing off):
  *   1. the profile classifies them blocked, cyclic, shared-read-mostly and blocked;
- *   2. run --profile at another input size (12 MiB against 8) matches all three again (100% of
+ *   2. run --profile at another input size (3 MiB against 2) matches all four again (100% of
  *      the profiled bytes, the figure run --verbose prints);
  *   3. there, before any access of the compute phase, every page of blk, cyc and sta is on the
  *      node of the thread that uses it, and every page of each array is where its advised policy's map
@@ -26,7 +26,7 @@
 #define PSZ 4096
 #define K 4 /* pages per cyclic block */
 static int N = 1, KC = 1;
-#define STA_N ((4u << 20) / sizeof(double))
+#define STA_N ((1u << 20) / sizeof(double))
 /* a static array, tracked and placed by its symbol (page-aligned: its pages are all its own) */
 double sta[STA_N] __attribute__((aligned(4096)));
 
@@ -213,7 +213,7 @@ int main(int argc, char **argv)
     /* 1. the profile */
     int rc = run_to("/tmp/gp_out1.txt", "/tmp/gp_err1.txt",
                     (char *const[]){"numaplace", "profile", "--pin", "compact", "--rate", "20000",
-                                    "--out", "/tmp/gp.json", "--", self, "--child", "8", "12",
+                                    "--out", "/tmp/gp.json", "--", self, "--child", "2", "8",
                                     NULL});
     CHECK(rc == 0, "numaplace profile: status %d", rc);
     char *json = slurp("/tmp/gp.json"), *err1 = slurp("/tmp/gp_err1.txt");
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
     /* 2.-3. run --profile at another size: matched, placed before the first touch */
     rc = run_to("/tmp/gp_out2.txt", "/tmp/gp_err2.txt",
                 (char *const[]){"numaplace", "run", "--profile", "/tmp/gp.json", "--pin",
-                                "compact", "--verbose", "--", self, "--child", "12", "1", pol[0],
+                                "compact", "--verbose", "--", self, "--child", "3", "1", pol[0],
                                 pol[1], pol[2], pol[3], NULL});
     CHECK(rc == 0, "run --profile: status %d", rc);
     char *out2 = slurp("/tmp/gp_out2.txt"), *err2 = slurp("/tmp/gp_err2.txt"), buf[512];
@@ -244,8 +244,8 @@ int main(int argc, char **argv)
     CHECK(m && strstr(m, ": 4 of 4 arrays matched again (100.0% of the profiled bytes)"),
           "matched: %s", m ? m : err2 ? err2 : "?");
     const char *names[4] = {"sta:", "blk:", "cyc:", "shr:"};
-    size_t want_pages[4] = {STA_N * sizeof(double) / PSZ, (12u << 20) / PSZ, (12u << 20) / PSZ,
-                            (12u << 20) / PSZ};
+    size_t want_pages[4] = {STA_N * sizeof(double) / PSZ, (3u << 20) / PSZ, (3u << 20) / PSZ,
+                            (3u << 20) / PSZ};
     for (int k = 0; k < 4; k++) {
         char line[512];
         size_t pages = 0, local = 0, mapped = 0;
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 
     /* 4. the same output under profile and run --profile as plain (same size) */
     rc = run_to("/tmp/gp_out3.txt", "/tmp/gp_err3.txt",
-                (char *const[]){self, "--child", "8", "12", NULL});
+                (char *const[]){self, "--child", "2", "8", NULL});
     char *out1 = slurp("/tmp/gp_out1.txt"), *out3 = slurp("/tmp/gp_out3.txt");
     CHECK(rc == 0 && out1 && out3 && !strcmp(out1, out3), "profile changed the output: [%s] [%s]",
           out1 ? out1 : "?", out3 ? out3 : "?");
