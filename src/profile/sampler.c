@@ -4,23 +4,24 @@
  *  - First touch: a tracked array is protected PROT_NONE when it is born, in at most
  *    NPL_RAW_UNITS units; the first fault in a unit records the thread (and its node) for the
  *    unit's chunks and gives the unit its protection back. Nothing is moved.
- *  - Sampling: every NPL_SAMPLER_PERIOD seconds a sampler thread gives back the pages of the
- *    last round (those nobody touched count as idle) and protects a budget of random pages
- *    (rate x period) of the arrays whose first touch is over, weighted by size. A read fault
- *    records a read and leaves the page PROT_READ, so a later write in the same round is seen
- *    too; a write fault records a write and gives the page back. Read and write come from the
- *    x86 page-fault error code (REG_ERR bit 1); elsewhere every access counts as a read and the
- *    raw profile says rw_known = 0.
- *  - At most budget pages are protected at a time (each splits a mapping in three: 2 mappings
- *    per page, far below vm.max_map_count); a first-touch unit that cannot be given back
- *    (ENOMEM: the map count is reached) gives the whole array back (its other units: unknown).
+ *  - Sampling: every NPL_SAMPLER_PERIOD seconds a sampler thread gives back the pages it
+ *    protected that nobody touched for 2 s (idle), and protects new random pages of the arrays
+ *    whose first touch is over, weighted by size: rate x period a round, at most rate / 2 (and
+ *    4,096) protected at a time, each splitting a mapping in three (far below
+ *    vm.max_map_count). A read fault records a read and leaves the page PROT_READ for 100 ms, so
+ *    a write that follows is seen too; a write fault records a write and gives the page back.
+ *    Read and write come from the x86 page-fault error code (REG_ERR bit 1); elsewhere every
+ *    access counts as a read and the raw profile says rw_known = 0.
+ *  - A first-touch unit that cannot be given back (ENOMEM: the map count is reached) gives the
+ *    whole array back (its other units: unknown).
  *  - The fault handler is async-signal-safe: it reads fixed tables, adds atomics into the shared
  *    raw profile, makes raw mprotect/getcpu calls, never locks, never allocates.
- *  - A fault whose page is no longer ours (the sampler gave it back between the fault and the
- *    handler) is retried once per round (the round counter moves before a page is forgotten);
- *    a second fault is the program's own and goes to the previous handler.
+ *  - A fault whose page is no longer ours (given back between the fault and the handler) is
+ *    retried; a second fault on the same page, or a fault in no table (once per round: the round
+ *    counter moves before a page is forgotten), is the program's own and goes on.
  *  - fork(): the child gives every protected page back and records nothing (the profile is the
- *    parent's); exec(): the new image claims the profile only if no image claimed it before. */
+ *    parent's); exec(): an image that recorded nothing hands the profile to the program it
+ *    becomes, one that recorded something keeps it (docs/PROFILE.md §5). */
 #define _GNU_SOURCE
 #include "profile/profile.h"
 
@@ -42,6 +43,7 @@
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define MAX_OUT 4096     /* sampled pages protected at a time, at most */
 #define MAX_AGE 100      /* rounds (2 s) a sampled page stays protected untouched: then idle */
+#define READ_AGE 5       /* rounds (100 ms) a page read stays read-only to catch a write */
 
 static struct npl_raw *R;          /* the shared raw profile, NULL when not profiling */
 static size_t R_size;
@@ -77,7 +79,7 @@ static struct slot {
     uint64_t born; /* the round that protected it */
 } slots[MAX_OUT];
 static _Atomic uint32_t slots_hi; /* slots in use are below it */
-static uint64_t round_no;
+static _Atomic uint64_t round_no;
 
 static double now(void)
 {
@@ -174,6 +176,7 @@ static int sample_fault(uintptr_t p, int write)
             int writable = (a->prot & PROT_WRITE) != 0;
             record(s->array, chunk, write);
             if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
+                s->born = atomic_load_explicit(&round_no, memory_order_relaxed); /* READ_AGE */
                 atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
                 return 1;
             }
@@ -535,9 +538,11 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     return (int)i;
 }
 
-/* give back the sampled pages in [lo, hi) protected before round `older` (all: 0, UINTPTR_MAX,
- * UINT64_MAX), and free the slots of those done; track_lock held */
-static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, int count_idle)
+/* give back the sampled pages in [lo, hi) protected before round `older` (read ones: read
+ * before round `read_older`; all: 0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX), and free the slots of
+ * those done; track_lock held */
+static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, uint64_t read_older,
+                            int count_idle)
 {
     uint32_t top = atomic_load(&slots_hi);
     for (uint32_t i = 0; i < top; i++) {
@@ -552,7 +557,7 @@ static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, int coun
                 sched_yield();
                 continue;
             }
-            if ((st == S_ARMED || st == S_READ) && s->born >= older)
+            if ((st == S_ARMED && s->born >= older) || (st == S_READ && s->born >= read_older))
                 break; /* still young */
             if (!atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY)))
                 continue;
@@ -576,7 +581,7 @@ void npl__sampler_untrack(void *base)
     for (uint32_t i = 0; i < n; i++) {
         struct npl_raw_array *a = &R->arrays[i];
         if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
-            give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, 0);
+            give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, UINT64_MAX, 0);
             atomic_store(&a->state, NPL_RAW_GONE);
             break;
         }
@@ -615,7 +620,7 @@ static int slot_insert(uintptr_t p, uint32_t array)
     struct slot *s = &slots[free_slot];
     uint64_t gen = ((atomic_load(&s->word) >> 3) + 1) & 0x1ff;
     s->array = array;
-    s->born = round_no;
+    s->born = atomic_load(&round_no);
     atomic_store_explicit(&s->word, (uint64_t)p | gen << 3 | S_ARMED, memory_order_release);
     if (free_slot == top)
         atomic_store(&slots_hi, top + 1);
@@ -626,10 +631,12 @@ static int in_flight(uintptr_t p);
 
 static void round_once(double *last_window)
 {
-    round_no++;
+    atomic_fetch_add(&round_no, 1);
     /* pages untouched for MAX_AGE rounds are given back (idle); done ones freed */
     atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
-    give_back_slots(0, UINTPTR_MAX, round_no > MAX_AGE ? round_no - MAX_AGE : 0, 1);
+    uint64_t r = atomic_load(&round_no);
+    give_back_slots(0, UINTPTR_MAX, r > MAX_AGE ? r - MAX_AGE : 0, r > READ_AGE ? r - READ_AGE : 0,
+                    1);
     atomic_fetch_add(&R->rounds, 1);
     /* time windows while no OpenMP region was ever seen */
     double t = now();
@@ -952,6 +959,6 @@ void npl__sampler_stop(void)
         return;
     atomic_store(&stopping, 1);
     pthread_mutex_lock(&track_lock);
-    give_back_slots(0, UINTPTR_MAX, UINT64_MAX, 0);
+    give_back_slots(0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX, 0);
     pthread_mutex_unlock(&track_lock);
 }
