@@ -77,6 +77,11 @@ int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold);
 /* place them under the policy (and register them for next-touch in that mode) */
 void npl__preload_place_static(void);
 
+/* signals.c: a thread about to be created inherits its creator's view of SIGSEGV/SIGBUS blocks:
+ * start/arg are wrapped when there is one to carry; the returned block is freed by the new thread,
+ * or by the caller (free) if the thread is not created. NULL: nothing wrapped. */
+void *npl__preload_signals_wrap(void *(**start)(void *), void **arg);
+
 /* ---- OpenMP parallel regions (regions.c; ompt.c feeds it under libomp) ---- */
 void npl__region_begin(const void *code);
 void npl__region_end(void);

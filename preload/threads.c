@@ -33,23 +33,29 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
 {
     if (!npl__real_pthread_create)
         npl__preload_resolve();
+    void *view = npl__preload_signals_wrap(&start, &arg); /* the creator's SIGSEGV/SIGBUS mask */
     int profiling = !npl__preload_inside() && npl__preload_profiling();
-    if (npl__preload_inside() || (!npl__preload.pin && !profiling))
-        return npl__real_pthread_create(th, attr, start, arg);
-    /* under numaplace profile the sampler numbers threads (the same numbers pin them) */
-    int n = profiling ? npl__sampler_next_thread()
-                      : __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    struct numbered *c = profiling ? malloc(sizeof *c) : NULL;
-    if (c) {
-        *c = (struct numbered){start, arg, n};
-        start = numbered_start;
-        arg = c;
-    }
-    /* the library's one trampoline (src/threads.c) */
-    int rc = npl__preload.pin ? npl__pthread_create_pinned(npl__real_pthread_create, th, attr,
+    int rc;
+    if (npl__preload_inside() || (!npl__preload.pin && !profiling)) {
+        rc = npl__real_pthread_create(th, attr, start, arg);
+    } else {
+        /* under numaplace profile the sampler numbers threads (the same numbers pin them) */
+        int n = profiling ? npl__sampler_next_thread()
+                          : __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+        struct numbered *c = profiling ? malloc(sizeof *c) : NULL;
+        if (c) {
+            *c = (struct numbered){start, arg, n};
+            start = numbered_start;
+            arg = c;
+        }
+        /* the library's one trampoline (src/topology/threads.c) */
+        rc = npl__preload.pin ? npl__pthread_create_pinned(npl__real_pthread_create, th, attr,
                                                            start, arg, npl__preload.pin, n)
                               : npl__real_pthread_create(th, attr, start, arg);
-    if (rc && c)
-        free(c);
+        if (rc && c)
+            free(c);
+    }
+    if (rc && view)
+        free(view);
     return rc;
 }

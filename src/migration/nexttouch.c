@@ -4,8 +4,9 @@
  * write-protect) writes, but a READ of a present page raises nothing, and next-touch must catch
  * the first access of any kind to pages that already exist. PROT_NONE catches every access.
  *
- * The signal handler must be async-signal-safe: it only reads the fixed slot table below (no
- * locks, no malloc), makes raw system calls and uses atomics. A slot's state array is unmapped
+ * The fault handler (the claimer of src/sys/faults.c, which shares SIGSEGV with the program)
+ * must be async-signal-safe: it only reads the fixed slot table below (no locks, no malloc),
+ * makes raw system calls and uses atomics. A slot's state array is unmapped
  * only after its `users` count (handlers inside it) has drained.
  *
  * (Re-)arming while other threads touch the range: a slot's `seq` is odd while it is being armed.
@@ -49,7 +50,19 @@
 enum { ARMED = 0, BUSY = 1, DONE = 2 };
 #define MAX_CHUNKS (65536 / 4)
 #define NPL_NEXT_TOUCH_MAX_RANGES 256 /* npl_next_touch_capacity() */
-#define BATCH 512 /* pages moved per move_pages call inside the handler */
+/* Pages moved per move_pages call inside the handler (each call drains the LRU lists of every
+ * CPU: few large calls). The handler may run on the program's alternate signal stack
+ * (SA_ONSTACK, often 8 KiB), so the arrays for BATCH pages come from a pool mapped at the first
+ * arm; a resolver that finds the pool taken uses SMALL_BATCH on its stack (1 KiB). */
+#define BATCH 512
+#define SMALL_BATCH 64
+#define POOL 32
+struct batch {
+    void *pages[BATCH];
+    int nodes[BATCH], status[BATCH];
+};
+static struct batch *_Atomic pool;
+static _Atomic unsigned char pool_busy[POOL];
 
 struct slot {
     _Atomic int active;
@@ -70,7 +83,6 @@ struct slot {
 static struct slot slots[NPL_NEXT_TOUCH_MAX_RANGES];
 static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER; /* arm/disarm, not the handler */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static struct sigaction previous;
 /* the last address this thread found already resolved, and in which arming: a second fault
  * there in the same arming is a real one */
 static __thread char *last_done __attribute__((tls_model("initial-exec")));
@@ -97,11 +109,21 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
     size_t len = s->chunk;
     if (start + len > s->base + s->len)
         len = (size_t)(s->base + s->len - start);
-    void *pages[BATCH];
-    int nodes[BATCH], status[BATCH];
-    size_t n = len / ps, absent = 0;
-    for (size_t off = 0; off < n; off += BATCH) {
-        size_t k = n - off < BATCH ? n - off : BATCH;
+    void *small_pages[SMALL_BATCH];
+    int small_nodes[SMALL_BATCH], small_status[SMALL_BATCH];
+    void **pages = small_pages;
+    int *nodes = small_nodes, *status = small_status, taken = -1;
+    size_t cap = SMALL_BATCH, n = len / ps, absent = 0;
+    struct batch *pl = atomic_load(&pool);
+    for (int b = 0; pl && b < POOL && n > SMALL_BATCH && taken < 0; b++) {
+        unsigned char free_ = 0;
+        if (atomic_compare_exchange_strong(&pool_busy[b], &free_, 1)) {
+            taken = b;
+            pages = pl[b].pages, nodes = pl[b].nodes, status = pl[b].status, cap = BATCH;
+        }
+    }
+    for (size_t off = 0; off < n; off += cap) {
+        size_t k = n - off < cap ? n - off : cap;
         for (size_t i = 0; i < k; i++) {
             pages[i] = start + (off + i) * ps;
             nodes[i] = (int)node;
@@ -120,6 +142,8 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
                 atomic_fetch_add_explicit(&st_failed, 1, memory_order_relaxed);
         }
     }
+    if (taken >= 0)
+        atomic_store(&pool_busy[taken], 0);
     /* absent pages: fault them in here, under the range's MPOL_LOCAL policy (read-only, shared
      * and file ranges: read-populated, nothing written, no copy-on-write break) */
     if (absent)
@@ -258,47 +282,20 @@ static int touch(char *a)
     return 0;
 }
 
-static void on_segv(int sig, siginfo_t *si, void *ctx)
+/* the claimer of the shared fault handler (src/sys/faults.c): 1 when the fault was an armed
+ * chunk's (resolved: the access is retried); everything else goes on to the program */
+static int claim_fault(int sig, siginfo_t *si, void *uctx)
 {
-    int saved = errno;
-    if (si->si_code == SEGV_ACCERR && touch(si->si_addr)) {
-        atomic_fetch_add_explicit(&st_faults, 1, memory_order_relaxed);
-        errno = saved;
-        return;
-    }
-    /* not ours: the handler that was there before, or the default action */
-    if (previous.sa_flags & SA_SIGINFO) {
-        if (previous.sa_sigaction) {
-            previous.sa_sigaction(sig, si, ctx);
-            errno = saved;
-            return;
-        }
-    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-        previous.sa_handler(sig);
-        errno = saved;
-        return;
-    }
-    signal(SIGSEGV, SIG_DFL); /* returning re-executes the access: it dies as it should */
-    errno = saved;
+    (void)uctx;
+    if (sig != SIGSEGV || si->si_code != SEGV_ACCERR || !touch(si->si_addr))
+        return 0;
+    atomic_fetch_add_explicit(&st_faults, 1, memory_order_relaxed);
+    return 1;
 }
 
-/* Install our handler unless it is the current one; the handler found there (the program's own,
- * installed before or since the last arm) becomes the one faults outside armed chunks go to. */
-static int install(void)
-{
-    struct sigaction cur;
-    if (sigaction(SIGSEGV, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_sigaction == on_segv)
-        return 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous) < 0)
-        return npl__fail(errno, "cannot install the SIGSEGV handler");
-    return 0;
-}
+/* the claimer is registered and the handler first in line (a program that replaced it without
+ * the interposer is put behind it again, and gets every fault that is not ours) */
+static int install(void) { return npl__fault_claim(claim_fault); }
 
 /* ---- fork: the child must not inherit a held arm_lock, handlers that no longer run, or chunks
  * whose resolving thread does not exist there ---- */
@@ -306,6 +303,8 @@ static void fork_prepare(void) { pthread_mutex_lock(&arm_lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&arm_lock); }
 static void fork_child(void)
 {
+    for (int b = 0; b < POOL; b++) /* their resolvers were other threads */
+        atomic_store(&pool_busy[b], 0);
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         atomic_store(&s->users, 0);
@@ -321,7 +320,11 @@ static void fork_child(void)
     }
     pthread_mutex_unlock(&arm_lock); /* taken by fork_prepare in the thread that forked */
 }
-static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_atfork(void)
+{
+    npl__fault_atfork(); /* before ours: at fork, arm_lock is taken before the dispatcher's lock */
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 /* priority 101: before the interposer's handlers (see src/array.c), so at fork() this lock is
  * taken after the interposer has waited for the threads inside the library */
 __attribute__((constructor(101))) static void atfork_early(void)
@@ -673,6 +676,11 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         return -1;
     lock();
     int rc = install();
+    if (rc == 0 && !atomic_load(&pool)) {
+        void *p = npl__map_nohuge(POOL * sizeof(struct batch));
+        if (p != MAP_FAILED)
+            atomic_store(&pool, (struct batch *)p); /* else: small batches on the stack */
+    }
     struct slot *s = rc == 0 ? known_slot(addr) : NULL;
     if (rc == 0 && s && (s->len != len || s->chunk != chunk)) {
         rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first", addr);

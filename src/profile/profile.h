@@ -392,7 +392,8 @@ void npl__sampler_untrack(void *base);
 /* The fault handler's part: 1 if the fault was ours (the access can be retried), else 0.
  * Async-signal-safe. */
 int npl__sampler_fault(int sig, siginfo_t *si, void *uctx);
-/* Install a SIGSEGV handler that calls npl__sampler_fault and passes other faults on. */
+/* Claim faults for npl__sampler_fault in the process's SIGSEGV/SIGBUS dispatcher (src/sys/); the
+ * others go to the program's own handler. 0, or -1. */
 int npl__sampler_install(void);
 /* A system call is about to read or write [buf, buf + len): its protected pages are given back
  * (they count as touched by this thread) and none is protected until npl__sampler_done(the

@@ -24,6 +24,7 @@
  *    becomes, one that recorded something keeps it (docs/PROFILE.md §5). */
 #define _GNU_SOURCE
 #include "profile/profile.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +65,6 @@ static _Atomic int next_thread_no = 1;
 static TLS int thread_no = -1, omp_no = -1;
 static TLS unsigned last_retry_epoch;
 static TLS uintptr_t last_raced; /* the page of this thread's last raced fault */
-static struct sigaction previous;
 
 /* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
  * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
@@ -287,42 +287,9 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
     return handled;
 }
 
-static void on_segv(int sig, siginfo_t *si, void *ctx)
-{
-    if (npl__sampler_fault(sig, si, ctx))
-        return;
-    int saved = errno;
-    if (previous.sa_flags & SA_SIGINFO) {
-        if (previous.sa_sigaction) {
-            previous.sa_sigaction(sig, si, ctx);
-            errno = saved;
-            return;
-        }
-    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-        previous.sa_handler(sig);
-        errno = saved;
-        return;
-    }
-    signal(SIGSEGV, SIG_DFL); /* returning re-executes the access: it dies as it should */
-    if (si && si->si_code <= 0)
-        raise(SIGSEGV); /* sent by kill/raise: nothing re-executes, so send it again */
-    errno = saved;
-}
-
-int npl__sampler_install(void)
-{
-    struct sigaction cur, sa;
-    if (sigaction(SIGSEGV, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_sigaction == on_segv)
-        return 0;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous) < 0)
-        return npl__fail(errno, "cannot install the SIGSEGV handler");
-    return 0;
-}
+/* the claimer of the process's one SIGSEGV/SIGBUS dispatcher (src/sys/faults.c): faults it does
+ * not take go to the program's own handler, or kill as they would have */
+int npl__sampler_install(void) { return npl__fault_claim(npl__sampler_fault); }
 
 /* ---- the raw profile ---- */
 int npl__sampler_init(const struct npl_sampler_cfg *cfg)
@@ -935,7 +902,11 @@ static void fork_child(void)
     pthread_mutex_unlock(&track_lock);
 }
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_atfork(void)
+{
+    npl__fault_atfork(); /* before ours: at fork, track_lock is taken before the dispatcher's */
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 /* before the interposer's handlers (priority 101): at fork() this lock is taken after the
  * interposer has waited for the threads inside the library (which may be untracking) */
 __attribute__((constructor(101))) static void atfork_early(void)

@@ -458,6 +458,40 @@ int main(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "earlier SIGSEGV handler chained (status %d)", st);
     sigaction(SIGSEGV, &old, NULL);
 
+    /* 3b. npl_fault_handle, the call a handler installed after arming makes first: 1 for an
+     * armed chunk (resolved: its page is accessible again), 0 for anything else */
+    pid = fork();
+    if (pid == 0) {
+        char *arm = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        char *mine = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        int ok = npl_next_touch_arm(arm, MIB, 4096) == 0, bits = 0;
+        char perm[5];
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGSEGV;
+        si.si_code = SEGV_ACCERR;
+        si.si_addr = arm + 8192;
+        perms_at(arm + 8192, perm);
+        bits |= (perm[0] == '-') << 0;                         /* armed: PROT_NONE */
+        bits |= (npl_fault_handle(SIGSEGV, &si, NULL) == 1) << 1; /* numaplace's: resolved */
+        perms_at(arm + 8192, perm);
+        bits |= (perm[0] == 'r' && perm[1] == 'w') << 2;       /* ... and accessible */
+        si.si_addr = mine; /* the program's own: 0 (at the latest the second time: once after a
+                            * disarm anywhere, a miss is "retry", the access may have raced) */
+        npl_fault_handle(SIGSEGV, &si, NULL);
+        bits |= (npl_fault_handle(SIGSEGV, &si, NULL) == 0) << 3;
+        si.si_addr = arm + 3 * 4096;
+        si.si_code = SI_USER;
+        bits |= (npl_fault_handle(SIGSEGV, &si, NULL) == 0) << 4; /* sent by kill: never ours */
+        si.si_code = SEGV_ACCERR;
+        bits |= (npl_fault_handle(SIGUSR1, &si, NULL) == 0) << 5; /* another signal */
+        bits |= (npl_fault_handle(SIGSEGV, &si, NULL) == 1) << 6; /* that one, now */
+        _exit(ok && bits == 127 ? 0 : 100 + bits % 100);
+    }
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "npl_fault_handle claims armed chunks only "
+          "(status %d: 0, else 100 + the checks that passed, as bits)", WEXITSTATUS(st));
+
     /* 4. a real segfault outside armed ranges still kills */
     pid = fork();
     if (pid == 0) {
