@@ -4,6 +4,7 @@
  * are shown as stored; the others are classified here (src/profile/classify.c). A bad profile is
  * one line on stderr and exit status 2. */
 #include "cli.h"
+#include "advise.h"
 #include "common.h"
 #include "json.h"
 #include "profile/profile.h"
@@ -108,6 +109,34 @@ static int write_profile(struct npl_profile *p, struct npl_prof_advice *adv, con
         unlink(tmp);
     free(text);
     return -1;
+}
+
+/* the advice table (advise.h) */
+void advise_table(FILE *f, const char *path, const struct npl_profile *p,
+                  const struct npl_prof_advice *adv, const int *stored, int verbose)
+{
+    fprintf(f, "profile %s: %s, %d thread%s on %d node%s, %u array%s, %llu samples (%s)\n", path,
+            p->program_path && *p->program_path ? p->program_path : "?", p->threads,
+            p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
+            p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
+            p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
+    fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %4s  %s\n", "site", "size", "pattern", "policy",
+            "local", "ft", "conf", "reason");
+    for (uint32_t i = 0; i < p->narrays; i++) {
+        const struct npl_prof_advice *d = adv ? &adv[i] : &p->arrays[i].advice;
+        char label[4200], size[32], pol[400], l1[16], l2[16];
+        npl__site_label(&p->arrays[i].site, label, sizeof label);
+        size_text(p->arrays[i].bytes, size, sizeof size);
+        policy_text(d, pol, sizeof pol);
+        frac_text(d->local_policy, l1, sizeof l1);
+        frac_text(d->local_first_touch, l2, sizeof l2);
+        fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %4.2f  %s%s\n", label, size,
+                npl__pattern_name(d->pattern), pol, l1, l2, d->confidence,
+                (stored && stored[i]) ? "(stored) " : "", d->reason);
+        for (int k = 0; verbose && !(stored && stored[i]) && k < d->ncand; k++)
+            fprintf(f, "    %-40s %.3f%s\n", d->cand[k].policy, d->cand[k].local,
+                    d->cand[k].scalable ? "" : "  (this input size only)");
+    }
 }
 
 int cmd_advise(int argc, char **argv)
@@ -230,28 +259,7 @@ int cmd_advise(int argc, char **argv)
             rc = EXIT_FAILED;
         json_free(root);
     } else if (rc == 0) {
-        printf("profile %s: %s, %d thread%s on %d node%s, %u array%s, %llu samples (%s)\n", path,
-               p->program_path && *p->program_path ? p->program_path : "?", p->threads,
-               p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
-               p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
-               p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
-        printf("%-24s %9s  %-18s %-34s %5s %5s %4s  %s\n", "site", "size", "pattern", "policy",
-               "local", "ft", "conf", "reason");
-        for (uint32_t i = 0; i < p->narrays; i++) {
-            const struct npl_prof_advice *d = &adv[i];
-            char label[4200], size[32], pol[400], l1[16], l2[16];
-            npl__site_label(&p->arrays[i].site, label, sizeof label);
-            size_text(p->arrays[i].bytes, size, sizeof size);
-            policy_text(d, pol, sizeof pol);
-            frac_text(d->local_policy, l1, sizeof l1);
-            frac_text(d->local_first_touch, l2, sizeof l2);
-            printf("%-24s %9s  %-18s %-34s %5s %5s %4.2f  %s%s\n", label, size,
-                   npl__pattern_name(d->pattern), pol, l1, l2, d->confidence,
-                   stored[i] ? "(stored) " : "", d->reason);
-            for (int k = 0; verbose && !stored[i] && k < d->ncand; k++)
-                printf("    %-40s %.3f%s\n", d->cand[k].policy, d->cand[k].local,
-                       d->cand[k].scalable ? "" : "  (this input size only)");
-        }
+        advise_table(stdout, path, p, adv, stored, verbose);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = EXIT_FAILED;
     }

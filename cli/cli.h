@@ -12,4 +12,5 @@ int cmd_where(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 #endif

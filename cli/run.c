@@ -60,6 +60,8 @@ static int usage(FILE *f, int rc)
             "  --first N        only the first N (>= 1) large allocations are placed\n"
             "  --next-touch     pages follow the threads that touch them first at each new\n"
             "                   OpenMP parallel region (LLVM libomp is preloaded)\n"
+            "  --profile FILE   each array gets the policy a profile advises for it (numaplace\n"
+            "                   profile), matched by its allocation site; others get --policy\n"
             "  -v, --verbose    print what run does on stderr: thread -> CPU -> node, the policy,\n"
             "                   huge pages, and each large allocation as the program makes it\n"
             "  --json           the same as --verbose, as one JSON object on stderr\n"
@@ -162,6 +164,7 @@ struct run_ctx {
     char preload[4096], omp[4096];
     int need_preload;
     int *order, norder; /* --pin's CPU order */
+    int profiling;      /* numaplace profile: the interposer is needed whatever the flags */
 };
 
 /* the platform config: defaults for what the command line leaves out */
@@ -325,6 +328,12 @@ static int check_program(struct run_ctx *c)
     npl_policy_kind kind = c->pol ? npl_policy_get_kind(c->pol) : NPL_FIRST_TOUCH;
     int kernel = kind == NPL_CYCLIC || kind == NPL_BIND_ALL || kind == NPL_FIRST_TOUCH;
     const char *huge = c->a.huge;
+    if (!c->dynamic && (c->profiling || c->a.profile)) {
+        fprintf(stderr, "numaplace %s: %s is statically linked: the interposer that %s cannot "
+                        "load into it\n", c->profiling ? "profile" : "run", c->prog,
+                c->profiling ? "samples its accesses" : "applies a profile");
+        return EXIT_USAGE;
+    }
     if (!c->dynamic && (!kernel || huge)) {
         fprintf(stderr, "numaplace run: %s is statically linked: it can get only the process-wide "
                         "kernel policies (cyclic, bind_all), not %s%s\n", c->prog,
@@ -339,7 +348,7 @@ static int find_helpers(struct run_ctx *c)
     int nt = c->a.next_touch;
     /* a static program ignores LD_PRELOAD, but its dynamically linked children (a static shell's
      * commands) get the interposer: when the library is missing there, nothing is lost */
-    c->need_preload = *c->polstr || c->pin || c->a.huge || nt;
+    c->need_preload = *c->polstr || c->pin || c->a.huge || nt || c->profiling || c->a.profile;
     int found = c->need_preload && find_beside(NPL_ENV_PRELOAD, "libnumaplace_preload.so",
                                                c->preload, sizeof c->preload) == 0;
     if (c->need_preload && !found && c->dynamic) {
@@ -519,6 +528,10 @@ static int export_env(const struct run_ctx *c)
             setenv(NPL_ENV_NEXT_TOUCH, "1", 1);
         if (c->a.verbose || c->a.json)
             setenv(NPL_ENV_VERBOSE, c->a.json ? "json" : "1", 1);
+        if (c->a.profile) {
+            char abs[PATH_MAX];
+            setenv(NPL_ENV_PROFILE_APPLY, realpath(c->a.profile, abs) ? abs : c->a.profile, 1);
+        }
     }
     if (c->pin && export_pin_env(c))
         return EXIT_FAILED;
@@ -543,18 +556,24 @@ static void run_ctx_free(struct run_ctx *c)
     free(c->order);
 }
 
-/* every value is checked before anything happens (the program never starts on a bad one);
- * then the process changes: kernel policy, CPUs, environment; then exec */
-int cmd_run(int argc, char **argv)
+/* Everything run does before exec (also `numaplace profile`'s set-up: profiling = 1 loads the
+ * interposer whatever the flags). 0 with the program in prog and its argv in *prog_argv, or an
+ * exit status after a message. */
+int run_setup(int argc, char **argv, int profiling, char *prog, size_t size, char ***prog_argv,
+              struct run_args *args)
 {
     struct run_ctx c = {0};
     int rc = run_parse_args(argc, argv, &c.a, stderr);
-    if (c.a.help)
-        return usage(stdout, 0);
+    c.profiling = profiling;
+    if (c.a.help) {
+        usage(stdout, 0);
+        return RUN_HELP;
+    }
     if (rc)
         return rc; /* its one line said why; the usage text is --help's */
     if (!(rc = take_defaults(&c)) && !(rc = c.nodes ? check_nodes(&c) : 0) &&
         !(rc = make_policy(&c)) && !(rc = make_pin_order(&c)) && !(rc = check_program(&c)) &&
+        !(rc = c.a.profile ? run_check_profile(c.a.profile, c.prog, c.pin) : 0) &&
         !(rc = find_helpers(&c)) && !(rc = set_kernel_policy(&c)) && !(rc = narrow_cpus(&c)))
         rc = export_env(&c);
     if (!rc)
@@ -567,8 +586,24 @@ int cmd_run(int argc, char **argv)
     run_ctx_free(&c);
     if (rc)
         return rc;
-    execv(c.prog, argv + c.a.prog);
+    snprintf(prog, size, "%s", c.prog);
+    *prog_argv = argv + c.a.prog;
+    if (args)
+        *args = c.a;
+    return 0;
+}
+
+/* every value is checked before anything happens (the program never starts on a bad one);
+ * then the process changes: kernel policy, CPUs, environment; then exec */
+int cmd_run(int argc, char **argv)
+{
+    char prog[4096];
+    char **pargv;
+    int rc = run_setup(argc, argv, 0, prog, sizeof prog, &pargv, NULL);
+    if (rc)
+        return rc == RUN_HELP ? 0 : rc;
+    execv(prog, pargv);
     int e = errno;
-    fprintf(stderr, "numaplace run: %s: %s\n", c.prog, strerror(e));
+    fprintf(stderr, "numaplace run: %s: %s\n", prog, strerror(e));
     return e == ENOENT ? 127 : 126;
 }

@@ -8,11 +8,13 @@
  * npl_free(); any other pointer goes to the real free(). Allocations made by the library itself
  * (placement workers, hwloc) are never intercepted: a thread-local flag marks "inside the
  * library". dlsym may allocate before the real functions are known: a bootstrap buffer serves
- * it. */
+ * it. Under `numaplace profile` the large blocks are plain mappings tracked by the sampler
+ * (profile.c); under `run --profile` each gets its advised policy (apply.c). */
 #define _GNU_SOURCE
 #include "sys/sys.h"
 
 #include "preload.h"
+#include "profile/profile.h"
 
 #include <dlfcn.h>
 
@@ -148,6 +150,8 @@ static int table_put(void *p, size_t n)
 /* size of our allocation at p (0: not ours), NT_BIT set when it is registered for next-touch;
  * remove=1 drops it from the table */
 #define NT_BIT ((size_t)1 << (8 * sizeof(size_t) - 1))
+/* a block of `numaplace profile`: a plain mapping (profile.c), not a library array */
+#define PLAIN_BIT ((size_t)1 << (8 * sizeof(size_t) - 2))
 static size_t table_get_raw(const void *p, int remove)
 {
     uintptr_t k = (uintptr_t)p;
@@ -167,7 +171,10 @@ static size_t table_get_raw(const void *p, int remove)
     unlock();
     return n;
 }
-static size_t table_get(const void *p, int remove) { return table_get_raw(p, remove) & ~NT_BIT; }
+static size_t table_get(const void *p, int remove)
+{
+    return table_get_raw(p, remove) & ~(NT_BIT | PLAIN_BIT);
+}
 
 /* MemAvailable of /proc/meminfo in bytes (read without allocating; under NUMAPLACE_FSROOT, as
  * the library reads /proc), SIZE_MAX if unknown */
@@ -191,7 +198,8 @@ static size_t mem_available(void)
 static int too_big(size_t n) { return n >= BIG_CHECK && n > mem_available(); }
 
 /* A placed allocation, or NULL: the caller then uses the real allocator. */
-static void *big_alloc(size_t n, size_t align)
+/* ra: the allocator's return address (the allocation's site, src/profile/site.c) */
+static void *big_alloc(size_t n, size_t align, const void *ra)
 {
     if (!npl__preload.active || in_lib || n < npl__preload.threshold || align > 4096)
         return NULL;
@@ -200,6 +208,16 @@ static void *big_alloc(size_t n, size_t align)
         return NULL;
     in_lib++;
     int saved = errno;
+    if (npl__preload_profiling()) { /* tracked, mapped as the system allocator would map it */
+        void *q = npl__preload_profile_map(n, ra);
+        if (q && !table_put(q, n | PLAIN_BIT)) {
+            npl__preload_profile_unmap(q, n);
+            q = NULL;
+        }
+        errno = saved;
+        in_lib--;
+        return q;
+    }
     if (too_big(n)) {
         npl__fail(ENOMEM, "larger than the memory available now: placing populates every page");
         if (npl__preload.verbose)
@@ -210,7 +228,9 @@ static void *big_alloc(size_t n, size_t align)
     }
     gate_enter();
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
-    void *p = npl_alloc_array(&sh, npl__preload.pol, npl__preload.flags);
+    void *p = npl__preload_apply_active()
+                  ? npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags)
+                  : npl_alloc_array(&sh, npl__preload.pol, npl__preload.flags);
     size_t nt = 0;
     if (p && npl__preload.next_touch) {
         if (npl_next_touch_register(p, n, npl__preload.nt_chunk) == 0)
@@ -226,7 +246,7 @@ static void *big_alloc(size_t n, size_t align)
         npl__debug("preload: %zu bytes not placed (%s): real allocator", n, npl_last_error());
     else
         npl__debug("preload: %zu bytes placed at %p", n, p);
-    if (npl__preload.verbose)
+    if (npl__preload.verbose && !npl__preload_apply_active()) /* apply.c says which policy */
         npl__preload_tell_alloc("allocation", p, n, p != NULL, nt != 0);
     errno = saved;
     gate_leave();
@@ -237,8 +257,13 @@ static void *big_alloc(size_t n, size_t align)
 static void big_free(void *p, size_t raw)
 {
     in_lib++;
+    if (raw & PLAIN_BIT) {
+        npl__preload_profile_unmap(p, raw & ~(NT_BIT | PLAIN_BIT));
+        in_lib--;
+        return;
+    }
     gate_enter();
-    (void)raw;
+    npl__preload_apply_free(p);
     npl_free(p); /* the array's next-touch state goes with it, quietly */
     gate_leave();
     in_lib--;
@@ -251,7 +276,7 @@ EXPORT void *malloc(size_t n)
             return boot_alloc(n);
         npl__preload_resolve();
     }
-    void *p = big_alloc(n, 0);
+    void *p = big_alloc(n, 0, __builtin_return_address(0));
     return p ? p : real_malloc(n);
 }
 
@@ -266,7 +291,7 @@ EXPORT void *calloc(size_t a, size_t b)
         errno = ENOMEM;
         return NULL;
     }
-    void *p = big_alloc(a * b, 0); /* library arrays are zero-filled */
+    void *p = big_alloc(a * b, 0, __builtin_return_address(0)); /* library arrays are zero-filled */
     return p ? p : real_calloc(a, b);
 }
 
@@ -323,7 +348,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         npl__preload_resolve();
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     if (p) {
         *out = p;
         return 0;
@@ -335,7 +360,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (!real_malloc)
         npl__preload_resolve();
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     return p ? p : real_aligned_alloc(align, n);
 }
 
@@ -343,7 +368,7 @@ EXPORT void *memalign(size_t align, size_t n)
 {
     if (!real_malloc)
         npl__preload_resolve();
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     return p ? p : real_memalign(align, n);
 }
 
@@ -351,7 +376,7 @@ EXPORT void *valloc(size_t n)
 {
     if (!real_malloc)
         npl__preload_resolve();
-    void *p = big_alloc(n, 4096);
+    void *p = big_alloc(n, 4096, __builtin_return_address(0));
     return p ? p : real_valloc(n);
 }
 

@@ -18,6 +18,12 @@
 #define NPL_ENV_PIN "NUMAPLACE_PIN"               /* a pin strategy (npl_pin_order) */
 #define NPL_ENV_NEXT_TOUCH "NUMAPLACE_NEXT_TOUCH" /* "0" off, "1" on, or the chunk size */
 #define NPL_ENV_VERBOSE "NUMAPLACE_VERBOSE"       /* "1": text lines, "json": JSON lines */
+/* written by numaplace profile (cli/profile.c), read by the interposer (preload/profile.c) */
+#define NPL_ENV_PROFILE_SHM "NUMAPLACE_PROFILE_SHM"   /* the raw profile file (struct npl_raw) */
+#define NPL_ENV_PROFILE_RATE "NUMAPLACE_PROFILE_RATE" /* count: sampled pages per second */
+/* written by run --profile FILE (cli/run.c), read by the interposer (preload/apply.c) and by
+ * the library's npl_alloc_auto (src/defaults/auto.c, which names it itself: no preload/ there) */
+#define NPL_ENV_PROFILE_APPLY "NUMAPLACE_PROFILE_APPLY" /* the profile's absolute path */
 /* read by run: where the interposer and LLVM's libomp are (default: beside the binary, glob) */
 #define NPL_ENV_PRELOAD "NUMAPLACE_PRELOAD"
 #define NPL_ENV_LIBOMP "NUMAPLACE_LIBOMP"
@@ -27,6 +33,13 @@
 #define NPL_ENV_THRESHOLD_DEFAULT ((uint64_t)1 << 20)
 #define NPL_ENV_FIRST_MAX ((uint64_t)LONG_MAX)
 #define NPL_ENV_NT_CHUNK_MIN 4096 /* smaller values (but 0) mean "on, the default chunk" */
+#define NPL_ENV_PROFILE_RATE_MAX 1000000
+
+/* NUMAPLACE_PROFILE_RATE, profile --rate: a count from 1 to NPL_ENV_PROFILE_RATE_MAX */
+static inline int npl_env_parse_rate(const char *s, uint64_t *rate)
+{
+    return npl__parse_count(s, 1, NPL_ENV_PROFILE_RATE_MAX, rate);
+}
 
 /* NUMAPLACE_THRESHOLD, --threshold: a size from 1 to NPL__SIZE_MAX bytes */
 static inline int npl_env_parse_threshold(const char *s, uint64_t *bytes)

@@ -192,7 +192,15 @@ __attribute__((constructor)) static void preload_init(void)
             cfg->pin = NULL;
         }
     }
-    if (cfg->active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
+    npl__preload_io_resolve();
+    /* numaplace profile (every large block tracked, nothing placed) or run --profile */
+    if (npl__preload_profile_init(cfg->threshold) || npl__preload_apply_init(cfg->threshold)) {
+        if (!cfg->pol && npl_policy_create(&cfg->pol, NPL_FIRST_TOUCH, NULL, 0) < 0)
+            cfg->pol = NULL;
+        cfg->active = cfg->pol != NULL;
+    }
+    if (cfg->active && !npl__preload_profiling() &&
+        !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg->active = 0;
     if (cfg->active)
         npl__preload_place_static();

@@ -1,23 +1,17 @@
-/* ompt.c - the OpenMP tools part of libnumaplace_preload.so: the papers' transparent
- * migrate-on-next-touch for unmodified OpenMP programs (`numaplace run --next-touch`).
+/* ompt.c - the OpenMP tools part of libnumaplace_preload.so: LLVM's libomp tells it where
+ * parallel regions begin and end, and each thread's number in its team; it passes them to the
+ * interposer's one region hook (regions.c), which the profile's phases, next-touch's re-arming
+ * (`numaplace run --next-touch`) and `run --profile` share. GCC's libgomp has no OMPT: regions.c
+ * wraps its GOMP_* entry points instead.
  *
- * It owns no allocation: alloc.c places the large blocks (and the executable's static data)
- * under the policy and registers them for next-touch (npl_next_touch_register). This part only
- * re-arms. Rule: when a parallel region starts from a code address (codeptr_ra) never seen
- * before, every registered or armed range (the preload's blocks, the program's own
- * npl_next_touch_arm and _register ranges, library arrays too) is re-armed, so the threads of that
- * region pull the chunks they touch first to their own nodes. Regions seen before (the
- * iterations of a solver) re-arm nothing. Up to 1024 distinct regions are remembered; later new
- * ones re-arm when they differ from the last.
- *
- * LLVM's libomp calls ompt_start_tool (exported by preload.map) at its initialization. GCC's
- * libgomp has no OMPT: there the ranges are never armed and the program runs unchanged, with one
- * warning under NUMAPLACE_DEBUG. This file never exits the process and never changes its status.
- * omp-tools.h comes from libomp-dev; nothing here links libomp. */
+ * LLVM's libomp calls ompt_start_tool (exported by preload.map) at its initialization; the tool
+ * starts only when one of those users is on. This file never exits the process and never changes
+ * its status. omp-tools.h comes from libomp-dev; nothing here links libomp. */
 #define _GNU_SOURCE
 #include "base/base.h"
 #include "env.h"
 #include "preload.h"
+#include "profile/profile.h"
 
 #include <omp-tools.h>
 #include <pthread.h>
@@ -28,11 +22,8 @@
 
 #include "numaplace/migrate.h"
 
-#define MAX_REGIONS 1024
 
-static const void *last_region;
-static const void *seen[MAX_REGIONS];
-static int nseen, tool_started;
+static int tool_started;
 
 static void warn(const char *msg)
 {
@@ -40,39 +31,48 @@ static void warn(const char *msg)
         return;
 }
 
+/* a gcc-built program on libomp enters through the interposer's GOMP_* wrappers: codeptr_ra is
+ * then inside them, and the program's own call site is the one they recorded */
+static const void *region_site(const void *codeptr_ra)
+{
+    const void *s = npl__regions_gomp_site();
+    return s ? s : codeptr_ra;
+}
+
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *par,
                               unsigned int requested, int flags, const void *codeptr_ra)
 {
     (void)task, (void)frame, (void)par, (void)requested, (void)flags;
-    static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER; /* nested regions */
-    pthread_mutex_lock(&region_lock);
-    int new_region = codeptr_ra != last_region;
-    last_region = codeptr_ra;
-    for (int i = 0; new_region && i < nseen; i++)
-        if (seen[i] == codeptr_ra)
-            new_region = 0;
-    if (new_region) {
-        if (nseen < MAX_REGIONS)
-            seen[nseen++] = codeptr_ra;
-        npl__preload_enter();
-        if (npl_next_touch_rearm_all() < 0)
-            npl__debug("ompt: cannot re-arm: %s", npl_last_error());
-        else
-            npl__debug("ompt: parallel region %p is new: registered ranges re-armed", codeptr_ra);
-        npl__preload_leave();
-    }
-    pthread_mutex_unlock(&region_lock);
+    npl__region_begin(region_site(codeptr_ra));
+}
+
+static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
+                            const void *codeptr_ra)
+{
+    (void)par, (void)task, (void)flags, (void)codeptr_ra;
+    npl__region_end();
+}
+
+static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *par, ompt_data_t *task,
+                             unsigned int actual, unsigned int index, int flags)
+{
+    (void)par, (void)task, (void)actual;
+    if (endpoint == ompt_scope_begin && (flags & ompt_task_implicit))
+        npl__region_thread((int)index);
 }
 
 static int tool_init(ompt_function_lookup_t lookup, int device, ompt_data_t *data)
 {
     (void)device, (void)data;
     ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
-    if (!set || set(ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin) == ompt_set_never) {
+    if (!set || set(ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin) == ompt_set_never ||
+        set(ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end) == ompt_set_never) {
         warn("numaplace preload: the OpenMP runtime refuses the parallel-begin callback: "
              "nothing will be migrated\n");
         return 0; /* the tool is off; the program runs unchanged */
     }
+    set(ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task); /* thread numbers */
+    npl__regions_ompt_started();
     npl__preload_enter();
     npl_get_support(); /* probe now, outside any callback */
     npl__preload_leave();
@@ -88,14 +88,16 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
 {
     static ompt_start_tool_result_t result = {tool_init, tool_fini, {0}};
     (void)omp_version, (void)runtime_version;
-    return npl__preload_next_touch() ? &result : NULL;
+    /* profiling: from the start, before the sampler claims the profile at the first array */
+    return npl__preload_next_touch() || npl__preload_profiling() || npl__preload_apply_active()
+               ? &result : NULL;
 }
 
 /* a warning only: the exit status and the program's buffered output are never touched */
 __attribute__((destructor)) static void check_started(void)
 {
-    if (npl__preload_next_touch() && !tool_started)
-        warn("numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP runtime started the "
-             "OMPT tool (no libomp, GCC's libgomp, OMP_TOOL=disabled, or no parallel region): "
-             "nothing was migrated\n");
+    if (npl__preload_next_touch() && !npl__regions_seen())
+        warn("numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP parallel region was "
+             "seen (no OpenMP, OMP_TOOL=disabled under libomp, or no parallel region): nothing "
+             "was migrated\n");
 }

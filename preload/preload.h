@@ -10,7 +10,12 @@
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
  *   statics.c   the executable's writable segments, placed before main
- *   ompt.c      the OMPT tool of the transparent next-touch mode */
+ *   ompt.c      the OMPT tool: LLVM libomp's parallel regions and thread numbers -> regions.c
+ *   regions.c   OpenMP parallel regions (libgomp's GOMP_parallel* wrapped; ompt.c under libomp):
+ *               one hook for the profile's phases, next-touch's re-arming and run --profile
+ *   profile.c   numaplace profile: large blocks and static arrays tracked by the sampler
+ *   apply.c     numaplace run --profile: each array under its advised policy
+ *   io.c        read/write and relatives: protected pages given back before a system call */
 #ifndef NPL_PRELOAD_H
 #define NPL_PRELOAD_H
 #include <numaplace.h>
@@ -76,5 +81,34 @@ void npl__preload_place_static(void);
  * start/arg are wrapped when there is one to carry; the returned block is freed by the new thread,
  * or by the caller (free) if the thread is not created. NULL: nothing wrapped. */
 void *npl__preload_signals_wrap(void *(**start)(void *), void **arg);
+
+/* ---- OpenMP parallel regions (regions.c; ompt.c feeds it under libomp) ---- */
+void npl__region_begin(const void *code);
+void npl__region_end(void);
+void npl__region_thread(int num); /* this thread's number in its team */
+void npl__regions_ompt_started(void);
+const void *npl__regions_gomp_site(void);
+int npl__regions_seen(void);
+
+/* ---- numaplace profile (profile.c) ---- */
+int npl__preload_profile_init(size_t threshold); /* 1: profiling */
+int npl__preload_profiling(void);
+/* a tracked large block for a caller that returns to ra (NULL: none); its release */
+void *npl__preload_profile_map(size_t n, const void *ra);
+void npl__preload_profile_unmap(void *p, size_t n);
+void npl__preload_profile_exec(int failed); /* before an exec (0), after a failed one (1) */
+
+/* ---- numaplace run --profile (apply.c) ---- */
+int npl__preload_apply_init(size_t threshold); /* 1: a profile is applied */
+int npl__preload_apply_active(void);
+/* a block of n bytes for a caller that returns to ra, under the profile's policy for its site
+ * (def when the profile has none); NULL: the caller allocates as usual */
+void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags);
+void npl__preload_apply_free(void *p);
+void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);
+void npl__preload_apply_region(const void *code);
+
+/* ---- system calls into tracked memory (io.c) ---- */
+void npl__preload_io_resolve(void);
 
 #endif

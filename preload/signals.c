@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "sys/sys.h"
 
+#include "env.h"
 #include "preload.h"
 
 #include <dlfcn.h>
@@ -78,7 +79,11 @@ __attribute__((constructor(102))) static void signals_init(void)
 {
     resolve_signals();
     const char *e = getenv("NUMAPLACE_NEXT_TOUCH");
-    if (e && *e && strcmp(e, "0")) { /* before main: every thread's masks are kept from now on */
+    /* next-touch, numaplace profile (its traps) and run --profile (next-touch of phase-changing
+     * arrays) take faults */
+    int faults = (e && *e && strcmp(e, "0")) || ((e = getenv(NPL_ENV_PROFILE_SHM)) && *e) ||
+                 ((e = getenv(NPL_ENV_PROFILE_APPLY)) && *e);
+    if (faults) { /* before main: every thread's masks are kept from now on */
         npl__preload_enter();
         if (npl__fault_install() < 0)
             npl__debug("preload: %s", npl_last_error());

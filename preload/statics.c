@@ -75,6 +75,12 @@ static int register_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry 
 
 void npl__preload_place_static(void)
 {
+    if (npl__preload_profiling())
+        return; /* profile.c tracks them, symbol by symbol */
+    if (npl__preload_apply_active()) { /* symbol by symbol, under the profile's advice */
+        npl__preload_apply_statics(npl__preload.threshold, npl__preload.pol, npl__preload.flags);
+        return;
+    }
     uintptr_t lo[8], hi[8];
     int n = npl__preload_static_ranges(lo, hi, npl__preload.threshold);
     int placing = npl__preload.pol && npl_policy_get_kind(npl__preload.pol) != NPL_FIRST_TOUCH;

@@ -238,6 +238,10 @@ void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned f
     return NULL;
 }
 
+/* called with the base of every array about to be freed (src/profile/: the profile's tracker) */
+static void (*_Atomic free_hook)(void *);
+void npl__array_set_free_hook(void (*hook)(void *)) { atomic_store(&free_hook, hook); }
+
 int npl_free(void *p)
 {
     if (!p)
@@ -257,6 +261,9 @@ int npl_free(void *p)
     pthread_mutex_unlock(&reg_lock);
     if (!a)
         return npl__fail(ENOENT, "%p is not an array allocated by numaplace", p);
+    void (*hook)(void *) = atomic_load(&free_hook);
+    if (hook)
+        hook(p);
     if (last)
         destroy(a);
     return 0;

@@ -12,4 +12,7 @@
 int npl__apply_part_planned(void *p, size_t first_unit, size_t nunits, const npl_plan *plan,
                             unsigned flags);
 
+/* hook(base) runs before every npl_free of an array (the profile's tracker, src/profile/) */
+void npl__array_set_free_hook(void (*hook)(void *));
+
 #endif
