@@ -15,6 +15,9 @@
  * fault in follow the range's policy and then move (npl_place_pages with pages left alone
  * between listed ones: a policy per stretch would split the mapping twice per stretch) */
 #define NPL__F_KEEP_VMAS 0x40000000u
+/* npl__place flag, internal: the rest of the range's last 2 MiB frame belongs to the range (an
+ * array's mapping that ends on 2 MiB): that frame may be huge if its pages go to one node */
+#define NPL__F_OWN_TAIL 0x20000000u
 /* The flags a caller may pass: any other bit (NPL__F_SPLIT_THP included) is EINVAL at the public
  * entry points, never silently ignored or taken for an internal flag. */
 #define NPL__F_PUBLIC (NPL_F_STRICT | NPL_F_NO_PROTECT | NPL_F_THP | NPL_F_HUGETLB)
