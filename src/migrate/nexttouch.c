@@ -14,7 +14,12 @@
  * protects the range, marks every chunk ARMED and makes `seq` even again (a value never used
  * before, by any slot). A handler increments `users` before it reads `seq` (and the armer writes
  * `seq` before it reads `users`: both sequentially consistent), so either the armer waits for it
- * or it sees the odd value and lets the access retry. A fault that finds its chunk DONE retries
+ * or it sees the odd value, leaves the count and sleeps until `seq` changes, then lets the access
+ * retry. Leaving the count before waiting is what lets an arm finish while threads keep touching
+ * the range: a handler that retried at once stayed in the count most of the time, and seven
+ * writers kept it from ever draining. Nobody spins: waiters sleep on a futex (the odd `seq`, a
+ * BUSY chunk's `resolved` generation, the armer on `users`), so the threads they wait for get
+ * the CPUs. A fault that finds its chunk DONE retries
  * once per arming (the access raced with the resolution); a second fault at the same address in
  * the same arming is a real one (a write to a range that was read-only before arming).
  *
@@ -33,7 +38,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MPOL_LOCAL
@@ -53,8 +60,9 @@ enum { ARMED = 0, BUSY = 1, DONE = 2 };
 
 struct slot {
     _Atomic int active;
-    _Atomic int users;
+    _Atomic unsigned users;
     _Atomic unsigned seq; /* odd while the slot is being (re-)armed; even values never reused */
+    _Atomic unsigned resolved; /* bumped when a chunk stops being BUSY (futex of its waiters) */
     char *base;
     size_t len, chunk, nchunks;
     size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
@@ -88,8 +96,41 @@ static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 /* a new even sequence value, never used before by any slot (never 0) */
 static unsigned new_seq(void) { return atomic_fetch_add(&next_seq, 2) + 2; }
 
+/* Sleep while *word == val (a private futex; raw system calls, async-signal-safe): waiting
+ * threads must not spin, since the threads they wait for (a resolver moving pages, the armer,
+ * the kernel's per-CPU work that a migration needs) need the CPUs. The timeout only bounds the
+ * cost of a wake-up that raced with the check: callers loop on their condition. */
+static void wait_while(_Atomic unsigned *word, unsigned val)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void wake_all(_Atomic unsigned *word)
+{
+    syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* the slot's arming is over: threads waiting for it go on */
+static void publish_seq(struct slot *s, unsigned v)
+{
+    atomic_store(&s->seq, v);
+    wake_all(&s->seq);
+}
+
+/* chunk c is no longer BUSY: its waiters go on */
+static void set_done(struct slot *s, size_t c)
+{
+    atomic_store(&s->state[c], DONE);
+    atomic_fetch_add(&s->resolved, 1);
+    wake_all(&s->resolved);
+}
+
 /* Pull chunk c's present pages to `node` and fault the absent ones in there. Raw system calls
- * only. The chunk is already accessible. */
+ * only. The chunk is already accessible. Where the pages are is asked first: a move_pages that
+ * moves makes the kernel drain every CPU's page lists and wait for an RCU grace period
+ * (lru_cache_disable), milliseconds on a host and far more on a busy or emulated machine, while
+ * a query costs none of it; and a re-armed chunk touched again by the same node moves nothing. */
 static void place_chunk(struct slot *s, size_t c, unsigned node)
 {
     size_t ps = s->page;
@@ -101,17 +142,30 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
     int nodes[BATCH], status[BATCH];
     size_t n = len / ps, absent = 0;
     for (size_t off = 0; off < n; off += BATCH) {
-        size_t k = n - off < BATCH ? n - off : BATCH;
-        for (size_t i = 0; i < k; i++) {
+        size_t k = n - off < BATCH ? n - off : BATCH, nmv = 0;
+        for (size_t i = 0; i < k; i++)
             pages[i] = start + (off + i) * ps;
+        /* the counted layer (src/sys/): a raw syscall and an atomic add, async-signal-safe */
+        if (npl__move_pages(NULL, k, pages, NULL, status, 0) < 0) {
+            for (size_t i = 0; i < k; i++) /* cannot tell: move them all */
+                status[i] = -1;
+        }
+        for (size_t i = 0; i < k; i++) {
+            if (status[i] == -ENOENT || status[i] == -EFAULT)
+                absent++;
+            else if (status[i] != (int)node)
+                pages[nmv++] = pages[i]; /* elsewhere: to move */
+        }
+        if (nmv == 0)
+            continue;
+        for (size_t i = 0; i < nmv; i++) {
             nodes[i] = (int)node;
             status[i] = -EAGAIN; /* unwritten if the kernel stops early: counted as failed */
         }
-        /* the counted layer (src/sys.c): a raw syscall and an atomic add, async-signal-safe */
-        if (npl__move_pages(NULL, k, pages, nodes, status, MPOL_MF_MOVE) < 0 && errno != ENOENT &&
+        if (npl__move_pages(NULL, nmv, pages, nodes, status, MPOL_MF_MOVE) < 0 && errno != ENOENT &&
             errno != ENOMEM && errno != EBUSY)
             continue;
-        for (size_t i = 0; i < k; i++) {
+        for (size_t i = 0; i < nmv; i++) {
             if (status[i] == (int)node)
                 atomic_fetch_add_explicit(&st_moved, 1, memory_order_relaxed);
             else if (status[i] == -ENOENT || status[i] == -EFAULT)
@@ -183,7 +237,7 @@ static __attribute__((noinline)) int resolve_widened(struct slot *s, size_t c, u
     for (size_t k = lo; k < hi; k++)
         if (mine[k / 64] >> (k % 64) & 1) {
             place_chunk(s, k, node);
-            atomic_store(&s->state[k], DONE);
+            set_done(s, k);
         }
     return 0;
 }
@@ -196,12 +250,12 @@ static int resolve(struct slot *s, size_t c)
     syscall(SYS_getcpu, &cpu, &node, NULL);
     if (unprotect(s, c, c + 1) == 0) {
         place_chunk(s, c, node);
-        atomic_store(&s->state[c], DONE);
+        set_done(s, c);
         return 0;
     }
     if (errno == ENOMEM && resolve_widened(s, c, node) == 0)
         return 0;
-    atomic_store(&s->state[c], DONE); /* waiters retry and fault for real */
+    set_done(s, c); /* waiters retry and fault for real */
     return -1;
 }
 
@@ -223,7 +277,7 @@ static int touch(char *a)
             atomic_fetch_sub(&s->users, 1); /* retired or reused meanwhile: another slot may */
             continue;                       /* hold a now; if none, decided below */
         } else if (seq & 1) {
-            handled = arming = 1; /* being re-armed: retry the access until it is armed */
+            handled = arming = 1; /* being re-armed: retry the access once it is armed */
         } else {
             size_t c = (size_t)(a - s->base) / s->chunk;
             unsigned char expect = ARMED;
@@ -231,8 +285,12 @@ static int touch(char *a)
                 handled = resolve(s, c) == 0;
             } else if (expect == BUSY) {
                 atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
-                while (atomic_load(&s->state[c]) == BUSY)
-                    sched_yield();
+                for (;;) {
+                    unsigned gen = atomic_load(&s->resolved);
+                    if (atomic_load(&s->state[c]) != BUSY)
+                        break;
+                    wait_while(&s->resolved, gen);
+                }
                 handled = 1;
             } else {
                 /* DONE: another thread resolved it after our access faulted, so retry once;
@@ -242,9 +300,12 @@ static int touch(char *a)
             last_done = expect == DONE ? a : NULL;
             last_seq = seq;
         }
-        atomic_fetch_sub(&s->users, 1);
-        if (arming)
-            sched_yield();
+        if (atomic_fetch_sub(&s->users, 1) == 1 && (atomic_load(&s->seq) & 1))
+            wake_all(&s->users); /* the last one out: an armer may be waiting (quiesce) */
+        /* wait for the arm to end outside the count: faulting again at once would keep `users`
+         * from ever draining while threads keep touching, and the armer would wait forever */
+        while (arming && atomic_load(&s->seq) == seq && atomic_load(&s->active))
+            wait_while(&s->seq, seq);
         return handled;
     }
     /* no slot holds a: if a range was retired since this thread last looked, the access may have
@@ -347,10 +408,10 @@ static struct slot *find(const void *base)
  * caller (holding arm_lock) changes its chunks. Returns the odd value. */
 static unsigned quiesce(struct slot *s)
 {
-    unsigned q = new_seq() - 1;
+    unsigned q = new_seq() - 1, u;
     atomic_store(&s->seq, q);
-    while (atomic_load(&s->users) > 0)
-        sched_yield();
+    while ((u = atomic_load(&s->users)) > 0)
+        wait_while(&s->users, u);
     return q;
 }
 
@@ -400,8 +461,10 @@ static void drop(struct slot *s)
 {
     atomic_fetch_add(&retired, 1);
     atomic_store(&s->active, 0);
-    while (atomic_load(&s->users) > 0)
-        sched_yield();
+    wake_all(&s->seq); /* threads waiting for an arm of this slot: it is gone */
+    unsigned u;
+    while ((u = atomic_load(&s->users)) > 0)
+        wait_while(&s->users, u);
     munmap((void *)s->state, s->nchunks);
     s->state = NULL;
     npl__debug("next-touch: forgot %p+%zu", (void *)s->base, s->len);
@@ -431,7 +494,7 @@ static int arm_slot(struct slot *s)
         for (size_t c = 0; c < s->nchunks; c++)
             atomic_store(&s->state[c], ARMED);
     }
-    atomic_store(&s->seq, new_seq());
+    publish_seq(s, new_seq());
     return rc;
 }
 
@@ -550,7 +613,7 @@ static void drop_stale_overlapping(char *lo, char *hi)
         if (!still_ours(o))
             drop(o);
         else
-            atomic_store(&o->seq, q + 1);
+            publish_seq(o, q + 1);
     }
 }
 
@@ -634,7 +697,7 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
     atomic_store(&s->seq, new_seq() - 1); /* odd: being armed */
     atomic_store(&s->active, 1);
     if (!arm) {
-        atomic_store(&s->seq, new_seq());
+        publish_seq(s, new_seq());
         return 0;
     }
     int rc = arm_slot(s);
@@ -644,26 +707,13 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
         rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
     atomic_fetch_add(&retired, 1);
     atomic_store(&s->active, 0);
-    while (atomic_load(&s->users) > 0)
-        sched_yield();
+    wake_all(&s->seq);
+    unsigned u;
+    while ((u = atomic_load(&s->users)) > 0)
+        wait_while(&s->users, u);
     munmap(st, n);
     s->state = NULL;
     return rc;
-}
-
-/* The slot of addr if it is still the same memory (re-sequenced), else NULL (dropped). */
-static struct slot *known_slot(void *addr)
-{
-    struct slot *s = find(addr);
-    if (!s)
-        return NULL;
-    unsigned q = quiesce(s);
-    if (!still_ours(s)) {
-        drop(s);
-        return NULL;
-    }
-    atomic_store(&s->seq, q + 1);
-    return s;
 }
 
 static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
@@ -673,20 +723,27 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         return -1;
     lock();
     int rc = install();
-    struct slot *s = rc == 0 ? known_slot(addr) : NULL;
-    if (rc == 0 && s && (s->len != len || s->chunk != chunk)) {
-        rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first", addr);
-    } else if (rc == 0 && !s) {
+    struct slot *s = rc == 0 ? find(addr) : NULL;
+    if (s) { /* known: quiesced once, and every branch ends with an even seq or the slot dropped */
+        unsigned q = quiesce(s);
+        int r = s->len != len || s->chunk != chunk ? 2 : arm ? arm_slot(s) : !still_ours(s);
+        if (r == 2 && still_ours(s)) {
+            publish_seq(s, q + 1);
+            rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first",
+                           addr);
+        } else if (r == 0 && !arm) {
+            publish_seq(s, q + 1); /* registering again changes nothing */
+        } else if (r != 0 && r != -1) {
+            drop(s); /* its memory is not the range it was: a new range */
+            s = NULL;
+        } else {
+            rc = r; /* re-armed, or arm_slot failed (seq even again) */
+        }
+    }
+    if (rc == 0 && !s) {
         s = claim_slot(addr, len, &rc);
         if (s)
             rc = fill_slot(s, addr, len, chunk, ps, arm);
-    } else if (rc == 0 && arm) { /* re-arm; registering again changes nothing */
-        quiesce(s);
-        rc = arm_slot(s);
-        if (rc > 0) { /* gone between the two checks */
-            drop(s);
-            rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
-        }
     }
     unlock();
     return rc;
