@@ -88,6 +88,9 @@ static __thread unsigned last_seq __attribute__((tls_model("initial-exec")));
  * protection was restored) */
 static _Atomic unsigned retired;
 static __thread unsigned retired_seen __attribute__((tls_model("initial-exec")));
+/* this thread holds arm_lock: a fault of its own inside a range it is arming (the library's own
+ * malloc touching a heap page of an armed range) must not wait for that arm to end */
+static __thread int arming_thread __attribute__((tls_model("initial-exec")));
 static _Atomic unsigned next_seq;
 static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
 
@@ -276,9 +279,9 @@ static int touch(char *a)
         if (!atomic_load(&s->active) || a < s->base || a >= s->base + s->len) {
             atomic_fetch_sub(&s->users, 1); /* retired or reused meanwhile: another slot may */
             continue;                       /* hold a now; if none, decided below */
-        } else if (seq & 1) {
+        } else if ((seq & 1) && !arming_thread) {
             handled = arming = 1; /* being re-armed: retry the access once it is armed */
-        } else {
+        } else { /* (or armed by this very thread, which has not protected it yet: resolve) */
             size_t c = (size_t)(a - s->base) / s->chunk;
             unsigned char expect = ARMED;
             if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
@@ -393,8 +396,13 @@ static void lock(void)
 {
     pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&arm_lock);
+    arming_thread = 1;
 }
-static void unlock(void) { pthread_mutex_unlock(&arm_lock); }
+static void unlock(void)
+{
+    arming_thread = 0;
+    pthread_mutex_unlock(&arm_lock);
+}
 
 static struct slot *find(const void *base)
 {

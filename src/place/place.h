@@ -11,8 +11,9 @@
  * an array that was NPL_F_THP). Page-granular placement splits them first: a base page of a THP
  * moves with all 512, so move_pages would report pages moved that the next move drags away. */
 #define NPL__F_SPLIT_THP 0x80000000u
-/* npl__place flag, internal: change no mapping of the range (no madvise, no mbind): pages that
- * fault in follow the range's policy and then move (npl_place_pages with pages left alone
+/* npl__place flag, internal: cut no mapping per stretch of the range (no mbind; one
+ * MADV_NOHUGEPAGE over the whole range, so that khugepaged cannot collapse what moves): pages
+ * that fault in follow the range's policy and then move (npl_place_pages with pages left alone
  * between listed ones: a policy per stretch would split the mapping twice per stretch) */
 #define NPL__F_KEEP_VMAS 0x40000000u
 /* npl__place flag, internal: the rest of the range's last 2 MiB frame belongs to the range (an

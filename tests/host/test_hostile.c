@@ -1039,7 +1039,10 @@ static npl_policy *leak_cyc, *leak_nowhere;
 static unsigned char *leak_arr; /* a library array that failed calls must leave as it was */
 static npl_plan *leak_foreign;  /* a plan made for another machine: node 1 of a synthetic one */
 
-static int f_too_large(void) { return npl_alloc((size_t)1 << 62, leak_cyc) == NULL && errno == ENOMEM; }
+static int f_too_large(void)
+{
+    return npl_alloc((size_t)1 << 62, leak_cyc) == NULL && errno == ENOMEM;
+}
 static int f_size_max(void)
 {
     return npl_alloc(SIZE_MAX, leak_cyc) == NULL && (errno == EOVERFLOW || errno == ENOMEM);
@@ -1063,7 +1066,10 @@ static int f_hugetlb_fallback(void) /* not a failure: base pages instead, report
     int ok = a && npl_array_info(a, &info) == 0 && info.hugetlb_fallback == 1;
     return npl_free(a) == 0 && ok;
 }
-static int f_bad_node(void) { return npl_alloc(64 * PAGE, leak_nowhere) == NULL && errno == EINVAL; }
+static int f_bad_node(void)
+{
+    return npl_alloc(64 * PAGE, leak_nowhere) == NULL && errno == EINVAL;
+}
 static int f_foreign_plan(void) /* the kernel refuses node 1 once the workers run */
 {
     npl_shape s = {1, 1, {64 * PAGE, 0, 0}, NPL_ROW_MAJOR};
