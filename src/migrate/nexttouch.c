@@ -14,14 +14,18 @@
  * protects the range, marks every chunk ARMED and makes `seq` even again (a value never used
  * before, by any slot). A handler increments `users` before it reads `seq` (and the armer writes
  * `seq` before it reads `users`: both sequentially consistent), so either the armer waits for it
- * or it sees the odd value, leaves the count and sleeps until `seq` changes, then lets the access
- * retry. Leaving the count before waiting is what lets an arm finish while threads keep touching
- * the range: a handler that retried at once stayed in the count most of the time, and seven
- * writers kept it from ever draining. Nobody spins: waiters sleep on a futex (the odd `seq`, a
- * BUSY chunk's `resolved` generation, the armer on `users`), so the threads they wait for get
- * the CPUs. A fault that finds its chunk DONE retries
- * once per arming (the access raced with the resolution); a second fault at the same address in
- * the same arming is a real one (a write to a range that was read-only before arming).
+ * or it sees the odd value, leaves the count and sleeps until `seq` changes, then resolves its
+ * chunk as usual. Leaving the count before waiting is what lets an arm finish while threads keep
+ * touching the range: a handler that retried at once stayed in the count most of the time, and
+ * seven writers kept it from ever draining. Such a sleeper is counted in `waiting` and comes back
+ * into `users` before it leaves `waiting`; the next arm first waits (at most ~20 ms) for
+ * `waiting` to drain, so a thread that slept through one arm resolves its chunk before the next
+ * one begins: writers progress even while a thread re-arms in a loop. Nobody spins: waiters
+ * sleep on futexes (the odd `seq`, a BUSY chunk's `resolved` generation; the armer on `users`
+ * and `waiting`), so the threads they wait for get the CPUs. A fault that finds its chunk DONE
+ * retries once per arming (the access raced with the resolution); a second fault at the same
+ * address in the same arming is a real one (a write to a range that was read-only before
+ * arming).
  *
  * Protection: arming records the protection the range had (one for the whole range, not
  * PROT_NONE) and resolving or disarming restores exactly that one. */
@@ -63,6 +67,7 @@ struct slot {
     _Atomic unsigned users;
     _Atomic unsigned seq; /* odd while the slot is being (re-)armed; even values never reused */
     _Atomic unsigned resolved; /* bumped when a chunk stops being BUSY (futex of its waiters) */
+    _Atomic unsigned waiting;  /* handlers sleeping until an arm of the slot is over */
     char *base;
     size_t len, chunk, nchunks;
     size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
@@ -262,6 +267,18 @@ static int resolve(struct slot *s, size_t c)
     return -1;
 }
 
+/* leave a slot's user count; the last one out wakes an armer waiting for it (quiesce) */
+static void leave(struct slot *s)
+{
+    if (atomic_fetch_sub(&s->users, 1) == 1 && (atomic_load(&s->seq) & 1))
+        wake_all(&s->users);
+}
+
+static int in_slot(const struct slot *s, const char *a)
+{
+    return atomic_load(&s->active) && a >= s->base && a < s->base + s->len;
+}
+
 /* 1: handled (the access can be retried), 0: not ours */
 static int touch(char *a)
 {
@@ -274,41 +291,53 @@ static int touch(char *a)
         if (!atomic_load(&s->active) || a < base || a >= base + len)
             continue;
         atomic_fetch_add(&s->users, 1);
-        int handled = 0, arming = 0;
         unsigned seq = atomic_load(&s->seq);
-        if (!atomic_load(&s->active) || a < s->base || a >= s->base + s->len) {
-            atomic_fetch_sub(&s->users, 1); /* retired or reused meanwhile: another slot may */
-            continue;                       /* hold a now; if none, decided below */
-        } else if ((seq & 1) && !arming_thread) {
-            handled = arming = 1; /* being re-armed: retry the access once it is armed */
-        } else { /* (or armed by this very thread, which has not protected it yet: resolve) */
-            size_t c = (size_t)(a - s->base) / s->chunk;
-            unsigned char expect = ARMED;
-            if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
-                handled = resolve(s, c) == 0;
-            } else if (expect == BUSY) {
-                atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
-                for (;;) {
-                    unsigned gen = atomic_load(&s->resolved);
-                    if (atomic_load(&s->state[c]) != BUSY)
-                        break;
-                    wait_while(&s->resolved, gen);
-                }
-                handled = 1;
-            } else {
-                /* DONE: another thread resolved it after our access faulted, so retry once;
-                 * faulting again at the same address in the same arming is a real fault */
-                handled = !(last_done == a && last_seq == seq);
-            }
-            last_done = expect == DONE ? a : NULL;
-            last_seq = seq;
+        if (!in_slot(s, a)) {
+            leave(s); /* retired or reused meanwhile: another slot may hold a now; if none, */
+            continue; /* decided below */
         }
-        if (atomic_fetch_sub(&s->users, 1) == 1 && (atomic_load(&s->seq) & 1))
-            wake_all(&s->users); /* the last one out: an armer may be waiting (quiesce) */
-        /* wait for the arm to end outside the count: faulting again at once would keep `users`
-         * from ever draining while threads keep touching, and the armer would wait forever */
-        while (arming && atomic_load(&s->seq) == seq && atomic_load(&s->active))
-            wait_while(&s->seq, seq);
+        /* Being (re-)armed: wait for the arm to end outside the count (a handler that faulted
+         * again at once kept `users` from ever draining while threads kept touching, and the
+         * armer waited forever), counted in `waiting`; then come back in before `waiting` drops,
+         * so that the next arm, which first lets the threads that waited go (quiesce), cannot
+         * start before this one has read the new sequence and resolved its chunk. The arming
+         * thread's own faults are resolved: it has not protected the range yet. */
+        while ((seq & 1) && !arming_thread) {
+            atomic_fetch_add(&s->waiting, 1);
+            leave(s);
+            while (atomic_load(&s->seq) == seq && atomic_load(&s->active))
+                wait_while(&s->seq, seq);
+            atomic_fetch_add(&s->users, 1);
+            seq = atomic_load(&s->seq);
+            if (atomic_fetch_sub(&s->waiting, 1) == 1)
+                wake_all(&s->waiting);
+            if (!in_slot(s, a)) { /* disarmed or dropped meanwhile: retry the access */
+                leave(s);
+                return 1;
+            }
+        }
+        int handled;
+        size_t c = (size_t)(a - s->base) / s->chunk;
+        unsigned char expect = ARMED;
+        if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
+            handled = resolve(s, c) == 0;
+        } else if (expect == BUSY) {
+            atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
+            for (;;) {
+                unsigned gen = atomic_load(&s->resolved);
+                if (atomic_load(&s->state[c]) != BUSY)
+                    break;
+                wait_while(&s->resolved, gen);
+            }
+            handled = 1;
+        } else {
+            /* DONE: another thread resolved it after our access faulted, so retry once;
+             * faulting again at the same address in the same arming is a real fault */
+            handled = !(last_done == a && last_seq == seq);
+        }
+        last_done = expect == DONE ? a : NULL;
+        last_seq = seq;
+        leave(s);
         return handled;
     }
     /* no slot holds a: if a range was retired since this thread last looked, the access may have
@@ -373,6 +402,7 @@ static void fork_child(void)
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         atomic_store(&s->users, 0);
+        atomic_store(&s->waiting, 0);
         if (!atomic_load(&s->active))
             continue;
         for (size_t c = 0; c < s->nchunks; c++)
@@ -416,7 +446,11 @@ static struct slot *find(const void *base)
  * caller (holding arm_lock) changes its chunks. Returns the odd value. */
 static unsigned quiesce(struct slot *s)
 {
-    unsigned q = new_seq() - 1, u;
+    /* the threads that slept through the last arm go first (they come back into the count before
+     * they leave `waiting`); bounded, in case one of them is stopped */
+    unsigned w, q = new_seq() - 1, u;
+    for (int i = 0; i < 2 && (w = atomic_load(&s->waiting)) > 0; i++)
+        wait_while(&s->waiting, w);
     atomic_store(&s->seq, q);
     while ((u = atomic_load(&s->users)) > 0)
         wait_while(&s->users, u);

@@ -5,13 +5,16 @@
  *     sanitizer build), nothing half-applied;
  *   - NUMAPLACE_POLICY with a bad value;
  *   - more threads than CPUs;
+ *   - failures of every kind give back what they took (mappings, open files, arrays);
  *   - concurrency: re-placements of one array from 4 threads while another thread writes,
  *     npl_free racing with npl_check/npl_apply/npl_array_info (the loser gets ENOENT), two
- *     threads freeing one array, many threads allocating and freeing at once.
+ *     threads freeing one array, many threads allocating and freeing at once, re-arming an
+ *     array for next-touch while 7 threads write to it.
  * Runs in the normal, ASan+UBSan and TSan builds (ctest host.hostile). */
 #define _GNU_SOURCE
 #include "check.h"
 #include "deny_numa.h"
+#include "rearm_race.h"
 #include <errno.h>
 #include <numaplace.h>
 #include <numaplace/migrate.h>
@@ -1007,6 +1010,22 @@ static void round3(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Re-arming an array for next-touch while 7 threads write to it finishes, and every write
+ * survives (rearm_race.h; the multi-node case, where chunks move between nodes, is in
+ * tests/guest/guest_hostile.c): 2 races per chunk size, each under a 60 s watchdog. */
+static void rearm_while_writing(void)
+{
+    const size_t chunks[2] = {4096, 64 * 1024};
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 2; i++) {
+            int st = rearm_race(64, chunks[c], 7, 100, 20, 0, 60);
+            CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "re-arm while 7 threads write, %zu-byte chunks: finished, every write kept "
+                  "(status %#x)", chunks[c], st);
+        }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Failures give back what they took. Each kind of failure is made REPEAT times; the process's
  * mappings, open files and live arrays must not grow after the first time (the first call may
  * load what a library loads once: hwloc's plugins bring libxml2, ICU and libstdc++, which stays
@@ -1363,6 +1382,7 @@ int main(void)
     thread_local_errors();
     round3();
     failures_give_back();
+    rearm_while_writing();
     concurrent_apply();
     concurrent_free();
     concurrent_churn();

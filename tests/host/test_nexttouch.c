@@ -219,7 +219,7 @@ static void test_rearm_liveness(void)
     for (int c = 0; c < 2; c++) {
         int ok = 0, runs = 10;
         for (int i = 0; i < runs; i++) {
-            int st = rearm_race(64, chunks[c], 7, 200, 50, 60);
+            int st = rearm_race(64, chunks[c], 7, 100, 50, 0, 60);
             ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
             if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
                 printf("  re-arm race %d: status %#x (%s)\n", i, st,
