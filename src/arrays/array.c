@@ -107,6 +107,14 @@ static size_t outer_extent(const npl_shape *s)
 }
 
 
+/* NPL__F_OWN_TAIL for a placement of bytes [off, off+len) of a: its last 2 MiB frame is the
+ * array's to the end when the range ends the array and the mapping ends on 2 MiB (THP arrays) */
+static unsigned own_tail(const struct array *a, size_t off, size_t len)
+{
+    uintptr_t end = (uintptr_t)a->base + a->mapped;
+    return off + len >= a->bytes && end % ((size_t)2 << 20) == 0 ? NPL__F_OWN_TAIL : 0;
+}
+
 /* Append a segment: where segments overlap, the later one holds the intended placement. */
 static int set_segment(struct array *a, struct segment s)
 {
@@ -213,7 +221,8 @@ void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned f
     pthread_mutex_init(&a->lock, NULL);
     struct segment s = {0, mapped / page_size(), 0, outer_extent(shape), npl__plan_ref(plan),
                         flags};
-    if (npl__place(base, bytes, plan, shape, flags, 1, &a->last) == 0 && set_segment(a, s) == 0 &&
+    if (npl__place(base, bytes, plan, shape, flags | own_tail(a, 0, bytes), 1, &a->last) == 0 &&
+        set_segment(a, s) == 0 &&
         register_array(a) == 0)
         return base;
     int e = errno;
@@ -325,7 +334,8 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes,
     pthread_mutex_lock(&a->lock);
     struct npl_place_stats st;
     char *start = (char *)a->base + seg.first_page * page_size();
-    unsigned fl = seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0);
+    unsigned fl = seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0) |
+                  own_tail(a, seg.first_page * page_size(), bytes);
     int rc = part ? npl__place_part(start, bytes, plan, part, fl, &st)
                   : npl__place(start, bytes, plan, &a->shape, fl, 0, &st);
     a->had_thp |= (seg.flags & NPL_F_THP) != 0;

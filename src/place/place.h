@@ -11,10 +11,14 @@
  * an array that was NPL_F_THP). Page-granular placement splits them first: a base page of a THP
  * moves with all 512, so move_pages would report pages moved that the next move drags away. */
 #define NPL__F_SPLIT_THP 0x80000000u
-/* npl__place flag, internal: change no mapping of the range (no madvise, no mbind): pages that
- * fault in follow the range's policy and then move (npl_place_pages with pages left alone
+/* npl__place flag, internal: cut no mapping per stretch of the range (no mbind; one
+ * MADV_NOHUGEPAGE over the whole range, so that khugepaged cannot collapse what moves): pages
+ * that fault in follow the range's policy and then move (npl_place_pages with pages left alone
  * between listed ones: a policy per stretch would split the mapping twice per stretch) */
 #define NPL__F_KEEP_VMAS 0x40000000u
+/* npl__place flag, internal: the rest of the range's last 2 MiB frame belongs to the range (an
+ * array's mapping that ends on 2 MiB): that frame may be huge if its pages go to one node */
+#define NPL__F_OWN_TAIL 0x20000000u
 /* The flags a caller may pass: any other bit (NPL__F_SPLIT_THP included) is EINVAL at the public
  * entry points, never silently ignored or taken for an internal flag. */
 #define NPL__F_PUBLIC (NPL_F_STRICT | NPL_F_NO_PROTECT | NPL_F_THP | NPL_F_HUGETLB)
