@@ -223,9 +223,11 @@ static int group_places(hwloc_topology_t topo, hwloc_obj_type_t type, hwloc_cons
     return rc;
 }
 
-/* threads, cores, sockets, ll_caches, numa_domains, each with an optional "(n)": the first n */
+/* threads, cores, sockets, ll_caches, numa_domains, each with an optional "(n)": the first n.
+ * The topology is loaded only when the grouping matters (a count, or only the first place
+ * wanted): the places of every core (socket...) together are the allowed CPUs. */
 static int abstract_places(const char *s, hwloc_const_bitmap_t allowed, hwloc_topology_t *topo,
-                           struct places *out)
+                           int first_only, struct places *out)
 {
     static const struct { const char *name; hwloc_obj_type_t type; } names[] = {
         {"threads", HWLOC_OBJ_PU},         {"cores", HWLOC_OBJ_CORE},
@@ -250,9 +252,27 @@ static int abstract_places(const char *s, hwloc_const_bitmap_t allowed, hwloc_to
     }
     if (*s)
         return -1;
+    hwloc_obj_type_t type = names[k].type;
+    if (type == HWLOC_OBJ_PU || (count < 0 && !first_only)) { /* no topology needed */
+        hwloc_bitmap_t one = hwloc_bitmap_alloc();
+        unsigned c;
+        int rc = one ? 0 : -1;
+        if (type != HWLOC_OBJ_PU) {
+            rc = places_add(out, allowed);
+        } else {
+            hwloc_bitmap_foreach_begin(c, allowed) {
+                if (rc == 0 && (count < 0 || out->n < count)) {
+                    hwloc_bitmap_only(one, c);
+                    rc = places_add(out, one);
+                }
+            }
+            hwloc_bitmap_foreach_end();
+        }
+        hwloc_bitmap_free(one);
+        return rc;
+    }
     if (!*topo && (hwloc_topology_init(topo) < 0 || hwloc_topology_load(*topo) < 0))
         return -1;
-    hwloc_obj_type_t type = names[k].type;
     if (type == HWLOC_OBJ_L3CACHE) { /* the last level the machine has */
         static const hwloc_obj_type_t caches[] = {HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE,
                                                   HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE,
@@ -396,7 +416,7 @@ static enum bind proc_bind(const char *v)
 /* OMP_PLACES, else GOMP_CPU_AFFINITY, as a place list inside allowed; 0 (none given or unread)
  * or 1 */
 static int read_places(const struct omp_binding *b, hwloc_const_bitmap_t allowed,
-                       hwloc_topology_t *topo, struct places *pl)
+                       hwloc_topology_t *topo, int first_only, struct places *pl)
 {
     int got = 0;
     if (b->places) {
@@ -404,7 +424,7 @@ static int read_places(const struct omp_binding *b, hwloc_const_bitmap_t allowed
         while (*s == ' ')
             s++;
         got = (*s == '{' || *s == '!' ? explicit_places(s, pl)
-                                      : abstract_places(s, allowed, topo, pl)) == 0;
+                                      : abstract_places(s, allowed, topo, first_only, pl)) == 0;
         if (!got)
             places_free(pl);
     }
@@ -433,7 +453,7 @@ static int gomp_reading(const struct omp_binding *b, hwloc_const_bitmap_t allowe
     struct places pl = {0};
     if (hwloc_bitmap_iszero(allowed))
         return hwloc_bitmap_copy(out, allowed);
-    int have = bind != BIND_FALSE && read_places(b, allowed, topo, &pl);
+    int have = bind != BIND_FALSE && read_places(b, allowed, topo, bind == BIND_FIRST, &pl);
     if (bind == BIND_FALSE || (bind == BIND_UNSET && !have)) {
         places_free(&pl);
         return hwloc_bitmap_copy(out, allowed);
