@@ -24,6 +24,11 @@
 /* written by run --profile FILE (cli/run.c), read by the interposer (preload/apply.c) and by
  * the library's npl_alloc_auto (src/defaults/auto.c, which names it itself: no preload/ there) */
 #define NPL_ENV_PROFILE_APPLY "NUMAPLACE_PROFILE_APPLY" /* the profile's absolute path */
+/* "DEV:INO:LIST": the CPUs (a list like 0-3,8) run starts the program of that device and inode
+ * on. The interposer of that program takes them as the CPUs the process may use, in place of its
+ * load-time snapshot (libgomp binds the initial thread to its first place before that), and
+ * removes the variable: children and later programs take their own snapshot. */
+#define NPL_ENV_START_CPUS "NUMAPLACE_START_CPUS"
 /* read by run: where the interposer and LLVM's libomp are (default: beside the binary, glob) */
 #define NPL_ENV_PRELOAD "NUMAPLACE_PRELOAD"
 #define NPL_ENV_LIBOMP "NUMAPLACE_LIBOMP"
@@ -63,5 +68,28 @@ static inline int npl_env_parse_next_touch(const char *s, int *on, uint64_t *chu
     *on = v != 0;
     *chunk = v >= NPL_ENV_NT_CHUNK_MIN ? v : 0;
     return 0;
+}
+
+/* NUMAPLACE_START_CPUS: *dev, *ino and *list (pointing into s) */
+static inline int npl_env_parse_start_cpus(const char *s, uint64_t *dev, uint64_t *ino,
+                                           const char **list)
+{
+    uint64_t *out[2] = {dev, ino};
+    for (int i = 0; i < 2; i++) {
+        char num[24];
+        size_t l = 0;
+        while (s[l] && s[l] != ':')
+            l++;
+        if (s[l] != ':' || l >= sizeof num)
+            return -1;
+        for (size_t k = 0; k < l; k++)
+            num[k] = s[k];
+        num[l] = 0;
+        if (npl__parse_count(num, 0, UINT64_MAX, out[i]) < 0)
+            return -1;
+        s += l + 1;
+    }
+    *list = s;
+    return *s ? 0 : -1;
 }
 #endif

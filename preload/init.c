@@ -9,7 +9,9 @@
  *    loaded the main thread is NOT pinned here: libomp builds its places from the mask it sees at
  *    start-up and would copy a pinned main thread's single CPU to every worker. Its threads are
  *    placed by KMP_AFFINITY=explicit,proclist=[the same order] instead (numaplace run sets it;
- *    the preload sets it itself when neither KMP_AFFINITY nor OMP_PLACES is set).
+ *    the preload sets it itself when the program sets no OpenMP binding variable).
+ *  - NUMAPLACE_START_CPUS: the CPUs run started the program on, in place of the load-time
+ *    snapshot, which libgomp's constructor may already have narrowed (take_start_cpus).
  *  - NUMAPLACE_NEXT_TOUCH=1 (or a chunk size >= 4096): the transparent next-touch mode. Large
  *    allocations are still placed under NUMAPLACE_POLICY (or first touch) AND registered for
  *    next-touch; the OMPT tool in ompt.c re-arms every registered range at each OpenMP parallel
@@ -21,6 +23,7 @@
  * the way); NUMAPLACE_DEBUG=1 logs each intercepted allocation. */
 #define _GNU_SOURCE
 #include "base/base.h"
+#include "topology/topology.h"
 
 #include "env.h"
 #include "preload.h"
@@ -89,7 +92,8 @@ static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") 
 /* libomp places its threads itself: give it the pin order as an explicit proclist */
 static void set_kmp_affinity(void)
 {
-    if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND"))
+    if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND") ||
+        getenv("GOMP_CPU_AFFINITY"))
         return; /* the user's (numaplace run has already decided the precedence) */
     int n = npl_pin_order(NULL, npl__preload.pin, NULL, 0); /* any number of CPUs */
     int *cpus = n > 0 ? malloc((size_t)n * sizeof *cpus) : NULL;
@@ -139,12 +143,47 @@ static void read_numbers(struct npl__preload_cfg *cfg)
     }
 }
 
+/* every CPU of the load-time snapshot (the mask now) is in cpus[0..n) */
+static int snapshot_inside(const int *cpus, int n)
+{
+    int m = npl__initial_affinity(NULL, 0);
+    int *now = m > 0 ? malloc((size_t)m * sizeof *now) : NULL;
+    int ok = now && npl__initial_affinity(now, m) == m;
+    for (int i = 0; ok && i < m; i++)
+        ok = npl__in_list(now[i], cpus, n);
+    free(now);
+    return ok;
+}
+
+/* NUMAPLACE_START_CPUS (env.h): the CPUs run started this program on. libgomp's constructor runs
+ * before this one and, under OMP_PROC_BIND or OMP_PLACES, has already bound the initial thread to
+ * its first place: the load-time snapshot would make @local, bind_block's threads and the
+ * placement workers see that one place. Taken only by the program run executed (same file) and
+ * only if the thread's mask now is inside it (a runtime narrows, never widens); removed either
+ * way. */
+static void take_start_cpus(void)
+{
+    const char *e = getenv(NPL_ENV_START_CPUS), *list;
+    uint64_t dev, ino;
+    struct stat st;
+    int *cpus = NULL, n = 0;
+    if (!e)
+        return;
+    if (npl_env_parse_start_cpus(e, &dev, &ino, &list) == 0 && stat("/proc/self/exe", &st) == 0 &&
+        (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino &&
+        npl__parse_list(list, NPL__MAX_ID, "CPU", &cpus, &n) == 0 && snapshot_inside(cpus, n))
+        npl__set_initial_affinity(cpus, n);
+    free(cpus);
+    unsetenv(NPL_ENV_START_CPUS);
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
     struct npl__preload_cfg *cfg = &npl__preload;
     npl__preload_resolve();
     npl__preload_enter();
     remember_stderr();
+    take_start_cpus(); /* before the topology is loaded */
     npl__preload_children_init(); /* exec and spawn resolved, fork handlers installed */
     read_numbers(cfg);
     const char *e;
