@@ -245,6 +245,8 @@ static int fits(size_t n, const char *policy)
     return 1;
 }
 
+int npl__preload_fits(size_t n) { return fits(n, npl__preload.policy); }
+
 /* A placed allocation (a library array), or NULL: the caller then uses the real allocator. */
 static void *big_alloc(size_t n, size_t align)
 {
@@ -257,8 +259,14 @@ static void *big_alloc(size_t n, size_t align)
     npl_plan *plan = NULL;
     void *p = NULL;
     if (npl__plan_default(&plan, npl__preload.pol) == 0) {
-        p = npl__alloc_planned_ex(&sh, plan, npl__preload.flags | NPL__F_LAZY, align);
-        how = NPL__PLACED_LAZY;
+        /* next-touch moves present pages to their toucher: a lazy block's would fault in under
+         * its policy instead, so those are populated */
+        if (!npl__preload.next_touch) {
+            p = npl__alloc_planned_ex(&sh, plan, npl__preload.flags | NPL__F_LAZY, align);
+            how = NPL__PLACED_LAZY;
+        } else {
+            errno = EOPNOTSUPP;
+        }
         if (!p && errno == EOPNOTSUPP) { /* its map needs populated pages */
             how = NPL__PLACED_POPULATED;
             if (plan->kind == NPL_FIRST_TOUCH || fits(n, npl__preload.policy))

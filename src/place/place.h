@@ -47,7 +47,7 @@ int npl__migrate(void *addr, size_t len, const npl_plan *plan, const npl_shape *
 
 /* ---- lazy placement (place_lazy.c) ---- */
 enum { NPL__LAZY_NO, NPL__LAZY_INTERLEAVE, NPL__LAZY_RUNS };
-#define NPL__LAZY_RUNS_MAX 1024 /* mbinds (runs of one node) per range */
+#define NPL__LAZY_RUNS_MAX 256  /* mbinds (runs of one node) per range */
 struct npl_lazy {
     int kind;    /* NPL__LAZY_*: NO = the pages must be populated */
     size_t runs; /* RUNS: runs of pages on one node (each one mbind); INTERLEAVE: 1 */
