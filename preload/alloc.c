@@ -29,6 +29,8 @@
 #include "defaults/defaults.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
 
 #include "numaplace/migrate.h"
 #include <errno.h>
@@ -528,9 +530,7 @@ EXPORT size_t malloc_usable_size(void *p)
     {                                                                                            \
         static void *(*next) args;                                                               \
         if (!next)                                                                               \
-            next = (void *(*) args)dlsym(RTLD_NEXT, #sym);                                       \
-        if (!next) /* no C++ runtime after us: the program cannot be calling this */             \
-            abort();                                                                             \
+            next = (void *(*) args)next_operator(#sym, (void *)sym);                             \
         int guard __attribute__((cleanup(leave_new))) = ++in_new; /* also when next throws */   \
         (void)guard;                                                                             \
         void *p = next call;                                                                     \
@@ -538,6 +538,52 @@ EXPORT size_t malloc_usable_size(void *p)
         guard = 0;                                                                               \
         return foreign ? adopt(p, n) : p;                                                        \
     }
+
+/* The names of the loaded objects (dl_iterate_phdr; nothing is opened inside its callback) */
+#define MAX_OBJECTS 256
+static char object_names[MAX_OBJECTS][256];
+static int collect_object(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    int *n = ctx;
+    if (*n < MAX_OBJECTS && info->dlpi_name && info->dlpi_name[0])
+        snprintf(object_names[(*n)++], sizeof object_names[0], "%s", info->dlpi_name);
+    return 0;
+}
+
+/* sym in the loaded object h (not ours), or NULL */
+static void *symbol_in(void *h, const char *sym, void *ours)
+{
+    void *f = h ? dlsym(h, sym) : NULL;
+    if (h)
+        dlclose(h);
+    return f == ours ? NULL : f;
+}
+
+/* The operator new that ours stands in front of: the next definition after ours in the global
+ * scope (RTLD_NEXT); a C++ library dlopen'ed with RTLD_LOCAL (a Python extension module) binds
+ * to ours but its runtime is outside that scope: then the C++ runtimes by name, then every
+ * loaded object. Never NULL for a caller (its runtime is loaded); abort otherwise. */
+static void *next_operator(const char *sym, void *ours)
+{
+    void *f = dlsym(RTLD_NEXT, sym);
+    static const char *const runtimes[] = {"libstdc++.so.6", "libc++.so.1"};
+    for (size_t i = 0; !f && i < sizeof runtimes / sizeof *runtimes; i++)
+        f = symbol_in(dlopen(runtimes[i], RTLD_NOLOAD | RTLD_LAZY), sym, ours);
+    if (!f) {
+        static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&names_lock);
+        int n = 0;
+        dl_iterate_phdr(collect_object, &n);
+        for (int i = 0; !f && i < n; i++)
+            f = symbol_in(dlopen(object_names[i], RTLD_NOLOAD | RTLD_LAZY), sym, ours);
+        pthread_mutex_unlock(&names_lock);
+    }
+    if (!f)
+        abort();
+    return f;
+}
+
 static void leave_new(int *guard)
 {
     if (*guard) /* unwinding: the next operator threw */

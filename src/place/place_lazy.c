@@ -53,6 +53,39 @@ static size_t gcd(size_t a, size_t b)
     return a;
 }
 
+/* The end of the run of pages on page first's node: the first page after it on another node, or
+ * npages. Not a page-by-page walk where the map allows better, since a block is reserved before
+ * it is used (a sparse table of a terabyte): a constant map is one run, and a block policy's node
+ * changes only where its block does (found by bisection: blocks never decrease). */
+static size_t run_end(const struct npl_map *m, size_t first, size_t npages)
+{
+    const npl_plan *pl = m->plan;
+    if (pl->kind == NPL_FIRST_TOUCH || pl->kind == NPL_BIND_ALL || pl->m == 1)
+        return npages;
+    int node = npl__map_node(m, first);
+    if (!npl__is_block_kind(pl->kind)) {
+        size_t p = first + 1;
+        while (p < npages && npl__map_node(m, p) == node)
+            p++;
+        return p;
+    }
+    size_t p = first;
+    while (p < npages) {
+        size_t b = npl__map_block(m, p), lo = p, hi = npages; /* last page of block b: in [lo, hi) */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (npl__map_block(m, mid) == b)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        p = lo + 1; /* the next block's first page */
+        if (p < npages && npl__map_node(m, p) != node)
+            break;
+    }
+    return p;
+}
+
 void npl__lazy_of_map(const struct npl_map *m, size_t align, unsigned flags, struct npl_lazy *lz)
 {
     const npl_plan *pl = m->plan;
@@ -75,15 +108,9 @@ void npl__lazy_of_map(const struct npl_map *m, size_t align, unsigned flags, str
         return;
     }
     size_t runs = 0;
-    int prev = -1;
-    for (size_t i = 0; i < m->npages; i++) {
-        int node = npl__map_node(m, i);
-        if (i == 0 || node != prev) {
-            if (++runs > NPL__LAZY_RUNS_MAX)
-                return;
-            prev = node;
-        }
-    }
+    for (size_t i = 0; i < m->npages; i = run_end(m, i, m->npages))
+        if (++runs > NPL__LAZY_RUNS_MAX)
+            return;
     lz->kind = NPL__LAZY_RUNS;
     lz->runs = runs;
 }
@@ -127,9 +154,7 @@ int npl__lazy_apply(char *addr, size_t npages, size_t psz, const struct npl_map 
         return 0;
     for (size_t first = 0; first < npages;) {
         int node = npl__map_node(m, first);
-        size_t end = first + 1;
-        while (end < npages && npl__map_node(m, end) == node)
-            end++;
+        size_t end = run_end(m, first, npages);
         if (npl__mbind(cnt, addr + first * psz, (end - first) * psz, MPOL_PREFERRED, &node, 1,
                        0) < 0)
             return npl__fail(errno, "mbind(MPOL_PREFERRED, %d) on %p+%zu failed: %s", node,

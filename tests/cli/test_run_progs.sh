@@ -60,6 +60,14 @@ $N run -v --policy cyclic --threshold 64K -- "$P/exit_styles" closefds $T/own 2>
 check "closefds: the program's file holds only its own line" "only this line" "$(cat $T/own)"
 $N run -v --policy cyclic --threshold 64K -- "$P/exit_styles" none 2>&- >/dev/null
 check "started with fd 2 closed: status 0" 0 $?
+# a C++ plugin dlopen'ed RTLD_LOCAL (its runtime outside the global scope) under every mode
+if [ -x "$P/dlopen_cxx" ] && [ -f "$P/libcxx_plugin.so" ]; then
+    echo "$OPTS" | while read -r o; do
+        same "$(echo "$o" | tr '|=' '  ')" "$P/dlopen_cxx" "$P/libcxx_plugin.so"
+        echo "$pass $fail" >$T/counts
+    done
+    read -r pass fail <$T/counts
+fi
 # every entry point at every alignment is placed (one node: every map is one run, so lazily)
 for prog in align_styles cxx_align; do
     [ -x "$P/$prog" ] || continue

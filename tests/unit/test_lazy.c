@@ -88,6 +88,22 @@ int main(void)
         npl_plan_free(pl);
         npl_policy_free(p);
     }
+    /* blocks reserved far beyond what is used (a terabyte, 2^62 bytes): counted by runs, not page
+     * by page (the first version walked 2^50 pages of a one-node cyclic map: a hang) */
+    npl_topo *t1 = synth("numa:1 core:2 pu:1");
+    size_t TiB = (size_t)1 << 40, huge = (size_t)1 << 62;
+    KIND(t1, "cyclic", huge, 0, 0, RUNS, 1, 0);
+    KIND(t4, "bind_all", huge, 0, 0, RUNS, 1, 0);
+    KIND(t4, "cyclic_block:1", TiB, 0, 0, NO, 0, 0);
+    KIND(t4, "cyclic_block", TiB, 0, 0, RUNS, 4, 0); /* 4 threads' blocks, one per node */
+    KIND(t4, "skew_mapp", huge, 0, 0, NO, 0, 0);
+    {
+        struct npl_lazy big = lazy(t4, "bind_block", TiB, 0, 0, 4);
+        struct npl_lazy small = lazy(t4, "bind_block", 8 * MiB, 0, 0, 4);
+        CHECK(big.kind == NPL__LAZY_RUNS && big.runs == small.runs,
+              "bind_block over 1 TiB: %zu runs, as over 8 MiB (%zu)", big.runs, small.runs);
+    }
+    npl_topo_destroy(t1);
     /* starts: page index x is good iff x mod M == rot (the index cut to 32 bits before 6.7) */
     for (int M = 3; M <= 4; M++) {
         npl_policy *p;
