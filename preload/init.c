@@ -69,18 +69,24 @@ void npl__preload_say(const char *fmt, const char *a, const char *b)
 
 /* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
  * this runs inside malloc) */
-void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int placed, int nt)
+void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt)
 {
-    char buf[512];
+    static const char *const hows[] = {"", "", " (lazily: each page goes to its node when first "
+                                       "touched)", " where the program's allocator put it"};
+    static const char *const json_hows[] = {"none", "populated", "lazy", "in_place"};
+    char buf[640];
     int len;
+    if (how < NPL__PLACED_NOT || how > NPL__PLACED_IN_PLACE)
+        how = NPL__PLACED_NOT;
     if (npl__preload.verbose == 2)
         len = snprintf(buf, sizeof buf, "{\"event\": \"%s\", \"address\": \"%p\", "
-                       "\"size_bytes\": %zu, \"placed\": %s, \"policy\": \"%s\", "
-                       "\"next_touch\": %s}\n", what, p, n, placed ? "true" : "false",
-                       npl__preload.policy, nt ? "true" : "false");
-    else if (placed)
-        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s\n",
-                       what, p, n, npl__preload.policy, nt ? ", armed for next-touch" : "");
+                       "\"size_bytes\": %zu, \"placed\": %s, \"how\": \"%s\", \"policy\": "
+                       "\"%s\", \"next_touch\": %s}\n", what, p, n, how ? "true" : "false",
+                       json_hows[how], npl__preload.policy, nt ? "true" : "false");
+    else if (how)
+        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s%s\n",
+                       what, p, n, npl__preload.policy, hows[how],
+                       nt ? ", armed for next-touch" : "");
     else
         len = snprintf(buf, sizeof buf, "numaplace run: %s of %zu bytes not placed (%s): the "
                        "system allocator serves it\n", what, n, npl_last_error());
@@ -185,6 +191,7 @@ __attribute__((constructor)) static void preload_init(void)
     remember_stderr();
     take_start_cpus(); /* before the topology is loaded */
     npl__preload_children_init(); /* exec and spawn resolved, fork handlers installed */
+    npl__preload_limits_init();   /* the cgroup limit files, found once */
     read_numbers(cfg);
     const char *e;
     if ((e = getenv(NPL_ENV_HUGE)) && *e) {
@@ -241,6 +248,7 @@ __attribute__((constructor)) static void preload_init(void)
     if (cfg->active && !npl__preload_profiling() &&
         !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg->active = 0;
+    npl__preload_alloc_init(); /* whose malloc the program has */
     if (cfg->active)
         npl__preload_place_static();
     npl__preload_leave();

@@ -6,6 +6,7 @@
  * that links libnumaplace itself keeps its own, separate copy. One file per concern:
  *   init.c      the constructor: the environment `numaplace run` sets (env.h), messages, libomp
  *   alloc.c     malloc & co., the table of placed blocks, the bootstrap buffer, the fork gate
+ *   limits.c    how much memory the process may still use (cgroups, RLIMIT_AS, MemAvailable)
  *   threads.c   pthread_create: thread n of the program on the n-th CPU of NUMAPLACE_PIN
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
@@ -45,8 +46,10 @@ int npl__preload_next_touch(void);
 /* ---- messages (init.c): on stderr only while fd 2 is the stderr the program started with ---- */
 /* fmt with two string arguments */
 void npl__preload_say(const char *fmt, const char *a, const char *b);
-/* numaplace run --verbose / --json: one line per large allocation (allocates nothing) */
-void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int placed, int nt);
+/* numaplace run --verbose / --json: one line per large allocation (allocates nothing); how:
+ * NPL__PLACED_* */
+enum { NPL__PLACED_NOT, NPL__PLACED_POPULATED, NPL__PLACED_LAZY, NPL__PLACED_IN_PLACE };
+void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt);
 
 /* ---- allocations (alloc.c) ---- */
 /* the calling thread is inside numaplace: its allocations and threads are not intercepted */
@@ -56,6 +59,9 @@ int npl__preload_inside(void);
 /* the next allocator's functions and pthread_create (dlsym RTLD_NEXT; the bootstrap buffer serves
  * dlsym's own allocations meanwhile) */
 void npl__preload_resolve(void);
+/* after resolve, from the constructor: is the program's malloc the C library's? (else its blocks
+ * are placed where they are: alloc.c's adopt; one line under --verbose) */
+void npl__preload_alloc_init(void);
 extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                        void *);
 /* fork: wait until no thread is inside the library through the interposer and hold the table
@@ -63,6 +69,17 @@ extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void
 void npl__preload_alloc_fork_prepare(void);
 void npl__preload_alloc_fork_parent(void);
 void npl__preload_alloc_fork_child(void);
+
+/* placing n bytes that must be populated fits what the process may still use (alloc.c; else 0,
+ * the reason in npl_last_error) */
+int npl__preload_fits(size_t n);
+
+/* ---- memory limits (limits.c) ---- */
+/* find the process's cgroup limit files (constructor) */
+void npl__preload_limits_init(void);
+/* bytes this process may still use (SIZE_MAX: no limit known), *source naming the tightest
+ * limit; allocates nothing */
+size_t npl__preload_memory_room(const char **source);
 
 /* ---- children (children.c) ---- */
 /* resolve exec/spawn/system/popen (a vfork child must not run dlsym) and install the fork

@@ -627,6 +627,19 @@ collect:
     return rc;
 }
 
+/* Lazy placement (place_lazy.c): the policies set on the untouched range, no page touched; no
+ * page is present yet, so none is counted placed or misplaced. */
+static int place_lazy(struct job *j, struct npl_place_stats *st)
+{
+    struct npl_lazy lz;
+    npl__lazy_of_map(&j->map, 0, j->flags, &lz);
+    (void)st;
+    if (!j->fresh || j->explicit_nodes || lz.kind == NPL__LAZY_NO ||
+        !npl__lazy_base_ok(j->map.plan, &lz, (uintptr_t)j->addr, j->len))
+        return npl__fail(EOPNOTSUPP, "this placement needs its pages populated");
+    return npl__lazy_apply(j->addr, j->npages, j->psz, &j->map, &lz, &j->cnt);
+}
+
 static void finish_stats(const struct job *j, struct npl_place_stats *st, double t0)
 {
     st->pages *= j->scale;
@@ -665,7 +678,9 @@ static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_sha
     if (sup < 0)
         rc = -1;
     else if (sup == 0)
-        rc = place_trivially(&j, !first_touch, st);
+        rc = place_trivially(&j, !first_touch && !(flags & NPL__F_LAZY), st);
+    else if (flags & NPL__F_LAZY)
+        rc = place_lazy(&j, st);
     else if ((rc = prepare_range(&j)) == 0)
         rc = place_with_workers(&j, st);
     if (rc == 0 && (flags & NPL_F_STRICT) && st->misplaced)

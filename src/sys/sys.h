@@ -32,6 +32,13 @@ int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
  * node, and a later migration of either side moves all 512 pages (docs/RELIABILITY.md). */
 void *npl__map_nohuge(size_t len);
 int npl__mems_allowed(int *nodes, int max); /* get_mempolicy(MPOL_F_MEMS_ALLOWED) */
+/* How the kernel picks the node of a page under MPOL_INTERLEAVE: the n-th node of the mask, n =
+ * index % nodes, the index being the page's offset in its mapping (for anonymous memory, its
+ * address / page size), cut to 32 bits before Linux 6.7 (returns 32), whole from 6.7 on (64);
+ * 0 if the release cannot be read. */
+int npl__interleave_index_bits(void);
+/* vm.max_map_count (read once; 65530 when unreadable) */
+long npl__max_map_count(void);
 
 /* ---- counters (counters.c): every number the library counts, one home ---- */
 /* system calls by kind; the total also counts madvise */

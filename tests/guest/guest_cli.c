@@ -89,9 +89,17 @@ static int child_alloc(const char *polstr, size_t mib)
     size_t n = f ? fread(out, 1, (1 << 20) - 1, f) : 0;
     out[n] = 0;
     int st = f ? pclose(f) : -1;
-    char key[64];
-    snprintf(key, sizeof key, "\"start\": \"0x%lx\"", (unsigned long)(uintptr_t)a);
-    char *m = strstr(out, key);
+    /* the mapping that holds the array: it starts there, or earlier when a neighbour with the
+     * same policy merged with it (a lazily placed block below it, not touched) */
+    char *m = NULL;
+    for (char *s = strstr(out, "\"start\": \"0x"); s; s = strstr(s + 1, "\"start\": \"0x")) {
+        char *e = strstr(s, "\"end\": \"0x");
+        unsigned long lo = strtoul(s + 10, NULL, 16), hi = e ? strtoul(e + 8, NULL, 16) : lo;
+        if (lo <= (uintptr_t)a && (uintptr_t)a < hi) {
+            m = s;
+            break;
+        }
+    }
     int where_ok = !aligned || (st == 0 && m);
     for (int k = 0; aligned && where_ok && k < 64; k++) {
         if (!per[k])
