@@ -214,6 +214,12 @@ static int classify_all(struct npl_profile *p, char *err, size_t errsz)
         else
             p->arrays[i].has_advice = 1;
     }
+    struct npl_prof_advice **adv = rc == 0 ? calloc(p->narrays ? p->narrays : 1, sizeof *adv) : NULL;
+    for (uint32_t i = 0; adv && i < p->narrays; i++)
+        adv[i] = &p->arrays[i].advice;
+    if (adv)
+        npl__advice_siblings(p, adv);
+    free(adv);
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(topo);
     return rc;

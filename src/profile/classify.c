@@ -938,9 +938,27 @@ static int finish_explicit(struct work *w, struct npl_prof_advice *out, const in
     out->chunk_nodes = malloc((size_t)(w->in->nchunks ? w->in->nchunks : 1) * sizeof(int));
     if (!out->chunk_nodes)
         return oom(w);
-    for (uint64_t k = 0; k < w->in->nchunks; k++)
+    uint64_t n = w->in->nchunks, prev = UINT64_MAX;
+    for (uint64_t k = 0; k < n; k++)
         out->chunk_nodes[k] = chunk_node[k] >= 0 ? w->c->nodes[chunk_node[k]] : -1;
-    out->nchunk_nodes = w->in->nchunks;
+    /* A chunk no sample reached is used all the same, most likely as its neighbours are (left
+     * alone, the program's first touch would put it, serial init: all on one node): it goes
+     * with the nearest sampled chunk, the earlier one on a tie. */
+    for (uint64_t k = 0; k < n; k++) {
+        if (chunk_node[k] >= 0) {
+            prev = k;
+            continue;
+        }
+        uint64_t next = k + 1;
+        while (next < n && chunk_node[next] < 0)
+            next++;
+        int from_prev = prev != UINT64_MAX && (next >= n || k - prev <= next - k);
+        if (from_prev)
+            out->chunk_nodes[k] = out->chunk_nodes[prev];
+        else if (next < n)
+            out->chunk_nodes[k] = w->c->nodes[chunk_node[next]];
+    }
+    out->nchunk_nodes = n;
     return 0;
 }
 
@@ -1392,4 +1410,48 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->nphases = p->nphases;
     in->transitions = p->transitions;
     in->ntransitions = p->ntransitions;
+}
+
+/* An array with too few samples (a coarse grid level, a small vector) allocated at the same call
+ * site as a well-sampled array, one whose pattern is a shape that holds at any size (blocked or
+ * cyclic), is most likely used the same way: it follows that array's advice, said in its reason,
+ * rather than being left to first touch (under serial init: all on one node). */
+void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv)
+{
+    for (uint32_t i = 0; i < p->narrays; i++) {
+        struct npl_prof_advice *a = adv[i];
+        const struct npl_prof_site *si = &p->arrays[i].site;
+        if (!a || a->pattern != NPL_PAT_TOO_FEW || si->kind != NPL_SITE_HEAP)
+            continue;
+        int from = -1;
+        for (uint32_t j = 0; j < p->narrays; j++) {
+            const struct npl_prof_advice *b = adv[j];
+            const struct npl_prof_site *sj = &p->arrays[j].site;
+            if (j == i || !b || (b->pattern != NPL_PAT_BLOCKED && b->pattern != NPL_PAT_CYCLIC) ||
+                !strcmp(b->policy, "explicit") || sj->kind != NPL_SITE_HEAP ||
+                sj->offset != si->offset || !si->object || !sj->object ||
+                strcmp(si->object, sj->object) != 0)
+                continue;
+            if (from < 0 || b->samples > adv[from]->samples)
+                from = (int)j;
+        }
+        if (from < 0)
+            continue;
+        const struct npl_prof_advice *b = adv[from];
+        char site[256];
+        npl__site_label(&p->arrays[from].site, site, sizeof site);
+        uint64_t few = a->samples;
+        a->pattern = b->pattern;
+        snprintf(a->policy, sizeof a->policy, "%s", b->policy);
+        a->period_pages = b->period_pages;
+        a->block_threads = b->block_threads;
+        a->confidence = b->confidence / 2;
+        a->local_policy = b->local_policy;
+        a->local_best = b->local_best;
+        snprintf(a->reason, sizeof a->reason,
+                 "%s (same call site): %llu sampled accesses, fewer than %d, so it follows %s "
+                 "(%s, %llu samples): %s", npl__pattern_name(b->pattern),
+                 (unsigned long long)few, NPL_PROF_MIN_SAMPLES, site, npl__pattern_name(b->pattern),
+                 (unsigned long long)b->samples, b->policy);
+    }
 }

@@ -204,6 +204,9 @@ void npl__classify_ctx_free(struct npl_prof_ctx *c);
 /* Classify one array: fills *out (npl__advice_clear frees what it holds). */
 int npl__classify(struct npl_prof_ctx *c, const struct npl_prof_input *in,
                   struct npl_prof_advice *out, char *err, size_t errsz);
+/* After every array of p is classified (adv[i]: array i's advice, or NULL): an array with too
+ * few samples takes the blocked or cyclic advice of the best-sampled array of its call site. */
+void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv);
 /* The input of array a of profile p. */
 void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array *a,
                         struct npl_prof_input *in);
