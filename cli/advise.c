@@ -1,11 +1,13 @@
-/* advise.c - numaplace advise FILE [--json] [--verbose]: one row per array of a measured access
- * profile (docs/AUTO.md): its site, size, pattern, the advised policy, the predicted local fraction
- * under it and under first touch, and the reason. Arrays whose "advice" the profile already holds
- * are shown as stored; the others are classified here (src/profile/classify.c). A bad profile is
- * one line on stderr and exit status 2. */
+/* advise.c - numaplace advise FILE [--json] [--verbose] [--html OUT]: one row per array of a
+ * measured access profile (docs/AUTO.md): its site, size, pattern, the advised policy, the predicted
+ * local fraction under it and under first touch, and the reason; --html adds a per-array bar chart
+ * (the same section numaplace report --profile puts in its page). Arrays whose "advice" the profile
+ * already holds are shown as stored; the others are classified here (src/profile/classify.c). A
+ * bad profile is one line on stderr and exit status 2. */
 #include "cli.h"
 #include "advise.h"
 #include "common.h"
+#include "html.h"
 #include "json.h"
 #include "profile/profile.h"
 
@@ -17,7 +19,7 @@
 
 static void advise_usage(FILE *f)
 {
-    fprintf(f, "usage: numaplace advise FILE [--json] [--verbose] [--write OUT]\n"
+    fprintf(f, "usage: numaplace advise FILE [--json] [--verbose] [--write OUT] [--html OUT]\n"
                "  one row per array of the profile FILE (numaplace profile writes it): the site,\n"
                "  size, access pattern, the advised policy, the predicted local fraction under it\n"
                "  and under first touch, and the reason; advice stored in FILE is shown as it is\n"
@@ -25,6 +27,8 @@ static void advise_usage(FILE *f)
                "  -v, --verbose  also every placement evaluated, with its predicted local fraction\n"
                "  --write OUT the profile again with every array's advice stored in it (OUT may be\n"
                "              FILE; run --profile then applies it without classifying again)\n"
+               "  --html OUT  also one self-contained HTML page: the profile's header, the table\n"
+               "              and a bar chart per array of the predicted local fractions\n"
                "exit status: 0; 2 bad usage or a bad profile (one line on stderr); 1 failure\n");
 }
 
@@ -139,21 +143,262 @@ void advise_table(FILE *f, const char *path, const struct npl_profile *p,
     }
 }
 
+int advise_load(const char *cmd, const char *path, struct advice_set *s)
+{
+    char err[1024];
+    *s = (struct advice_set){NULL, NULL, NULL};
+    if (npl__profile_load(path, &s->p, err, sizeof err) < 0) {
+        for (char *q = err; *q; q++) /* one line */
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        fprintf(stderr, "numaplace %s: %s\n", cmd, err);
+        return EXIT_USAGE;
+    }
+    struct npl_profile *p = s->p;
+    npl_topo *topo = NULL;
+    struct npl_prof_ctx *ctx = NULL;
+    if (npl__profile_topo(p, &topo, err, sizeof err) < 0 ||
+        npl__classify_ctx(&ctx, topo, p->threads, err, sizeof err) < 0) {
+        fprintf(stderr, "numaplace %s: %s: %s\n", cmd, path, err);
+        npl_topo_destroy(topo);
+        advise_free(s);
+        return EXIT_FAILED;
+    }
+    s->adv = calloc(p->narrays ? p->narrays : 1, sizeof *s->adv);
+    s->stored = calloc(p->narrays ? p->narrays : 1, sizeof *s->stored);
+    int rc = 0;
+    if (!s->adv || !s->stored) {
+        fprintf(stderr, "numaplace %s: out of memory\n", cmd);
+        rc = EXIT_FAILED;
+    }
+    for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
+        struct npl_prof_array *a = &p->arrays[i];
+        if (a->has_advice) {
+            s->adv[i] = a->advice; /* shown as stored; owned by the profile */
+            s->stored[i] = 1;
+            continue;
+        }
+        struct npl_prof_input in;
+        npl__profile_input(p, a, &in);
+        if (npl__classify(ctx, &in, &s->adv[i], err, sizeof err) < 0) {
+            fprintf(stderr, "numaplace %s: %s: array %u: %s\n", cmd, path, i, err);
+            rc = EXIT_FAILED;
+        }
+    }
+    npl__classify_ctx_free(ctx);
+    npl_topo_destroy(topo);
+    if (rc)
+        advise_free(s);
+    return rc;
+}
+
+void advise_free(struct advice_set *s)
+{
+    for (uint32_t i = 0; s->adv && s->stored && i < s->p->narrays; i++)
+        if (!s->stored[i])
+            npl__advice_clear(&s->adv[i]);
+    free(s->adv);
+    free(s->stored);
+    npl__profile_free(s->p);
+    *s = (struct advice_set){NULL, NULL, NULL};
+}
+
+/* ---- the HTML section ---- */
+
+#define CHART_LABEL_W 230 /* the site labels' column */
+#define CHART_BAR_W 360   /* a local fraction of 1 */
+#define CHART_BAR_H 14
+#define CHART_VALUE_W 330 /* the value and the placement after a bar */
+
+static const struct chart_bar {
+    const char *cls, *name, *fill;
+} chart_bars[3] = {{"bar-policy", "advised", "#2f6db5"},
+                   {"bar-first-touch", "first touch", "#9aa5b1"},
+                   {"bar-best", "best evaluated", "#e08a1e"}};
+
+/* the best placement is shown only when it differs at the precision shown */
+static int best_differs(const struct npl_prof_advice *d)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.3f", d->local_policy);
+    snprintf(b, sizeof b, "%.3f", d->local_best);
+    return strcmp(a, b) != 0;
+}
+
+/* at most max characters of s (UTF-8 aware), "..." after a cut one */
+static void html_short(FILE *f, const char *s, int max)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    for (int n = 0; u[i] && n < max; n++) {
+        size_t k = cli_utf8_len(u + i);
+        i += k ? k : 1;
+    }
+    char *cut = strndup(s, i);
+    html_text(f, cut ? cut : "?");
+    free(cut);
+    if (u[i])
+        fputs("...", f);
+}
+
+/* one bar: its rectangle (width: the fraction), its value and the placement (what, may be "")
+ * after it */
+static void chart_bar(FILE *f, int kind, double frac, const char *what, int y)
+{
+    const struct chart_bar *b = &chart_bars[kind];
+    fprintf(f, "<rect class=\"bar %s\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\">"
+               "<title>%s%s", b->cls, CHART_LABEL_W, y, frac * CHART_BAR_W, CHART_BAR_H, b->fill,
+            b->name, *what ? " " : "");
+    html_text(f, what);
+    fprintf(f, ": %.3f</title></rect>\n<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%.3f ",
+            frac, CHART_LABEL_W + frac * CHART_BAR_W + 4, y + CHART_BAR_H - 3, frac);
+    html_short(f, what, 48);
+    fputs("</text>\n", f);
+}
+
+/* the chart: a group of bars per array, with the exact fractions as data attributes */
+static void advise_chart(FILE *f, const struct advice_set *s)
+{
+    const struct npl_profile *p = s->p;
+    int rows = 0;
+    for (uint32_t i = 0; i < p->narrays; i++)
+        rows += 2 + best_differs(&s->adv[i]);
+    int top = 40, w = CHART_LABEL_W + CHART_BAR_W + CHART_VALUE_W;
+    int h = top + rows * (CHART_BAR_H + 2) + (int)p->narrays * 12 + 10;
+    fprintf(f, "<svg class=\"npl-advice-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "role=\"img\" aria-label=\"predicted local-access fraction per array\" "
+               "font-family=\"sans-serif\">\n", w, h, w, h);
+    for (int k = 0; k < 3; k++) /* the legend */
+        fprintf(f, "<rect x=\"%d\" y=\"4\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                   "<text x=\"%d\" y=\"14\" font-size=\"12\">%s</text>\n",
+                CHART_LABEL_W + k * 130, chart_bars[k].fill, CHART_LABEL_W + k * 130 + 16,
+                chart_bars[k].name);
+    for (int t = 0; t <= 4; t++) { /* the axis: 0, 0.25, ... 1 */
+        double x = CHART_LABEL_W + t * CHART_BAR_W / 4.0;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#dddddd\"/>"
+                   "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%.2f</text>\n",
+                x, top - 6, x, h - 4, x, top - 9, t / 4.0);
+    }
+    int y = top;
+    for (uint32_t i = 0; i < p->narrays; i++) {
+        const struct npl_prof_advice *d = &s->adv[i];
+        char label[4200];
+        npl__site_label(&p->arrays[i].site, label, sizeof label);
+        fprintf(f, "<g class=\"npl-array\" data-index=\"%u\" data-site=\"", i);
+        html_text(f, label);
+        fprintf(f, "\" data-local-policy=\"%.17g\"", d->local_policy);
+        if (d->local_first_touch >= 0)
+            fprintf(f, " data-local-first-touch=\"%.17g\"", d->local_first_touch);
+        fprintf(f, " data-local-best=\"%.17g\">\n<title>", d->local_best);
+        html_text(f, label);
+        fputs("</title>\n<text x=\"0\" y=\"", f);
+        fprintf(f, "%d\" font-size=\"12\">", y + CHART_BAR_H - 3);
+        html_short(f, label, 32);
+        fputs("</text>\n", f);
+        char pol[400];
+        policy_text(d, pol, sizeof pol);
+        chart_bar(f, 0, d->local_policy, pol, y);
+        y += CHART_BAR_H + 2;
+        if (d->local_first_touch >= 0)
+            chart_bar(f, 1, d->local_first_touch, "", y);
+        else
+            fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">first touch: not known</text>\n",
+                    CHART_LABEL_W + 4, y + CHART_BAR_H - 3);
+        y += CHART_BAR_H + 2;
+        if (best_differs(d)) {
+            /* the candidates come best first; stored advice keeps none */
+            int named = d->ncand > 0 && d->cand[0].local == d->local_best;
+            chart_bar(f, 2, d->local_best, named ? d->cand[0].policy : "", y);
+            y += CHART_BAR_H + 2;
+        }
+        fputs("</g>\n", f);
+        y += 12;
+    }
+    fputs("</svg>\n", f);
+}
+
+static void html_cell(FILE *f, const char *s)
+{
+    fputs("<td>", f);
+    html_text(f, s);
+    fputs("</td>", f);
+}
+
+void advise_html(FILE *f, const char *path, const struct advice_set *s)
+{
+    const struct npl_profile *p = s->p;
+    fputs("<section class=\"npl-advice\">\n<h2>Per-array advice: ", f);
+    html_text(f, path);
+    fputs("</h2>\n<table border=1 cellpadding=3>\n<tr><th>program</th>", f);
+    html_cell(f, p->program_path && *p->program_path ? p->program_path : "?");
+    fprintf(f, "</tr>\n<tr><th>threads</th><td>%d</td></tr>\n<tr><th>nodes</th><td>", p->threads);
+    for (int k = 0; k < p->nnodes; k++)
+        fprintf(f, "%s%d", k ? ", " : "", p->nodes[k]);
+    fprintf(f, "</td></tr>\n<tr><th>backend</th><td>%s</td></tr>\n<tr><th>samples</th>"
+               "<td>%llu</td></tr>\n</table>\n",
+            p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults",
+            (unsigned long long)p->samples);
+    fputs("<h3>Predicted local-access fraction</h3>\n", f);
+    advise_chart(f, s);
+    fputs("<h3>Arrays</h3>\n<table border=1 cellpadding=3>\n<tr><th>site</th><th>size</th>"
+          "<th>pattern</th><th>policy</th><th>local</th><th>first touch</th><th>best</th>"
+          "<th>confidence</th><th>reason</th></tr>\n", f);
+    for (uint32_t i = 0; i < p->narrays; i++) {
+        const struct npl_prof_advice *d = &s->adv[i];
+        char label[4200], size[32], pol[400], l1[16], l2[16], l3[16], conf[16];
+        npl__site_label(&p->arrays[i].site, label, sizeof label);
+        size_text(p->arrays[i].bytes, size, sizeof size);
+        policy_text(d, pol, sizeof pol);
+        frac_text(d->local_policy, l1, sizeof l1);
+        frac_text(d->local_first_touch, l2, sizeof l2);
+        frac_text(d->local_best, l3, sizeof l3);
+        snprintf(conf, sizeof conf, "%.2f", d->confidence);
+        fputs("<tr>", f);
+        html_cell(f, label);
+        html_cell(f, size);
+        html_cell(f, npl__pattern_name(d->pattern));
+        html_cell(f, pol);
+        html_cell(f, l1);
+        html_cell(f, l2);
+        html_cell(f, l3);
+        html_cell(f, conf);
+        fputs("<td>", f);
+        html_text(f, s->stored[i] ? "(stored) " : "");
+        html_text(f, d->reason);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n</section>\n", f);
+}
+
+/* advise --html OUT: the section as one page */
+static int write_html(const char *out, const char *path, const struct advice_set *s)
+{
+    FILE *f = cli_open_out("advise", out);
+    if (!f)
+        return EXIT_FAILED;
+    html_page_begin(f, "numaplace advise");
+    advise_html(f, path, s);
+    html_page_end(f);
+    return cli_close_out("advise", f, out, 0);
+}
+
 int cmd_advise(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                          {"verbose", no_argument, NULL, 'v'},
                                          {"write", required_argument, NULL, 'w'},
+                                         {"html", required_argument, NULL, 'H'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int as_json = 0, verbose = 0, c;
-    const char *write_to = NULL;
+    const char *write_to = NULL, *html_to = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":vh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': as_json = 1; break;
         case 'v': verbose = 1; break;
         case 'w': write_to = optarg; break;
+        case 'H': html_to = optarg; break;
         case 'h': advise_usage(stdout); return 0;
         default: return cli_bad_option("advise", c, argv);
         }
@@ -164,44 +409,13 @@ int cmd_advise(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *path = argv[optind];
-    char err[1024];
-    struct npl_profile *p = NULL;
-    if (npl__profile_load(path, &p, err, sizeof err) < 0) {
-        for (char *q = err; *q; q++) /* one line */
-            if (*q == '\n' || *q == '\r')
-                *q = ' ';
-        fprintf(stderr, "numaplace advise: %s\n", err);
-        return EXIT_USAGE;
-    }
-    npl_topo *topo = NULL;
-    struct npl_prof_ctx *ctx = NULL;
-    if (npl__profile_topo(p, &topo, err, sizeof err) < 0 ||
-        npl__classify_ctx(&ctx, topo, p->threads, err, sizeof err) < 0) {
-        fprintf(stderr, "numaplace advise: %s: %s\n", path, err);
-        npl_topo_destroy(topo);
-        npl__profile_free(p);
-        return EXIT_FAILED;
-    }
-    struct npl_prof_advice *adv = calloc(p->narrays ? p->narrays : 1, sizeof *adv);
-    int *stored = calloc(p->narrays ? p->narrays : 1, sizeof *stored), rc = 0;
-    if (!adv || !stored) {
-        fprintf(stderr, "numaplace advise: out of memory\n");
-        rc = EXIT_FAILED;
-    }
-    for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
-        struct npl_prof_array *a = &p->arrays[i];
-        if (a->has_advice) {
-            adv[i] = a->advice; /* shown as stored; owned by the profile */
-            stored[i] = 1;
-            continue;
-        }
-        struct npl_prof_input in;
-        npl__profile_input(p, a, &in);
-        if (npl__classify(ctx, &in, &adv[i], err, sizeof err) < 0) {
-            fprintf(stderr, "numaplace advise: %s: array %u: %s\n", path, i, err);
-            rc = EXIT_FAILED;
-        }
-    }
+    struct advice_set s;
+    int rc = advise_load("advise", path, &s);
+    if (rc)
+        return rc;
+    struct npl_profile *p = s.p;
+    struct npl_prof_advice *adv = s.adv;
+    const int *stored = s.stored;
     if (rc == 0 && as_json) {
         cJSON *root = json_object();
         json_add_str(root, "schema", "numaplace-advise/1");
@@ -263,15 +477,10 @@ int cmd_advise(int argc, char **argv)
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = EXIT_FAILED;
     }
-    if (rc == 0 && write_to && write_profile(p, adv, stored, write_to) < 0)
+    if (rc == 0 && html_to) /* before --write takes the new advice's lists */
+        rc = write_html(html_to, path, &s);
+    if (rc == 0 && write_to && write_profile(p, adv, s.stored, write_to) < 0)
         rc = EXIT_FAILED;
-    for (uint32_t i = 0; adv && i < p->narrays; i++)
-        if (!stored[i])
-            npl__advice_clear(&adv[i]);
-    free(adv);
-    free(stored);
-    npl__classify_ctx_free(ctx);
-    npl_topo_destroy(topo);
-    npl__profile_free(p);
+    advise_free(&s);
     return rc;
 }

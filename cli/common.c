@@ -2,10 +2,12 @@
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_fail(const char *what)
@@ -81,4 +83,59 @@ int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use)
     }
     *use = npl_topo_self();
     return *use ? 0 : -1;
+}
+
+FILE *cli_open_out(const char *cmd, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat sb;
+    const char *why = NULL;
+    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+        why = "not a regular file";
+        close(fd);
+        fd = -1;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    if (!f)
+        fprintf(stderr, "numaplace %s: cannot write %s: %s\n", cmd, path,
+                why ? why : errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+    return f;
+}
+
+int cli_close_out(const char *cmd, FILE *f, const char *path, int bad)
+{
+    bad |= ferror(f);
+    errno = EIO; /* when only ferror() knew */
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "numaplace %s: error writing %s: %s\n", cmd, path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+size_t cli_utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned cp;
+    if ((s[0] & 0xE0) == 0xC0)
+        n = 2, cp = s[0] & 0x1F;
+    else if ((s[0] & 0xF0) == 0xE0)
+        n = 3, cp = s[0] & 0x0F;
+    else if ((s[0] & 0xF8) == 0xF0)
+        n = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
 }

@@ -22,4 +22,12 @@ int cli_find_file(const char *env_name, const char *const *rel, int n, char *out
 int cli_bad_option(const char *cmd, int c, char **argv);
 /* Load a synthetic topology when desc != NULL, else this machine's. */
 int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use);
+/* An output file of subcommand cmd: created or truncated, never written through a symbolic link,
+ * a regular file only. The stream, or NULL after "numaplace CMD: cannot write PATH: why". */
+FILE *cli_open_out(const char *cmd, const char *path);
+/* Close what cli_open_out opened: 0, or EXIT_FAILED after "numaplace CMD: error writing PATH: why"
+ * when bad is set, a write failed or the close did. */
+int cli_close_out(const char *cmd, FILE *f, const char *path, int bad);
+/* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if it is invalid. */
+size_t cli_utf8_len(const unsigned char *s);
 #endif

@@ -1,5 +1,6 @@
 /* json.c - the numaplace command's JSON writer (json.h), on cJSON. */
 #include "json.h"
+#include "common.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,38 +22,12 @@ cJSON *json_add(cJSON *parent, const char *key, cJSON *item)
     return item;
 }
 
-/* length of the valid UTF-8 sequence at s, 0 if invalid */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned cp;
-    if ((s[0] & 0xE0) == 0xC0)
-        n = 2, cp = s[0] & 0x1F;
-    else if ((s[0] & 0xF0) == 0xE0)
-        n = 3, cp = s[0] & 0x0F;
-    else if ((s[0] & 0xF8) == 0xF0)
-        n = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 cJSON *json_string(const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t len = strlen(s), bad = 0;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_len(u + i);
+        size_t k = cli_utf8_len(u + i);
         bad += !k;
         i += k ? k : 1;
     }
@@ -62,7 +37,7 @@ cJSON *json_string(const char *s)
     if (!clean)
         return NULL;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_len(u + i);
+        size_t k = cli_utf8_len(u + i);
         if (k) {
             memcpy(o, s + i, k);
             o += k;

@@ -3,7 +3,8 @@
 
 Reads DIR/results.json, validates it against docs/schema/report.schema.json (python3-jsonschema when
 installed, else the small checker below, which understands the subset of JSON Schema the file
-uses), and writes DIR/*.png (matplotlib) and DIR/index.html.
+uses), and writes DIR/*.png (matplotlib) and DIR/index.html. The per-array advice section that
+`numaplace report --profile` put in the index.html it replaces is kept as it is.
 
 Exit status: 0; 1 the JSON does not validate; 2 bad usage or unreadable files;
 3 matplotlib is not installed (apt-get install python3-matplotlib).
@@ -14,6 +15,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# numaplace report --profile writes its per-array advice between these (cli/report/report_parts.h)
+ADVICE_BEGIN, ADVICE_END = "<!-- numaplace-advice -->", "<!-- /numaplace-advice -->"
 SCHEMA_CANDIDATES = [os.path.join(HERE, "..", "docs", "schema", "report.schema.json"),
                      os.path.join(HERE, "report.schema.json")]
 
@@ -302,7 +305,20 @@ def verdict_html(data):
     return p
 
 
-def page(data, imgs):
+def kept_advice(path):
+    """The advice section of the page at path, markers included (escaped by numaplace: a string
+    from the profile cannot make a marker), or "" where there is none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    i = text.find(ADVICE_BEGIN)
+    j = text.find(ADVICE_END, i + 1) if i >= 0 else -1
+    return text[i:j + len(ADVICE_END)] if j > i else ""
+
+
+def page(data, imgs, advice=""):
     fac, m, h = data["factors"], data["machine"], data["host"]
     nodes = fac["nodes"]
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>numaplace report</title></head><body>",
@@ -310,6 +326,8 @@ def page(data, imgs):
              f"<p>numaplace {html.escape(data['numaplace_version'])}, {html.escape(data['generated_utc'])}, "
              f"{html.escape(data['level'])} sizes{' (too small for conclusions)' if data['quick'] else ''}.</p>"]
     parts += verdict_html(data)
+    if advice:
+        parts.append(advice)
     for title, img in imgs:
         parts.append(f"<h2>{html.escape(title)}</h2><img src='{img}' alt='{html.escape(title)}'>")
     parts.append("<h2>Factor matrix (median [min-max])</h2>")
@@ -365,8 +383,10 @@ def main(argv):
     imgs = [("NUMA factors" if data["machine"]["node_count"] > 1 else "Local latency and bandwidth (one node)", "factors.png"),
             ("Cache steps, contention and loaded latency", "steps.png"),
             ("Characterization: time per policy", "policies.png")]
-    with open(os.path.join(d, "index.html"), "w") as f:
-        f.write(page(data, imgs))
+    index = os.path.join(d, "index.html")
+    advice = kept_advice(index)
+    with open(index, "w", encoding="utf-8") as f:
+        f.write(page(data, imgs, advice))
     print(f"report_plot: wrote {d}/index.html and {len(imgs)} plots")
     return 0
 

@@ -8,6 +8,7 @@
  * there. Every figure is repeated (--reps): median, min, max and every repetition. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "advise.h"
 #include "common.h"
 #include "report_parts.h"
 
@@ -88,6 +89,7 @@ static int check_dir(const char *dir)
 static void usage(void)
 {
     printf("usage: numaplace report [--quick|--full] [--reps N] [--out DIR] [--no-plots] [--json]\n"
+           "                        [--profile FILE]\n"
            "A verdict first (how far the timings can be trusted, worst and mean latency factor,\n"
            "remote-bandwidth penalty, measured spread, a recommended policy per access pattern\n"
            "with its margin, or \"no measurable difference\"), then the NUMA factor matrix as\n"
@@ -106,6 +108,10 @@ static void usage(void)
            "  --reps N     repetitions of every figure (1-%d, default 5)\n"
            "  --no-plots   do not run the plotting script\n"
            "  --json       print results.json on stdout (the verdict goes to stderr)\n"
+           "  --profile FILE  also the per-array advice for the profile FILE (numaplace profile):\n"
+           "               its table after the measurements and, in index.html, the table with a\n"
+           "               bar chart per array, as numaplace advise --html draws it (read and\n"
+           "               classified before measuring: a bad profile is exit 2 at once)\n"
            "Threads: OMP_NUM_THREADS (default all allowed CPUs), pinned compactly.\n"
            "exit status: 0; 1 a measurement or writing failed (or the plots, when asked\n"
            "for and python3/matplotlib are present but fail); 2 bad usage\n", STATS_MAX_REPS);
@@ -113,18 +119,19 @@ static void usage(void)
 
 struct report_opts {
     int level, reps, plots, json;
-    const char *dir;
+    const char *dir, *profile;
 };
 
-/* 0 to go on, else the exit status (-1: --help printed, exit 0) */
+/* 0 to go on, else the exit status (-1: --help printed, exit 0); the directory is checked later */
 static int parse(int argc, char **argv, struct report_opts *o)
 {
     static const struct option opts[] = {
         {"quick", no_argument, NULL, 'q'}, {"full", no_argument, NULL, 'f'},
         {"reps", required_argument, NULL, 'r'}, {"out", required_argument, NULL, 'o'},
         {"no-plots", no_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    *o = (struct report_opts){1, 5, 1, 0, "report"};
+        {"profile", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    *o = (struct report_opts){1, 5, 1, 0, "report", NULL};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if ((c == 'q' && o->level == 2) || (c == 'f' && o->level == 0)) {
@@ -134,8 +141,8 @@ static int parse(int argc, char **argv, struct report_opts *o)
             o->level = c == 'q' ? 0 : 2;
         else if (c == 'r' && (o->reps = measure_parse_reps("report", optarg)) < 0)
             return EXIT_USAGE;
-        else if (c == 'o')
-            o->dir = optarg;
+        else if (c == 'o' || c == 'p')
+            *(c == 'o' ? &o->dir : &o->profile) = optarg;
         else if (c == 'n' || c == 'j')
             *(c == 'n' ? &o->plots : &o->json) = c == 'j';
         else if (c == 'h')
@@ -152,7 +159,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
                 *o->dir ? "too long a" : "empty");
         return EXIT_USAGE;
     }
-    return check_dir(o->dir) < 0 ? EXIT_FAILED : 0;
+    return 0;
 }
 
 static int run_plots(const char *dir, FILE *out)
@@ -193,8 +200,9 @@ static int copy_file(const char *path, FILE *to)
 }
 
 /* measure, characterize, decide, write: 0 or the exit status */
-static int measure_all(const struct report_opts *o, struct measure_result *m, struct charac *c,
-                       struct host_env *h, struct verdict *v, FILE *out)
+static int measure_all(const struct report_opts *o, const struct advice_set *advice,
+                       struct measure_result *m, struct charac *c, struct host_env *h,
+                       struct verdict *v, FILE *out)
 {
     struct measure_opts mo = {o->level, o->reps, report_progress};
     report_progress_start(o->level);
@@ -211,11 +219,15 @@ static int measure_all(const struct report_opts *o, struct measure_result *m, st
     report_print_verdict(out, m, c, v);
     fprintf(out, "\n== measurements\n");
     measure_print(out, m);
+    if (advice) {
+        fprintf(out, "\n== per-array advice\n");
+        advise_table(out, o->profile, advice->p, advice->adv, advice->stored, 0);
+    }
     char json[4096], html[4096];
     snprintf(json, sizeof json, "%s/results.json", o->dir);
     snprintf(html, sizeof html, "%s/index.html", o->dir);
     rc = report_write_json(json, o->level, m, c, h, v);
-    return rc ? rc : report_write_html(html, m, c, v);
+    return rc ? rc : report_write_html(html, m, c, v, advice, o->profile);
 }
 
 int cmd_report(int argc, char **argv)
@@ -228,6 +240,15 @@ int cmd_report(int argc, char **argv)
     const npl_topo *t = npl_topo_self();
     if (!t)
         return cli_fail("topology");
+    /* the profile first (a bad one is bad usage), then the output directory */
+    struct advice_set advice = {NULL, NULL, NULL};
+    if (o.profile && (rc = advise_load("report", o.profile, &advice)) != 0)
+        return rc;
+    if (check_dir(o.dir) < 0) {
+        if (o.profile)
+            advise_free(&advice);
+        return EXIT_FAILED;
+    }
     FILE *out = o.json ? stderr : stdout;
     struct host_env h;
     report_host(&h);
@@ -241,7 +262,10 @@ int cmd_report(int argc, char **argv)
     struct measure_result *m = calloc(1, sizeof *m);
     struct charac *c = calloc(1, sizeof *c);
     struct verdict *v = calloc(1, sizeof *v);
-    rc = m && c && v ? measure_all(&o, m, c, &h, v, out) : cli_fail("out of memory");
+    rc = m && c && v ? measure_all(&o, o.profile ? &advice : NULL, m, c, &h, v, out)
+                     : cli_fail("out of memory");
+    if (o.profile)
+        advise_free(&advice);
     free(m);
     free(c);
     free(v);

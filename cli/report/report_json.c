@@ -6,7 +6,6 @@
 #include "json.h"
 #include "report_parts.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -219,17 +218,12 @@ int report_write_json(const char *path, int level, const struct measure_result *
     report_json_factors(root, m);
     add_charac(root, m, c);
     add_verdict(root, m, v);
-    FILE *f = report_open_out(path);
+    FILE *f = cli_open_out("report", path);
     if (!f) {
         json_free(root);
         return EXIT_FAILED;
     }
     int bad = json_write(f, root) < 0;
     json_free(root);
-    bad |= ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "numaplace report: error writing %s: %s\n", path, strerror(errno));
-        return EXIT_FAILED;
-    }
-    return 0;
+    return cli_close_out("report", f, path, bad);
 }

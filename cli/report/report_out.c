@@ -1,16 +1,15 @@
 /* report_out.c - what numaplace report writes: the verdict on stdout, DIR/results.json
  * (docs/schema/report.schema.json: every repetition, units in the key names) and a plain
- * DIR/index.html that tools/report_plot.py replaces with the one with plots. */
+ * DIR/index.html that tools/report_plot.py replaces with the one with plots (keeping the per-array
+ * advice of --profile). */
 #define _GNU_SOURCE
+#include "advise.h"
 #include "common.h"
+#include "html.h"
 #include "json.h"
 #include "report_parts.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #define PAT(k) (k) / (NACC * NSCH)][(k) / NSCH % NACC][(k) % NSCH
 
@@ -81,45 +80,40 @@ void report_print_verdict(FILE *f, const struct measure_result *m, const struct 
     print_locality(f, m, c);
 }
 
-FILE *report_open_out(const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
-        close(fd);
-        errno = EINVAL;
-        fd = -1;
-    }
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f && fd >= 0)
-        close(fd);
-    if (!f)
-        fprintf(stderr, "numaplace report: cannot write %s: %s\n", path,
-                errno == ELOOP ? "it is a symbolic link" : strerror(errno));
-    return f;
-}
-
-static int close_out(FILE *f, const char *path, int bad)
-{
-    bad |= ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "numaplace report: error writing %s: %s\n", path, strerror(errno));
-        return EXIT_FAILED;
-    }
-    return 0;
-}
-
 int report_write_html(const char *path, const struct measure_result *m, const struct charac *c,
-                      const struct verdict *v)
+                      const struct verdict *v, const struct advice_set *advice,
+                      const char *profile_path)
 {
-    FILE *f = report_open_out(path);
+    FILE *f = cli_open_out("report", path);
     if (!f)
         return EXIT_FAILED;
-    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>numaplace report"
-               "</title></head><body>\n<h1>numaplace report</h1>\n<p>Timings: <b>%s</b>. %d "
-               "node(s). %s</p>\n<pre>", v->trust, m->n, m->note);
-    report_print_verdict(f, m, c, v); /* plain text: no markup in it */
-    fprintf(f, "</pre>\n<p>Plots: <code>python3 tools/report_plot.py DIR</code> (matplotlib); "
-               "data: <a href=\"results.json\">results.json</a>.</p>\n</body></html>\n");
-    return close_out(f, path, 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        report_print_verdict(mem, m, c, v);
+        if (fclose(mem) != 0) {
+            free(text);
+            text = NULL;
+        }
+    }
+    html_page_begin(f, "numaplace report");
+    fputs("<p>Timings: <b>", f);
+    html_text(f, v->trust);
+    fprintf(f, "</b>. %d node(s). ", m->n);
+    html_text(f, m->note);
+    fputs("</p>\n<pre>", f);
+    html_text(f, text);
+    fputs("</pre>\n", f);
+    if (advice) { /* kept by tools/report_plot.py when it writes the page again */
+        fputs(REPORT_ADVICE_BEGIN "\n", f);
+        advise_html(f, profile_path, advice);
+        fputs(REPORT_ADVICE_END "\n", f);
+    }
+    fputs("<p>Plots: <code>python3 tools/report_plot.py DIR</code> (matplotlib); data: "
+          "<a href=\"results.json\">results.json</a>.</p>\n", f);
+    html_page_end(f);
+    int bad = !text;
+    free(text);
+    return cli_close_out("report", f, path, bad);
 }

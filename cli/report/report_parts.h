@@ -78,9 +78,14 @@ void report_print_verdict(FILE *f, const struct measure_result *m, const struct 
                           const struct verdict *v);
 int report_write_json(const char *path, int level, const struct measure_result *m,
                       const struct charac *c, const struct host_env *h, const struct verdict *v);
+/* index.html; advice (numaplace report --profile, read from profile_path) as a section between
+ * REPORT_ADVICE_BEGIN and REPORT_ADVICE_END, or NULL */
+struct advice_set;
+#define REPORT_ADVICE_BEGIN "<!-- numaplace-advice -->"
+#define REPORT_ADVICE_END "<!-- /numaplace-advice -->"
 int report_write_html(const char *path, const struct measure_result *m, const struct charac *c,
-                      const struct verdict *v);
-FILE *report_open_out(const char *path);
+                      const struct verdict *v, const struct advice_set *advice,
+                      const char *profile_path);
 /* "factors" (as in results.json) added to root: also numaplace measure --json */
 struct cJSON;
 void report_json_factors(struct cJSON *root, const struct measure_result *m);

@@ -2,8 +2,9 @@
 # numaplace advise on the hand-written profiles of tests/profiles/ (2 nodes, 4 threads pinned
 # compact: threads 0-1 on node 0, 2-3 on node 1): the pattern and policy each was written to
 # show, stored advice shown as stored, --json against docs/schema/advise.schema.json, the profiles
-# against docs/schema/profile.schema.json, --write, and every bad profile of tests/profiles/bad/:
-# exit status 2 and one line naming the file, nothing started.
+# against docs/schema/profile.schema.json, --write, --html (the chart's numbers against --json, a
+# hostile site name escaped, unwritable places refused), and every bad profile of
+# tests/profiles/bad/: exit status 2 and one line naming the file, nothing started.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 SRC=${SRC:?set SRC to the source directory}
@@ -63,6 +64,134 @@ check "--write: stored, same advice" "$(rows $P/multi.json | sed 's/ new$/ store
 cp "$P/blocked.json" "$T/in_place.json"
 "$N" advise --write "$T/in_place.json" "$T/in_place.json" >/dev/null; check "--write over FILE" "blocked bind_block:threads=4 - stored" "$(rows $T/in_place.json)"
 "$N" advise --write /nonexistent/dir/p.json "$P/blocked.json" >/dev/null 2>&1; check "--write to a bad place: 1" 1 $?
+# --html: one self-contained page; one chart group per array carrying advise --json's exact
+# predicted fractions (bar widths from them, the best-placement bar where it differs at 3
+# decimals), every string from the profile escaped (a hostile site name and program path)
+python3 - "$P/blocked.json" "$T/hostile.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["program"]["path"] = "/tmp/<b>prog&amp;</b>"
+a = d["arrays"][0]
+a["site"]["object"], a["site"]["where"] = "/opt/<script>alert(1)&x\"'.so", None
+b = json.loads(json.dumps(a))
+b["site"]["where"], b["site"]["ordinal"] = "</script><img src=x onerror=alert(1)>&amp;.c:7", 1
+d["arrays"].append(b)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+# "N groups, E errors" for an --html page against --json of the same profile (error lines first)
+html_vs_json() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys, html.parser, re, xml.etree.ElementTree as ET
+page, want = open(sys.argv[1], encoding="utf-8").read(), json.load(open(sys.argv[2]))["arrays"]
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.groups, self.cur, self.tags, self.cells, self.td = [], None, set(), [], None
+        self.refs = []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs); self.tags.add(tag)
+        self.refs += [f"{tag} {k}={v}" for k, v in attrs if k in ("src", "href") or "url(" in (v or "")]
+        if tag == "g" and a.get("class") == "npl-array":
+            self.cur = {"attrs": a, "bars": {}}
+        elif tag == "rect" and self.cur is not None and "bar" in a.get("class", "").split():
+            self.cur["bars"][a["class"].split()[1]] = a["width"]
+        elif tag == "td":
+            self.td = ""
+    def handle_endtag(self, tag):
+        if tag == "g" and self.cur is not None:
+            self.groups.append(self.cur); self.cur = None
+        elif tag == "td" and self.td is not None:
+            self.cells.append(self.td); self.td = None
+    def handle_data(self, data):
+        if self.td is not None:
+            self.td += data
+p = P(); p.feed(page); p.close()
+err = []
+if len(p.groups) != len(want):
+    err.append(f"{len(p.groups)} groups for {len(want)} arrays")
+for i, (g, a) in enumerate(zip(p.groups, want)):
+    at, bars = g["attrs"], g["bars"]
+    if at.get("data-index") != str(i) or at.get("data-site") != a["label"]:
+        err.append(f"array {i}: site {at.get('data-site')!r}, want {a['label']!r}")
+    exp = {"bar-policy": a["local_policy"], "bar-first-touch": a["local_first_touch"], "bar-best": a["local_best"]}
+    for name, key in (("policy", "bar-policy"), ("first-touch", "bar-first-touch"), ("best", "bar-best")):
+        got = at.get("data-local-" + name)
+        if (None if got is None else float(got)) != exp[key]:
+            err.append(f"array {i}: data-local-{name} {got}, want {exp[key]}")
+    if f"{a['local_best']:.3f}" == f"{a['local_policy']:.3f}":
+        exp.pop("bar-best")
+    exp = {k: "%.1f" % (v * 360) for k, v in exp.items() if v is not None}
+    if bars != exp:
+        err.append(f"array {i}: bars {bars}, want {exp}")
+    if a["label"] not in p.cells:
+        err.append(f"array {i}: no table cell {a['label']!r}")
+svg = re.findall(r"<svg.*?</svg>", page, re.S)
+try:
+    for s in svg:
+        ET.fromstring(s)
+except ET.ParseError as e:
+    err.append(f"svg not well-formed: {e}")
+if len(svg) != 1:
+    err.append(f"{len(svg)} svg elements")
+for t in ("script", "link", "img", "iframe", "object", "style", "b"):
+    if t in p.tags:
+        err.append(f"a <{t}> element")
+if p.refs:
+    err.append(f"an external reference: {p.refs[0]}")
+for e in err:
+    print("ERROR", e)
+print(f"{len(p.groups)} groups, {len(err)} errors")
+PY
+}
+for f in multi advised guest_auto_multi "$T/hostile"; do
+    case $f in /*) pf=$f.json ;; *) pf=$P/$f.json ;; esac
+    b=$(basename "$f")
+    "$N" advise --json "$pf" >"$T/$b.adv.json"
+    "$N" advise --html "$T/$b.html" "$pf" >"$T/$b.out" 2>"$T/$b.err"; rc=$?
+    check "--html $b: exit 0, nothing on stderr" "0 0" "$rc $(wc -c <"$T/$b.err" | tr -d ' ')"
+    check "--html $b: the table on stdout as without --html" "$("$N" advise "$pf")" "$(cat "$T/$b.out")"
+    n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["arrays"]))' "$T/$b.adv.json")
+    check "--html $b: one chart group per array, the exact fractions" "$n groups, 0 errors" \
+        "$(html_vs_json "$T/$b.html" "$T/$b.adv.json")"
+done
+# advised.json: a best placement above the advice (3 bars) and an unknown first touch (no bar)
+check "--html advised: best bar, first-touch bar" "1 1" \
+    "$(grep -c 'class="bar bar-best"' "$T/advised.html") $(grep -c 'class="bar bar-first-touch"' "$T/advised.html")"
+h=$T/hostile.html
+check "--html hostile: no raw markup from the profile" 0 "$(grep -ciE '<(script|img|b>|/b>)' "$h")"
+# each label in the group's data-site and title, the chart (the second one cut) and the table
+check "--html hostile: escaped, site and program" "4 3 1" \
+    "$(grep -c '&lt;script&gt;alert(1)&amp;x&quot;&#39;.so+0x1234' "$h") $(grep -c '&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&amp;amp;.c:7' "$h") $(grep -c '/tmp/&lt;b&gt;prog&amp;amp;&lt;/b&gt;' "$h")"
+# unwritable places: exit 1, one line naming the file and why; nothing left behind
+"$N" advise --html /nonexistent/dir/a.html "$P/blocked.json" >/dev/null 2>"$T/err"
+check "--html to a missing directory: 1" 1 $?
+check "--html to a missing directory: message" "numaplace advise: cannot write /nonexistent/dir/a.html: No such file or directory" "$(cat "$T/err")"
+ln -s "$T/target.html" "$T/link.html"
+"$N" advise --html "$T/link.html" "$P/blocked.json" >/dev/null 2>"$T/err"
+check "--html through a symbolic link: 1, said, target not made" "1 1 no" \
+    "$? $(grep -c 'cannot write .*link.html: it is a symbolic link' "$T/err") $([ -e "$T/target.html" ] && echo yes || echo no)"
+"$N" advise --html "$T" "$P/blocked.json" >/dev/null 2>"$T/err"
+check "--html to a directory: 1" "1 1" "$? $(grep -c "cannot write $T: Is a directory" "$T/err")"
+"$N" advise --html /dev/full "$P/blocked.json" >/dev/null 2>"$T/err"
+check "--html to a device: 1" "1 1" "$? $(grep -c 'cannot write /dev/full: not a regular file' "$T/err")"
+"$N" advise --html >/dev/null 2>&1; check "--html without a value: 2" 2 $?
+# headless Chromium draws the chart: every array's group and bar has a width on the page
+B=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$B" ]; then
+    skip chromium "--html rendering: chromium is not installed (scripts/deps.sh)"
+else
+    cp "$T/advised.html" "$T/draw.html"
+    cat >>"$T/draw.html" <<'JS'
+<script>window.addEventListener("load", () => { const p = document.createElement("p");
+  p.id = "drawn"; p.textContent = "DRAWN " + [...document.querySelectorAll("g.npl-array")].map(g =>
+  g.getBBox().width > 0 ? g.querySelectorAll("rect.bar").length + ":" + [...g.querySelectorAll("rect.bar")].filter(r => r.getBBox().width > 0).length : "0").join(",");
+  document.body.appendChild(p); });</script>
+JS
+    timeout 120 "$B" --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 \
+        --dump-dom "file://$T/draw.html" >"$T/dom" 2>/dev/null
+    # advised.json: the advice and the best above it (first touch not known); the advice and
+    # first touch (the best is the advice)
+    check "chromium: the chart drawn (bars per array: drawn)" "DRAWN 2:2,2:2" "$(grep -o 'DRAWN [0-9][0-9:,]*' "$T/dom")"
+fi
 # bad profiles: exit 2, one line on stderr naming the file and the problem, nothing on stdout
 for f in "$P"/bad/*; do
     b=$(basename "$f")

@@ -2,7 +2,8 @@
 # numaplace report: results.json validates against docs/schema/report.schema.json,
 # has the host metadata, every repetition with median/min/max, the trust label and the verdict;
 # the text puts the verdict first and points at no source file; --reps is checked; the progress
-# line stays off when stderr is not a terminal; --json prints the JSON; and headless Chromium
+# line stays off when stderr is not a terminal; --json prints the JSON; --profile adds the per-array
+# advice (table and chart) that tools/report_plot.py keeps; and headless Chromium
 # renders index.html with every image decoded (naturalWidth > 0: the file exists, is a valid
 # image and the page references it correctly).
 set -u
@@ -22,6 +23,42 @@ check "no source file named as the rule" 0 "$(grep -c 'recommend\.h' "$T/out")"
 v=$(grep -n '^== verdict' "$T/out" | cut -d: -f1) ms=$(grep -n '^== measurements' "$T/out" | cut -d: -f1)
 check "the verdict comes before the measurements" yes "$([ -n "$v" ] && [ -n "$ms" ] && [ "$v" -lt "$ms" ] && echo yes)"
 check "one node said once" 1 "$(grep -c 'ONE usable NUMA node' "$T/out")"
+# --profile: the advice table after the measurements; in index.html the same section (chart and
+# table) as numaplace advise --html draws, once, between the markers tools/report_plot.py keeps
+PR=$SRC/tests/profiles/advised.json
+$N report --quick --reps 1 --profile "$PR" --out "$T/adv" >"$T/adv.out" 2>"$T/adv.err"; rc=$?
+check "report --profile: 0" 0 $rc
+[ $rc -eq 0 ] || tail -5 "$T/adv.err"
+check "report --profile: the advice table after the measurements" "$($N advise "$PR")" \
+    "$(sed -n '/^== per-array advice$/,/^wrote /p' "$T/adv.out" | sed '1d;$d' | grep -v '^plots: \|^report_plot: ')"
+$N advise --html "$T/adv.html" "$PR" >/dev/null
+section() { sed -n '/^<section class="npl-advice">$/,/^<\/section>$/p' "$1"; }
+# (the page tools/report_plot.py wrote again where matplotlib is there)
+ls "$T"/adv/*.png >/dev/null 2>&1 && echo "INFO report --profile: index.html is report_plot.py's page"
+check "report --profile: index.html has advise --html's section" "$(section "$T/adv.html")" "$(section "$T/adv/index.html")"
+check "report --profile: one section, between the markers" "1 1 1 1" \
+    "$(grep -c '^<section class="npl-advice">$' "$T/adv/index.html") $(grep -c '<g class="npl-array"' "$T/adv/index.html" | awk '{print ($1 == 2)}') $(grep -c '^<!-- numaplace-advice -->$' "$T/adv/index.html") $(grep -c '^<!-- /numaplace-advice -->$' "$T/adv/index.html")"
+check "report without --profile: no advice section" 0 "$(grep -c 'npl-advice' "$T/rep/index.html")"
+# tools/report_plot.py's page function keeps the section as it is (also without matplotlib)
+python3 - "$SRC/tools" "$T/adv" <<'PY'; check "report_plot.py keeps the advice section" 0 $?
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import report_plot as rp
+index = os.path.join(sys.argv[2], "index.html")
+kept = rp.kept_advice(index)
+assert kept.startswith(rp.ADVICE_BEGIN) and kept.endswith(rp.ADVICE_END) and "npl-array" in kept, kept[:200]
+assert kept in open(index, encoding="utf-8").read()
+data = json.load(open(os.path.join(sys.argv[2], "results.json")))
+page = rp.page(data, [], kept)
+assert page.count(kept) == 1 and page.count(rp.ADVICE_BEGIN) == 1
+assert rp.kept_advice(os.path.join(sys.argv[2], "results.json")) == ""
+PY
+# a bad profile: exit 2 at once, nothing measured, no directory made
+$N report --quick --no-plots --profile "$SRC/tests/profiles/bad/nan.json" --out "$T/badp" >"$T/out2" 2>"$T/err2"
+check "report --profile BAD: 2, one line, nothing made" "2 1 0 no" \
+    "$? $(wc -l <"$T/err2" | tr -d ' ') $(grep -c '^measure:' "$T/err2") $([ -e "$T/badp" ] && echo yes || echo no)"
+$N report --quick --no-plots --profile /nonexistent/p.json --out "$T/badp" >/dev/null 2>&1
+check "report --profile MISSING: 2" 2 $?
 if python3 -c 'import jsonschema' 2>/dev/null; then
     python3 - "$SRC/docs/schema/report.schema.json" "$T/rep/results.json" <<'PY'; check "results.json: schema, metadata, reps, verdict" 0 $?
 import json, sys, jsonschema
