@@ -18,9 +18,8 @@
 #define NPL_ENV_PIN "NUMAPLACE_PIN"               /* a pin strategy (npl_pin_order) */
 #define NPL_ENV_NEXT_TOUCH "NUMAPLACE_NEXT_TOUCH" /* "0" off, "1" on, or the chunk size */
 #define NPL_ENV_VERBOSE "NUMAPLACE_VERBOSE"       /* "1": text lines, "json": JSON lines */
-/* read by run: where the interposer and LLVM's libomp are (default: beside the binary, glob) */
+/* read by run: where the interposer is (default: beside the binary) */
 #define NPL_ENV_PRELOAD "NUMAPLACE_PRELOAD"
-#define NPL_ENV_LIBOMP "NUMAPLACE_LIBOMP"
 /* read by the library on both sides: debug lines on stderr */
 #define NPL_ENV_DEBUG "NUMAPLACE_DEBUG"
 

@@ -1,5 +1,6 @@
 /* init.c - libnumaplace_preload.so's constructor: the environment `numaplace run` sets
- * (preload/env.h), read once before main, the interposer's messages, and libomp detection.
+ * (preload/env.h), read once before main, the interposer's messages, and libomp detection
+ * (for pinning).
  *
  *  - NUMAPLACE_POLICY (any policy string; first_touch or unset: allocations not intercepted),
  *    NUMAPLACE_THRESHOLD (default 1 MiB), NUMAPLACE_FIRST, NUMAPLACE_HUGE: alloc.c.
@@ -12,9 +13,9 @@
  *    the preload sets it itself when neither KMP_AFFINITY nor OMP_PLACES is set).
  *  - NUMAPLACE_NEXT_TOUCH=1 (or a chunk size >= 4096): the transparent next-touch mode. Large
  *    allocations are still placed under NUMAPLACE_POLICY (or first touch) AND registered for
- *    next-touch; the OMPT tool in ompt.c re-arms every registered range at each OpenMP parallel
- *    region from a new code address. Without an OMPT runtime (libgomp) the ranges are simply
- *    never armed: the program runs unchanged (a warning under NUMAPLACE_DEBUG).
+ *    next-touch; the re-arm rule (rearm.c) arms them at OpenMP parallel region entries, seen
+ *    through the program's own runtime (regions.c: libgomp's entry points, libomp's OMPT). A
+ *    program without OpenMP regions runs unchanged: its ranges stay registered, never armed.
  *  - Static arrays are placed before main (statics.c).
  *
  * Messages: one line on stderr when the environment is wrong (the interposer then stays out of
@@ -194,6 +195,8 @@ __attribute__((constructor)) static void preload_init(void)
     }
     if (cfg->active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg->active = 0;
+    if (cfg->next_touch && cfg->active)
+        npl__rearm_init(); /* before the first parallel region */
     if (cfg->active)
         npl__preload_place_static();
     npl__preload_leave();

@@ -10,7 +10,9 @@
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
  *   statics.c   the executable's writable segments, placed before main
- *   ompt.c      the OMPT tool of the transparent next-touch mode */
+ *   regions.c   the one OpenMP region-entry hook (libgomp's GOMP_parallel* entry points)
+ *   ompt.c      its libomp source (the OMPT tool: parallel_begin)
+ *   rearm.c     the transparent next-touch mode's re-arm rule (a subscriber of the hook) */
 #ifndef NPL_PRELOAD_H
 #define NPL_PRELOAD_H
 #include <numaplace.h>
@@ -71,5 +73,48 @@ void npl__preload_save_base_cpus(void);
 int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold);
 /* place them under the policy (and register them for next-touch in that mode) */
 void npl__preload_place_static(void);
+
+/* ---- OpenMP region entries (regions.c, ompt.c): one hook for every user ----
+ * npl__regions_subscribe(fn, arg): fn(region, arg) is called at the start of every parallel
+ * region the program starts, on the encountering thread, before the team starts, whichever
+ * runtime runs it (libgomp: its GOMP_parallel* entry points, interposed; LLVM's libomp: OMPT's
+ * parallel_begin). Subscribe from a constructor (before the first region; the OMPT tool is only
+ * started when someone subscribed or NUMAPLACE_NEXT_TOUCH is on). Calls may come from several
+ * threads at once (nested regions); fn runs inside the interposer (npl__preload_enter: its
+ * allocations and threads are not intercepted) and must not start parallel regions. Region ends
+ * are not reported. Up to 8 subscribers; 0, or -1 when full or fn is NULL. */
+enum { NPL__REGION_GOMP = 1, NPL__REGION_OMPT = 2 }; /* where a region entry was seen */
+struct npl__region {
+    const void *code;  /* the region's code address: the outlined body (libgomp ABI) or OMPT's
+                        * codeptr_ra (libomp); a run-time address: dladdr() gives object+offset */
+    uint64_t seq;      /* region entries in the process so far, this one included (1, 2, ...) */
+    uint64_t count;    /* entries of this code address so far, this one included (1: new) */
+    int index;         /* a small id of the code address (< 4096), -1 past the table */
+    unsigned threads;  /* the team size asked (num_threads, else the runtime's default); 0 unknown */
+    int level;         /* nesting level of the new region: 1 outermost */
+    int source;        /* NPL__REGION_GOMP or NPL__REGION_OMPT */
+};
+typedef void (*npl__region_fn)(const struct npl__region *region, void *arg);
+int npl__regions_subscribe(npl__region_fn fn, void *arg);
+/* someone subscribed */
+int npl__regions_wanted(void);
+/* report one region entry (the GOMP wrappers, ompt.c) */
+void npl__regions_enter(const void *code, unsigned threads, int source);
+/* addr lies inside libnumaplace_preload.so */
+int npl__regions_in_self(const void *addr);
+struct npl__regions_stats {
+    uint64_t entries, distinct;
+    int sources; /* bits 1 << NPL__REGION_GOMP, 1 << NPL__REGION_OMPT */
+};
+void npl__regions_stats(struct npl__regions_stats *out);
+
+/* ---- the transparent next-touch mode (rearm.c) ---- */
+/* subscribe the re-arm rule (constructor, NUMAPLACE_NEXT_TOUCH on) */
+void npl__rearm_init(void);
+/* a profile's exact rule for one range (run --profile): the range registered at base is re-armed
+ * at the entries of these region code addresses that follow an entry of another region, and at no
+ * other; the online rule leaves it alone. n = 0 gives it back to the online rule. 0, or -1 (no
+ * such registered range yet, or no memory) */
+int npl__rearm_set_regions(const void *base, const void *const *codes, int n);
 
 #endif
