@@ -11,4 +11,6 @@ int cmd_run(int argc, char **argv);
 int cmd_where(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 #endif

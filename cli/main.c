@@ -15,6 +15,9 @@ static void usage(FILE *f)
                "  demo [--policy STR] [--mib N] [--json]  place arrays under policies; where pages are\n"
                "  run [--policy STR] [--pin S] [--nodes SET] ... -- PROG ARGS   run a program placed\n"
                "  where PID [--json]         pages per node of a running process\n"
+               "  profile [--out FILE] [RUN OPTIONS] -- PROG ARGS   measure each array's accesses,\n"
+               "                             write a profile with a policy advised per array\n"
+               "  advise FILE [--json]       the advice table of a profile\n"
                "  measure [--quick|--full] [--reps N] [--out FILE] [--json]  NUMA factor matrix\n"
                "  report [--quick|--full] [--reps N] [--out DIR] [--json]  verdict + report\n"
                "  --version                  print the version\n"
@@ -54,6 +57,10 @@ int main(int argc, char **argv)
         return cmd_measure(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profile"))
+        return cmd_profile(argc - 1, argv + 1);
+    if (!strcmp(cmd, "advise"))
+        return cmd_advise(argc - 1, argv + 1);
     fprintf(stderr, "numaplace: unknown command \"%.100s\" (try numaplace --help)\n", cmd);
     return EXIT_USAGE;
 }

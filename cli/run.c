@@ -10,8 +10,12 @@
  *                  thread as thread n in creation order (NUMAPLACE_PIN), and LLVM libomp's
  *                  threads through KMP_AFFINITY=explicit,proclist=[the same order]; static
  *                  programs: only OpenMP threads, through OMP_PLACES/OMP_PROC_BIND. --pin
- *                  overrides the user's OMP_PLACES, OMP_PROC_BIND, GOMP_CPU_AFFINITY and
- *                  KMP_AFFINITY (a warning names each); without --pin they are left alone.
+ *                  replaces the program's own OMP_PLACES, OMP_PROC_BIND, GOMP_CPU_AFFINITY and
+ *                  KMP_AFFINITY (one note names them); without --pin they are left alone, and
+ *                  the config's [threads] pin is not applied over them. The CPUs the program
+ *                  starts on are the ones run was started on (cli/omp_env.c: numaplace's own
+ *                  OpenMP runtime does not read the program's variables), narrowed only by
+ *                  --nodes and [machine] cpus.
  *   --nodes SET    memory and CPUs restricted to SET: the policy gets "@SET" (no policy: bind_all
  *                  over SET; a policy naming nodes outside SET is refused), the kernel policy
  *                  binds memory to SET, the CPU affinity is narrowed to SET's CPUs (never widened).
@@ -26,6 +30,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "common.h"
+#include "omp_binding.h"
 #include "run_args.h"
 #include "run_show.h"
 #include "preload/env.h"
@@ -60,10 +65,13 @@ static int usage(FILE *f, int rc)
             "  --first N        only the first N (>= 1) large allocations are placed\n"
             "  --next-touch     pages follow the threads that touch them first at new OpenMP\n"
             "                   parallel regions, on the program's own runtime (libgomp or libomp)\n"
+            "  --profile FILE   each array gets the policy a profile advises for it (numaplace\n"
+            "                   profile), matched by its allocation site; others get --policy\n"
             "  -v, --verbose    print what run does on stderr: thread -> CPU -> node, the policy,\n"
             "                   huge pages, and each large allocation as the program makes it\n"
             "  --json           the same as --verbose, as one JSON object on stderr\n"
-            "  --pin overrides OMP_PLACES, OMP_PROC_BIND, GOMP_CPU_AFFINITY and KMP_AFFINITY\n"
+            "  without --pin the program's own OpenMP binding (OMP_PLACES, OMP_PROC_BIND,\n"
+            "  GOMP_CPU_AFFINITY, KMP_AFFINITY) is kept as is; --pin replaces it\n"
             "exit status: PROG's; 2 usage/unknown policy/nodes outside the allowed set;\n"
             "  1 set-up failed; 126 PROG cannot be executed; 127 PROG not found\n");
     return rc;
@@ -142,6 +150,8 @@ struct run_ctx {
     char preload[4096];
     int need_preload;
     int *order, norder; /* --pin's CPU order */
+    int profiling;      /* numaplace profile: the interposer is needed whatever the flags */
+    const char *cfg_pin_skipped; /* the config's pin, not applied over the program's binding */
 };
 
 /* the platform config: defaults for what the command line leaves out */
@@ -272,12 +282,19 @@ static int make_policy(struct run_ctx *c)
     return c->pol ? check_policy(c) : 0;
 }
 
-/* pinning: the command line, else the config's rule for this policy; the CPU order */
+/* pinning: the command line, else the config's rule for this policy unless the program binds
+ * its OpenMP threads itself (a variable the user set wins over a site default); the CPU order */
 static int make_pin_order(struct run_ctx *c)
 {
+    struct omp_binding own;
+    omp_binding_from_env(&own);
     if (!c->pin && npl_config_get(c->cfg, "threads", "pin") &&
-        npl_config_pin_for(c->cfg, c->pol, c->cfg_pin, sizeof c->cfg_pin) == 1)
-        c->pin = c->cfg_pin;
+        npl_config_pin_for(c->cfg, c->pol, c->cfg_pin, sizeof c->cfg_pin) == 1) {
+        if (omp_binding_describe(&own, NULL, 0))
+            c->cfg_pin_skipped = c->cfg_pin;
+        else
+            c->pin = c->cfg_pin;
+    }
     if (!c->pin)
         return 0;
     int n = npl_pin_order(NULL, c->pin, NULL, 0);
@@ -305,6 +322,12 @@ static int check_program(struct run_ctx *c)
     npl_policy_kind kind = c->pol ? npl_policy_get_kind(c->pol) : NPL_FIRST_TOUCH;
     int kernel = kind == NPL_CYCLIC || kind == NPL_BIND_ALL || kind == NPL_FIRST_TOUCH;
     const char *huge = c->a.huge;
+    if (!c->dynamic && (c->profiling || c->a.profile)) {
+        fprintf(stderr, "numaplace %s: %s is statically linked: the interposer that %s cannot "
+                        "load into it\n", c->profiling ? "profile" : "run", c->prog,
+                c->profiling ? "samples its accesses" : "applies a profile");
+        return EXIT_USAGE;
+    }
     if (!c->dynamic && (!kernel || huge)) {
         fprintf(stderr, "numaplace run: %s is statically linked: it can get only the process-wide "
                         "kernel policies (cyclic, bind_all), not %s%s\n", c->prog,
@@ -319,7 +342,7 @@ static int find_helpers(struct run_ctx *c)
     int nt = c->a.next_touch;
     /* a static program ignores LD_PRELOAD, but its dynamically linked children (a static shell's
      * commands) get the interposer: when the library is missing there, nothing is lost */
-    c->need_preload = *c->polstr || c->pin || c->a.huge || nt;
+    c->need_preload = *c->polstr || c->pin || c->a.huge || nt || c->profiling || c->a.profile;
     int found = c->need_preload && find_beside(NPL_ENV_PRELOAD, "libnumaplace_preload.so",
                                                c->preload, sizeof c->preload) == 0;
     if (c->need_preload && !found && c->dynamic) {
@@ -438,26 +461,23 @@ static int narrow_cpus(struct run_ctx *c)
     return rc;
 }
 
-/* --pin overrides the OpenMP runtimes' own placement variables */
-static void override_env(const char *name, const char *pin)
-{
-    const char *v = getenv(name);
-    if (v) {
-        fprintf(stderr, "numaplace run: warning: --pin %s overrides %s=%s\n", pin, name, v);
-        unsetenv(name);
-    }
-}
-
 /* --pin: libgomp threads through the preload's pthread trampoline; LLVM libomp resets its
  * workers to its own places: its explicit proclist in the same order (libgomp ignores it;
  * OMP_PLACES would make libgomp bind the initial thread before libomp starts when libomp is
- * preloaded over a gcc build). Static programs: OpenMP threads only, through OMP_PLACES. */
+ * preloaded over a gcc build). Static programs: OpenMP threads only, through OMP_PLACES.
+ * --pin is explicit, so it replaces the program's own binding variables, with one note. */
 static int export_pin_env(const struct run_ctx *c)
 {
+    struct omp_binding own;
+    char was[1024];
+    omp_binding_from_env(&own);
+    if (omp_binding_describe(&own, was, sizeof was))
+        fprintf(stderr, "numaplace run: note: --pin %s replaces the program's own OpenMP binding "
+                        "(%s)\n", c->pin, was);
     static const char *const vars[] = {"OMP_PLACES", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY",
                                        "KMP_AFFINITY"};
     for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
-        override_env(vars[k], c->pin);
+        unsetenv(vars[k]);
     char *places = malloc((size_t)c->norder * 14 + 64);
     if (!places)
         return EXIT_FAILED;
@@ -478,10 +498,32 @@ static int export_pin_env(const struct run_ctx *c)
     return 0;
 }
 
+/* NUMAPLACE_START_CPUS: the program's file and the CPUs it starts on (preload/env.h) */
+static void export_start_cpus(const struct run_ctx *c)
+{
+    struct stat st;
+    hwloc_bitmap_t now = hwloc_bitmap_alloc();
+    char *list = NULL;
+    if (now && stat(c->prog, &st) == 0 && get_affinity(now) == 0 &&
+        hwloc_bitmap_list_asprintf(&list, now) > 0) {
+        size_t l = strlen(list) + 64;
+        char *v = malloc(l);
+        if (v) {
+            snprintf(v, l, "%llu:%llu:%s", (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, list);
+            setenv(NPL_ENV_START_CPUS, v, 1);
+        }
+        free(v);
+    }
+    free(list);
+    hwloc_bitmap_free(now);
+}
+
 /* the environment the preload and the OpenMP runtimes read */
 static int export_env(const struct run_ctx *c)
 {
     if (c->need_preload) {
+        export_start_cpus(c);
         if (*c->polstr)
             setenv(NPL_ENV_POLICY, c->polstr, 1);
         if (c->threshold)
@@ -496,6 +538,10 @@ static int export_env(const struct run_ctx *c)
             setenv(NPL_ENV_NEXT_TOUCH, "1", 1);
         if (c->a.verbose || c->a.json)
             setenv(NPL_ENV_VERBOSE, c->a.json ? "json" : "1", 1);
+        if (c->a.profile) {
+            char abs[PATH_MAX];
+            setenv(NPL_ENV_PROFILE_APPLY, realpath(c->a.profile, abs) ? abs : c->a.profile, 1);
+        }
     }
     if (c->pin && export_pin_env(c))
         return EXIT_FAILED;
@@ -520,32 +566,62 @@ static void run_ctx_free(struct run_ctx *c)
     free(c->order);
 }
 
-/* every value is checked before anything happens (the program never starts on a bad one);
- * then the process changes: kernel policy, CPUs, environment; then exec */
-int cmd_run(int argc, char **argv)
+/* Everything run does before exec (also `numaplace profile`'s set-up: profiling = 1 loads the
+ * interposer whatever the flags). 0 with the program in prog and its argv in *prog_argv, or an
+ * exit status after a message. */
+int run_setup(int argc, char **argv, int profiling, char *prog, size_t size, char ***prog_argv,
+              struct run_args *args)
 {
     struct run_ctx c = {0};
     int rc = run_parse_args(argc, argv, &c.a, stderr);
-    if (c.a.help)
-        return usage(stdout, 0);
+    c.profiling = profiling;
+    if (c.a.help) {
+        usage(stdout, 0);
+        return RUN_HELP;
+    }
     if (rc)
         return rc; /* its one line said why; the usage text is --help's */
     if (!(rc = take_defaults(&c)) && !(rc = c.nodes ? check_nodes(&c) : 0) &&
         !(rc = make_policy(&c)) && !(rc = make_pin_order(&c)) && !(rc = check_program(&c)) &&
+        !(rc = c.a.profile ? run_check_profile(c.a.profile, c.prog, c.pin) : 0) &&
         !(rc = find_helpers(&c)) && !(rc = set_kernel_policy(&c)) && !(rc = narrow_cpus(&c)))
         rc = export_env(&c);
+    hwloc_bitmap_t allowed = rc ? NULL : hwloc_bitmap_alloc(); /* what the program starts with */
+    if (allowed && get_affinity(allowed) < 0) {
+        hwloc_bitmap_free(allowed);
+        allowed = NULL;
+    }
     if (!rc)
         run_show(&(struct run_shown){.prog = c.prog, .dynamic = c.dynamic, .policy = c.polstr,
                                      .kernel = c.kernel, .threshold = c.threshold, .first = c.a.first,
                                      .pin = c.pin, .order = c.order, .norder = c.norder,
                                      .huge = c.a.huge, .next_touch = c.a.next_touch,
                                      .preloaded = c.need_preload && c.dynamic, .topo = c.topo,
+                                     .allowed = allowed, .cfg_pin_skipped = c.cfg_pin_skipped,
                                      .verbose = c.a.verbose, .json = c.a.json});
+    if (allowed)
+        hwloc_bitmap_free(allowed);
     run_ctx_free(&c);
     if (rc)
         return rc;
-    execv(c.prog, argv + c.a.prog);
+    snprintf(prog, size, "%s", c.prog);
+    *prog_argv = argv + c.a.prog;
+    if (args)
+        *args = c.a;
+    return 0;
+}
+
+/* every value is checked before anything happens (the program never starts on a bad one);
+ * then the process changes: kernel policy, CPUs, environment; then exec */
+int cmd_run(int argc, char **argv)
+{
+    char prog[4096];
+    char **pargv;
+    int rc = run_setup(argc, argv, 0, prog, sizeof prog, &pargv, NULL);
+    if (rc)
+        return rc == RUN_HELP ? 0 : rc;
+    execv(prog, pargv);
     int e = errno;
-    fprintf(stderr, "numaplace run: %s: %s\n", c.prog, strerror(e));
+    fprintf(stderr, "numaplace run: %s: %s\n", prog, strerror(e));
     return e == ENOENT ? 127 : 126;
 }

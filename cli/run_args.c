@@ -40,6 +40,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
         {"threshold", required_argument, NULL, 't'}, {"first", required_argument, NULL, 'f'},
         {"next-touch", no_argument, NULL, 'N'},     {"help", no_argument, NULL, 'h'},
         {"verbose", no_argument, NULL, 'v'},        {"json", no_argument, NULL, 'j'},
+        {"profile", required_argument, NULL, 'F'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     optind = 0; /* a full re-initialisation of getopt: the parser may run more than once */
@@ -55,6 +56,7 @@ int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
         case 't': a->threshold = optarg; break;
         case 'f': a->first = optarg; break;
         case 'N': a->next_touch = 1; break;
+        case 'F': a->profile = optarg; break;
         case 'v': a->verbose = 1; break;
         case 'j': a->json = 1; break;
         case 'h': a->help = 1; return 0;

@@ -6,6 +6,7 @@
 
 struct run_args {
     const char *policy, *pin, *nodes, *huge, *threshold, *first;
+    const char *profile; /* --profile FILE: the per-array policies of a profile */
     int next_touch;
     int verbose;   /* --verbose: print what run does (thread -> CPU -> node, policy, pages) */
     int json;      /* --json: the same as one JSON object on stderr */
@@ -19,4 +20,13 @@ struct run_args {
  * a message on err. Every value is checked as the interposer reads it (preload/env.h): --huge
  * thp|2M, --threshold a size from 1 byte with K/M/G, --first a count from 1 (never wrapped). */
 int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err);
+/* run.c: everything run does before exec; profiling: `numaplace profile` (the interposer is
+ * loaded whatever the flags). 0 with the program and its argv, RUN_HELP after --help's text, or
+ * an exit status after a message. args (may be NULL) gets the parsed command line. */
+#define RUN_HELP (-1)
+int run_setup(int argc, char **argv, int profiling, char *prog, size_t size, char ***prog_argv,
+              struct run_args *args);
+/* run_profile.c: --profile FILE is a profile of prog (exit 2 after a message if not); a warning
+ * when pin differs from the pinning it was taken under */
+int run_check_profile(const char *file, const char *prog, const char *pin);
 #endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "run_show.h"
 #include "json.h"
+#include "omp_binding.h"
 #include "preload/env.h"
 
 #include <stdio.h>
@@ -34,15 +35,56 @@ static void thp_mode(char *out, size_t size)
     snprintf(out, size, "%.*s", a && b ? (int)(b - a - 1) : 0, a ? a + 1 : "");
 }
 
-/* The warning every run gets when there are more threads than CPUs to give them. */
-static int oversubscribed(const struct run_shown *r, int threads, int cpus, char *msg, size_t size)
+/* The CPUs the threads will use: the pinned ones, else those of the program's own OpenMP
+ * binding, else the allowed ones. */
+struct cpu_use {
+    int threads, cpus;
+    int threads_set;          /* OMP_NUM_THREADS gave the count, not the runtimes' default */
+    char binding[512];        /* the program's own binding variables, "" if none (or --pin) */
+};
+
+static void count_use(const struct run_shown *r, struct cpu_use *u)
 {
-    if (threads <= cpus)
+    int allowed = r->allowed ? hwloc_bitmap_weight(r->allowed) : npl_topo_cpu_count(r->topo);
+    if (allowed < 1)
+        allowed = 1;
+    struct omp_binding b;
+    omp_binding_from_env(&b);
+    u->binding[0] = 0;
+    u->cpus = allowed;
+    if (r->pin) {
+        u->cpus = r->norder;
+    } else if (omp_binding_describe(&b, u->binding, sizeof u->binding) && r->allowed) {
+        hwloc_bitmap_t used = hwloc_bitmap_alloc();
+        int n = used ? omp_binding_cpus(&b, r->allowed, NULL, used) : -1;
+        u->cpus = n > 0 ? n : allowed;
+        hwloc_bitmap_free(used);
+    }
+    /* the runtimes start one thread per allowed CPU by default, wherever they bind them */
+    u->threads = omp_threads(-1);
+    u->threads_set = u->threads > 0;
+    if (!u->threads_set)
+        u->threads = r->pin ? r->norder : allowed;
+}
+
+/* The warning every run gets when there are more threads than CPUs to give them. */
+static int oversubscribed(const struct run_shown *r, const struct cpu_use *u, char *msg,
+                          size_t size)
+{
+    if (u->threads <= u->cpus)
         return 0;
-    snprintf(msg, size, "%d threads (OMP_NUM_THREADS) on %d %sCPU(s): oversubscribed, %s", threads,
-             cpus, r->pin ? "pinned " : "allowed ",
-             r->pin ? "thread n shares the CPU of thread n mod the CPU count"
-                    : "threads share CPUs and times will vary");
+    const char *count = u->threads_set ? "OMP_NUM_THREADS"
+                                       : "the OpenMP default: one per allowed CPU";
+    if (r->pin)
+        snprintf(msg, size, "%d threads (%s) on %d pinned CPU(s): oversubscribed, thread n shares "
+                 "the CPU of thread n mod the CPU count", u->threads, count, u->cpus);
+    else if (*u->binding)
+        snprintf(msg, size, "%d threads (%s) on %d CPU(s) of the program's own binding (%s): "
+                 "oversubscribed, threads share CPUs and times will vary", u->threads, count,
+                 u->cpus, u->binding);
+    else
+        snprintf(msg, size, "%d threads (%s) on %d allowed CPU(s): oversubscribed, threads share "
+                 "CPUs and times will vary", u->threads, count, u->cpus);
     return 1;
 }
 
@@ -82,8 +124,8 @@ static int static_note(const struct run_shown *r, char *msg, size_t size)
     return 1;
 }
 
-static void show_text(const struct run_shown *r, int threads, const char *thp, const char *warn,
-                      const char *note)
+static void show_text(const struct run_shown *r, const struct cpu_use *u, const char *thp,
+                      const char *warn, const char *note)
 {
     const char *p = "numaplace run:";
     fprintf(stderr, "%s program   %s (%s)\n", p, r->prog,
@@ -96,7 +138,11 @@ static void show_text(const struct run_shown *r, int threads, const char *thp, c
                 r->kernel ? "; also the process-wide kernel policy" : "");
     else
         fprintf(stderr, "%s policy    none (first touch)\n", p);
-    if (!r->pin) {
+    int threads = u->threads;
+    if (!r->pin && *u->binding) {
+        fprintf(stderr, "%s pin       none: the program's own OpenMP binding is kept (%s): its "
+                        "threads on %d CPU(s)\n", p, u->binding, u->cpus);
+    } else if (!r->pin) {
         fprintf(stderr, "%s pin       none: the OS schedules the threads\n", p);
     } else {
         fprintf(stderr, "%s pin       %s (%s)\n", p, r->pin,
@@ -118,6 +164,10 @@ static void show_text(const struct run_shown *r, int threads, const char *thp, c
         fprintf(stderr, "%s next-touch pages follow the first thread that touches them at new "
                         "OpenMP parallel regions, on the program's own runtime; what was armed "
                         "and moved is reported at exit\n", p);
+    if (r->cfg_pin_skipped)
+        fprintf(stderr, "%s note      the config's [threads] pin = %s is not applied: the program "
+                        "binds its threads itself (--pin would replace that)\n", p,
+                r->cfg_pin_skipped);
     if (warn)
         fprintf(stderr, "%s warning   %s\n", p, warn);
     if (note)
@@ -126,8 +176,8 @@ static void show_text(const struct run_shown *r, int threads, const char *thp, c
         fprintf(stderr, "%s each large allocation is reported as the program makes it\n", p);
 }
 
-static void show_json(const struct run_shown *r, int threads, const char *thp, const char *warn,
-                      const char *note)
+static void show_json(const struct run_shown *r, const struct cpu_use *u, const char *thp,
+                      const char *warn, const char *note)
 {
     cJSON *o = json_object();
     json_add_str(o, "command", "run");
@@ -140,8 +190,11 @@ static void show_json(const struct run_shown *r, int threads, const char *thp, c
         thr = 0;
     json_add_num_or_null(o, "threshold_bytes", r->preloaded && thr ? (double)thr : -1);
     json_add_str(o, "pin", r->pin);
+    json_add_str(o, "program_binding", *u->binding ? u->binding : NULL);
+    json_add_num_or_null(o, "program_binding_cpus", *u->binding ? u->cpus : -1);
+    json_add_str(o, "config_pin_not_applied", r->cfg_pin_skipped);
     cJSON *arr = json_add_arr(o, "threads");
-    for (int t = 0; r->pin && t < threads; t++) {
+    for (int t = 0; r->pin && t < u->threads; t++) {
         cJSON *e = json_add_obj(arr, NULL);
         int cpu = r->order[t % r->norder];
         json_add_num(e, "thread", t);
@@ -164,18 +217,18 @@ static void show_json(const struct run_shown *r, int threads, const char *thp, c
 
 void run_show(const struct run_shown *r)
 {
-    int cpus = r->pin ? r->norder : npl_topo_cpu_count(r->topo);
-    int threads = omp_threads(cpus > 0 ? cpus : 1);
-    char warn[256];
-    int over = oversubscribed(r, threads, cpus, warn, sizeof warn);
+    struct cpu_use u;
+    count_use(r, &u);
+    char warn[1024];
+    int over = oversubscribed(r, &u, warn, sizeof warn);
     char note[1024];
     int static_prog = static_note(r, note, sizeof note);
     char thp[32];
     thp_mode(thp, sizeof thp);
     if (r->json)
-        show_json(r, threads, thp, over ? warn : NULL, static_prog ? note : NULL);
+        show_json(r, &u, thp, over ? warn : NULL, static_prog ? note : NULL);
     else if (r->verbose)
-        show_text(r, threads, thp, over ? warn : NULL, static_prog ? note : NULL);
+        show_text(r, &u, thp, over ? warn : NULL, static_prog ? note : NULL);
     if (!r->json && !r->verbose && over)
         fprintf(stderr, "numaplace run: warning: %s\n", warn);
     if (!r->json && !r->verbose && static_prog)

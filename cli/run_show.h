@@ -1,5 +1,6 @@
-/* run_show.h - what `numaplace run` tells before exec: the oversubscription warning and, for a
- * statically linked program, what of the placement reaches it, always;
+/* run_show.h - what `numaplace run` tells before exec: the oversubscription warning (threads
+ * against the CPUs they will use: pinned, bound by the program's own OpenMP variables, or
+ * allowed) and, for a statically linked program, what of the placement reaches it, always;
  * with --verbose a likwid-pin-style table (thread -> CPU -> node), the policy, huge pages and
  * next-touch; with --json the same as one JSON object. All on stderr (stdout is the program's). */
 #ifndef NPL_RUN_SHOW_H
@@ -20,6 +21,9 @@ struct run_shown {
     int next_touch;
     int preloaded;         /* the interposer is loaded */
     const npl_topo *topo;
+    const struct hwloc_bitmap_s *allowed; /* the CPUs the program starts with */
+    const char *cfg_pin_skipped; /* the config's [threads] pin, not applied over the program's own
+                                  * OpenMP binding; NULL if none */
     int verbose, json;
 };
 void run_show(const struct run_shown *r);

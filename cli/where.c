@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -341,10 +342,9 @@ static int where_read(struct where_scan *w)
         close(dirfd);
         return EXIT_FAILED;
     }
-    const char *delay = getenv("NUMAPLACE_WHERE_TEST_DELAY_MS"); /* tests: exit mid-scan */
-    uint64_t ms;
-    if (delay && npl__parse_count(delay, 0, 60000, &ms) == 0)
-        usleep((useconds_t)ms * 1000);
+    const char *stop = getenv("NUMAPLACE_WHERE_TEST_STOP"); /* tests: a change mid-scan */
+    if (stop && !strcmp(stop, "1"))
+        raise(SIGSTOP); /* the test changes the target, then sends SIGCONT */
     int smaps_ok = read_all(dirfd, "smaps", &w->stext, &slen) == 0;
     char st2 = proc_state(dirfd);
     close(dirfd);

@@ -22,7 +22,8 @@
  * Functions returning int return 0 (or the count/value they describe) on success and -1 with
  * errno set on failure; functions returning a pointer return NULL with errno set on failure.
  * The other public headers: numaplace/migrate.h (migration, next-touch),
- * numaplace/replicate.h (per-node replicas), numaplace/omp.h (OpenMP helpers).
+ * numaplace/replicate.h (per-node replicas), numaplace/omp.h (OpenMP helpers),
+ * numaplace/profile.h (per-array policies from a measured profile: npl_alloc_auto).
  */
 #ifndef NUMAPLACE_H
 #define NUMAPLACE_H

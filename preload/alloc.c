@@ -1,20 +1,39 @@
 /* alloc.c - the malloc family of libnumaplace_preload.so (preload.h).
  *
  * Allocations of at least NUMAPLACE_THRESHOLD bytes made through malloc, calloc, realloc,
- * posix_memalign, aligned_alloc, memalign and valloc become library arrays placed under
- * NUMAPLACE_POLICY (NUMAPLACE_FIRST: only the first N; NUMAPLACE_HUGE: NPL_F_THP/NPL_F_HUGETLB);
- * everything else goes to the next allocator (dlsym RTLD_NEXT). Our allocations are tracked in a
- * table of their own (page-aligned base -> size): free() of one of them releases it with
- * npl_free(); any other pointer goes to the real free(). Allocations made by the library itself
- * (placement workers, hwloc) are never intercepted: a thread-local flag marks "inside the
- * library". dlsym may allocate before the real functions are known: a bootstrap buffer serves
- * it. */
+ * reallocarray, posix_memalign, aligned_alloc, memalign, valloc and pvalloc, at any power-of-two
+ * alignment, are placed under NUMAPLACE_POLICY (NUMAPLACE_FIRST: only the first N;
+ * NUMAPLACE_HUGE: NPL_F_THP/NPL_F_HUGETLB). C++'s operator new in all its forms reaches them
+ * through malloc and aligned_alloc (libstdc++), so does its delete through free. How a block is
+ * placed (big_alloc):
+ *  - lazily when the policy allows it (interleave, bind and the block policies with long runs:
+ *    arrays/ and place/place_lazy.c): the kernel's policy on the untouched block, so a program
+ *    that reserves much and touches little keeps its footprint;
+ *  - else populated page by page by the engine, only when that fits the memory the process may
+ *    still use (limits.c: cgroup v1/v2 limits, RLIMIT_AS, MemAvailable); past it, the block is
+ *    left to the next allocator and --verbose says so.
+ * Placed blocks are library arrays, tracked in a table of their own (page-aligned base -> size):
+ * free() of one releases it with npl_free(); any other pointer goes to the real free().
+ * When malloc is not the C library's (jemalloc, tcmalloc, mimalloc linked into the program), a
+ * block of ours could reach one of its entry points that we do not see (jemalloc's C++ delete
+ * frees internally what its aligned new got from our aligned_alloc), so the blocks stay its own:
+ * its large blocks are placed where it put them (adopt), and its own paths that bypass malloc
+ * & co. are not reached (one line under --verbose).
+ * Allocations made by the library itself (placement workers, hwloc) are never intercepted: a
+ * thread-local flag marks "inside the library". dlsym may allocate before the real functions
+ * are known: a bootstrap buffer serves it. Under `numaplace profile` the large blocks are plain
+ * mappings tracked by the sampler (profile.c); under `run --profile` each gets its advised policy
+ * (apply.c). */
 #define _GNU_SOURCE
 #include "sys/sys.h"
 
 #include "preload.h"
+#include "profile/profile.h"
+#include "defaults/defaults.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
 
 #include "numaplace/migrate.h"
 #include <errno.h>
@@ -34,11 +53,11 @@ static void *(*real_realloc)(void *, size_t);
 static int (*real_posix_memalign)(void **, size_t, size_t);
 static void *(*real_aligned_alloc)(size_t, size_t);
 static void *(*real_memalign)(size_t, size_t);
-static void *(*real_valloc)(size_t);
 static size_t (*real_usable)(void *);
 int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static TLS int in_lib;   /* > 0: the library (or dlsym) is running on this thread */
+static TLS int in_new;   /* > 0: inside the next operator new (its block is placed once, after) */
 void npl__preload_enter(void) { in_lib++; }
 void npl__preload_leave(void) { in_lib--; }
 int npl__preload_inside(void) { return in_lib > 0; }
@@ -71,7 +90,6 @@ void npl__preload_resolve(void)
     real_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
     real_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
     real_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
-    real_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
     real_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
     npl__real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                         void *))dlsym(RTLD_NEXT, "pthread_create");
@@ -148,6 +166,8 @@ static int table_put(void *p, size_t n)
 /* size of our allocation at p (0: not ours), NT_BIT set when it is registered for next-touch;
  * remove=1 drops it from the table */
 #define NT_BIT ((size_t)1 << (8 * sizeof(size_t) - 1))
+/* a block of `numaplace profile`: a plain mapping (profile.c), not a library array */
+#define PLAIN_BIT ((size_t)1 << (8 * sizeof(size_t) - 2))
 static size_t table_get_raw(const void *p, int remove)
 {
     uintptr_t k = (uintptr_t)p;
@@ -167,50 +187,128 @@ static size_t table_get_raw(const void *p, int remove)
     unlock();
     return n;
 }
-static size_t table_get(const void *p, int remove) { return table_get_raw(p, remove) & ~NT_BIT; }
-
-/* MemAvailable of /proc/meminfo in bytes (read without allocating; under NUMAPLACE_FSROOT, as
- * the library reads /proc), SIZE_MAX if unknown */
-static size_t mem_available(void)
+static size_t table_get(const void *p, int remove)
 {
-    char buf[4096];
-    int fd = npl__fs_open_fd("/proc/meminfo", O_RDONLY);
-    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    buf[len > 0 ? len : 0] = 0;
-    const char *m = strstr(buf, "MemAvailable:");
-    unsigned long long kib = m ? strtoull(m + 13, NULL, 10) : 0;
-    return kib ? (size_t)kib << 10 : SIZE_MAX;
+    return table_get_raw(p, remove) & ~(NT_BIT | PLAIN_BIT);
 }
 
-/* A placed block is populated at once (each page faulted on its node), unlike the system
- * allocator's, which only takes the pages the program touches: a program that reserves more than
- * the memory available and uses a little would be killed for memory. Such blocks are not placed. */
-#define BIG_CHECK ((size_t)64 << 20)
-static int too_big(size_t n) { return n >= BIG_CHECK && n > mem_available(); }
+/* ---- which allocator is the program's ---- */
+static int foreign;       /* malloc is not the C library's: adopt its blocks, never replace them */
+static long adopted_maps; /* mappings split off by adopted blocks (never given back: see adopt) */
 
-/* A placed allocation, or NULL: the caller then uses the real allocator. */
-static void *big_alloc(size_t n, size_t align)
+void npl__preload_alloc_init(void)
 {
-    if (!npl__preload.active || in_lib || n < npl__preload.threshold || align > 4096)
-        return NULL;
-    if (npl__preload.first &&
-        __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) >= npl__preload.first)
+    Dl_info self, first, next;
+    void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+    void *libc_malloc = libc ? dlsym(libc, "malloc") : NULL;
+    void *head = dlsym(RTLD_DEFAULT, "malloc");
+    if (libc)
+        dlclose(libc);
+    if (!dladdr((void *)boot_alloc, &self) || !head || !dladdr(head, &first) ||
+        !dladdr((void *)real_malloc, &next))
+        return;
+    const char *name = NULL;
+    if (first.dli_fbase != self.dli_fbase) { /* the program's own malloc comes before ours */
+        foreign = 1;
+        name = first.dli_fname;
+    } else if (libc_malloc && (void *)real_malloc != libc_malloc) {
+        foreign = 1;
+        name = next.dli_fname;
+    }
+    if (!foreign || !npl__preload.verbose || !npl__preload.active)
+        return;
+    const char *base = name && strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    if (!base || !*base)
+        base = "the program";
+    if (npl__preload.verbose == 2)
+        npl__preload_say("{\"event\": \"allocator\", \"name\": \"%s\", \"placed\": \"%s\"}\n",
+                         base, "its large blocks from malloc & co. and operator new, where it "
+                         "put them");
+    else
+        npl__preload_say("numaplace run: malloc is %s's, not the C library's: its large blocks "
+                         "from malloc & co. and operator new are placed where it puts them%s\n",
+                         base, "; what it allocates by other paths (mallocx, its own use) is not "
+                         "reached");
+}
+
+/* Does an allocation of n bytes get placed (the threshold, NUMAPLACE_FIRST)? */
+static int want_place(size_t n)
+{
+    if (!npl__preload.active || in_lib || n < npl__preload.threshold)
+        return 0;
+    return !npl__preload.first ||
+           __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) < npl__preload.first;
+}
+
+/* A placement that populates every page takes memory at once, where the next allocator would
+ * take only the pages the program touches: it must fit what this process may still use, with
+ * an eighth of that left over. 0 (and the reason in npl_last_error) when it does not. */
+static int fits(size_t n, const char *policy)
+{
+    const char *source;
+    size_t room = npl__preload_memory_room(&source);
+    if (room != SIZE_MAX && n > room - room / 8) {
+        npl__fail(ENOMEM, "larger than the memory available to this process now (%s leaves %zu "
+                  "bytes) and %s populates every page", source, room, policy);
+        return 0;
+    }
+    return 1;
+}
+
+int npl__preload_fits(size_t n) { return fits(n, npl__preload.policy); }
+
+/* A placed allocation (a library array), or NULL: the caller then uses the real allocator.
+ * ra: the allocator's return address (the allocation's site, src/profile/site.c) */
+static void *big_alloc(size_t n, size_t align, const void *ra)
+{
+    if (foreign || !want_place(n))
         return NULL;
     in_lib++;
-    int saved = errno;
-    if (too_big(n)) {
-        npl__fail(ENOMEM, "larger than the memory available now: placing populates every page");
+    int saved = errno, how = NPL__PLACED_NOT;
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (npl__preload_profiling() && align <= psz) { /* tracked, mapped as the system allocator
+                                                     * would map it */
+        void *q = npl__preload_profile_map(n, ra);
+        if (q && !table_put(q, n | PLAIN_BIT)) {
+            npl__preload_profile_unmap(q, n);
+            q = NULL;
+        }
+        errno = saved;
+        in_lib--;
+        return q;
+    }
+    int applying = npl__preload_apply_active();
+    if (applying && (align > psz || !fits(n, "the advised policy"))) {
+        /* the profile's sites are the page-aligned blocks */
         if (npl__preload.verbose)
-            npl__preload_tell_alloc("allocation", NULL, n, 0, 0);
+            npl__preload_tell_alloc("allocation", NULL, n, how, 0);
         errno = saved;
         in_lib--;
         return NULL;
     }
     gate_enter();
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
-    void *p = npl_alloc_array(&sh, npl__preload.pol, npl__preload.flags);
+    npl_plan *plan = NULL;
+    void *p = NULL;
+    if (applying) {
+        p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags);
+        how = NPL__PLACED_POPULATED;
+    } else if (npl__plan_default(&plan, npl__preload.pol) == 0) {
+        /* next-touch moves present pages to their toucher: a lazy block's would fault in under
+         * its policy instead, so those are populated */
+        if (!npl__preload.next_touch) {
+            p = npl__alloc_planned_ex(&sh, plan, npl__preload.flags | NPL__F_LAZY, align);
+            how = NPL__PLACED_LAZY;
+        } else {
+            errno = EOPNOTSUPP;
+        }
+        if (!p && errno == EOPNOTSUPP) { /* its map needs populated pages */
+            how = NPL__PLACED_POPULATED;
+            if (plan->kind == NPL_FIRST_TOUCH || fits(n, npl__preload.policy))
+                p = npl__alloc_planned_ex(&sh, plan, npl__preload.flags, align);
+        }
+        npl_plan_free(plan);
+    }
     size_t nt = 0;
     if (p && npl__preload.next_touch) {
         if (npl_next_touch_register(p, n, npl__preload.nt_chunk) == 0)
@@ -220,14 +318,77 @@ static void *big_alloc(size_t n, size_t align)
     }
     if (p && !table_put(p, n | nt)) {
         npl_free(p); /* forgets its next-touch registration too */
+        npl__fail(ENOSPC, "the table of placed blocks is full");
         p = NULL;
     }
-    if (!p)
+    if (!p) {
+        how = NPL__PLACED_NOT;
         npl__debug("preload: %zu bytes not placed (%s): real allocator", n, npl_last_error());
-    else
+    } else {
         npl__debug("preload: %zu bytes placed at %p", n, p);
+    }
+    if (npl__preload.verbose && !applying) /* apply.c says which policy */
+        npl__preload_tell_alloc("allocation", p, n, how, nt != 0);
+    errno = saved;
+    gate_leave();
+    in_lib--;
+    return p;
+}
+
+/* The lines of /proc/self/maps (-1 if unreadable) */
+static int count_one(const struct npl_maps_entry *e, void *ctx)
+{
+    (void)e;
+    ++*(long *)ctx;
+    return 0;
+}
+
+/* Room for the two mappings an adopted block splits off (its own madvise and policy inside the
+ * allocator's mapping). The allocator frees it by paths we may not see, so they are never given
+ * back one by one: when the bound is reached, the real count of mappings decides and restarts
+ * the count. */
+static int adopt_room(void)
+{
+    for (int round = 0; round < 2; round++) {
+        if (npl__lazy_maps_reserve(2)) {
+            __atomic_add_fetch(&adopted_maps, 2, __ATOMIC_RELAXED);
+            return 1;
+        }
+        long maps = 0;
+        if (round || npl__maps_foreach(0, count_one, &maps) != 0 ||
+            maps + 2 > npl__max_map_count() / 2)
+            return 0;
+        npl__lazy_maps_release((size_t)__atomic_exchange_n(&adopted_maps, 0, __ATOMIC_RELAXED));
+    }
+    return 0;
+}
+
+/* The block [p, p+n) the next allocator returned, placed where it is (a foreign allocator). */
+static void *adopt(void *p, size_t n)
+{
+    if (!foreign || !p || in_new || !want_place(n))
+        return p;
+    in_lib++;
+    int saved = errno, how = NPL__PLACED_NOT;
+    gate_enter();
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)(psz - 1);
+    if (hi <= lo)
+        npl__fail(EINVAL, "no whole page inside the block");
+    else if (npl_policy_get_kind(npl__preload.pol) == NPL_FIRST_TOUCH)
+        npl__fail(EINVAL, "first_touch: nothing to place");
+    else if (!fits(hi - lo, npl__preload.policy))
+        ; /* the reason is set */
+    else if (!adopt_room())
+        npl__fail(ENOSPC, "the mappings it would split off would pass half of vm.max_map_count");
+    else if (npl_place_range((void *)lo, hi - lo, npl__preload.pol, NULL,
+                             npl__preload.flags & ~NPL_F_HUGETLB) == 0)
+        how = NPL__PLACED_IN_PLACE;
+    if (how == NPL__PLACED_NOT)
+        npl__debug("preload: %zu bytes of the allocator not placed: %s", n, npl_last_error());
     if (npl__preload.verbose)
-        npl__preload_tell_alloc("allocation", p, n, p != NULL, nt != 0);
+        npl__preload_tell_alloc("allocation", p, n, how, 0);
     errno = saved;
     gate_leave();
     in_lib--;
@@ -237,8 +398,13 @@ static void *big_alloc(size_t n, size_t align)
 static void big_free(void *p, size_t raw)
 {
     in_lib++;
+    if (raw & PLAIN_BIT) {
+        npl__preload_profile_unmap(p, raw & ~(NT_BIT | PLAIN_BIT));
+        in_lib--;
+        return;
+    }
     gate_enter();
-    (void)raw;
+    npl__preload_apply_free(p);
     npl_free(p); /* the array's next-touch state goes with it, quietly */
     gate_leave();
     in_lib--;
@@ -251,8 +417,8 @@ EXPORT void *malloc(size_t n)
             return boot_alloc(n);
         npl__preload_resolve();
     }
-    void *p = big_alloc(n, 0);
-    return p ? p : real_malloc(n);
+    void *p = big_alloc(n, 0, __builtin_return_address(0));
+    return p ? p : adopt(real_malloc(n), n);
 }
 
 EXPORT void *calloc(size_t a, size_t b)
@@ -266,8 +432,8 @@ EXPORT void *calloc(size_t a, size_t b)
         errno = ENOMEM;
         return NULL;
     }
-    void *p = big_alloc(a * b, 0); /* library arrays are zero-filled */
-    return p ? p : real_calloc(a, b);
+    void *p = big_alloc(a * b, 0, __builtin_return_address(0)); /* library arrays are zero-filled */
+    return p ? p : adopt(real_calloc(a, b), a * b);
 }
 
 EXPORT void free(void *p)
@@ -294,6 +460,8 @@ EXPORT void *realloc(void *p, size_t n)
     if (!p)
         return malloc(n);
     size_t old = in_boot(p) ? boot_size(p) : table_get(p, 0);
+    if (!old && !in_boot(p) && foreign) /* the allocator's block stays its own */
+        return adopt(real_realloc(p, n), n);
     if (!old && !(n >= npl__preload.threshold && npl__preload.active && !in_lib))
         return real_realloc(p, n); /* theirs, and stays theirs */
     if (old && n == 0) {
@@ -317,42 +485,74 @@ EXPORT void *realloc(void *p, size_t n)
     return q;
 }
 
+EXPORT void *reallocarray(void *p, size_t a, size_t b)
+{
+    if (b && a > SIZE_MAX / b) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, a * b);
+}
+
+static int power_of_two(size_t a) { return a && !(a & (a - 1)); }
+
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     if (!real_malloc)
         npl__preload_resolve();
-    if (align < sizeof(void *) || (align & (align - 1)))
+    if (align < sizeof(void *) || !power_of_two(align))
         return EINVAL;
-    void *p = big_alloc(n, align);
+    void *p = big_alloc(n, align, __builtin_return_address(0));
     if (p) {
         *out = p;
         return 0;
     }
-    return real_posix_memalign(out, align, n);
+    int rc = real_posix_memalign(out, align, n);
+    if (rc == 0)
+        *out = adopt(*out, n);
+    return rc;
 }
 
+/* aligned_alloc and memalign: an alignment that is not a power of two is the next allocator's
+ * affair (glibc rounds it up, others refuse it) */
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (!real_malloc)
         npl__preload_resolve();
-    void *p = big_alloc(n, align);
-    return p ? p : real_aligned_alloc(align, n);
+    void *p = power_of_two(align) ? big_alloc(n, align, __builtin_return_address(0)) : NULL;
+    return p ? p : adopt(real_aligned_alloc(align, n), n);
+}
+
+/* memalign for a caller at ra (valloc and pvalloc name their own caller as the site) */
+static void *memalign_at(size_t align, size_t n, const void *ra)
+{
+    if (!real_malloc)
+        npl__preload_resolve();
+    void *p = power_of_two(align) ? big_alloc(n, align, ra) : NULL;
+    return p ? p : adopt(real_memalign(align, n), n);
 }
 
 EXPORT void *memalign(size_t align, size_t n)
 {
-    if (!real_malloc)
-        npl__preload_resolve();
-    void *p = big_alloc(n, align);
-    return p ? p : real_memalign(align, n);
+    return memalign_at(align, n, __builtin_return_address(0));
 }
 
+/* valloc and pvalloc are memalign to the page (pvalloc also rounds the size up to pages), as in
+ * glibc; through our memalign they reach the program's allocator, whichever it is (jemalloc has
+ * no pvalloc: the C library's would hand its block to jemalloc's free) */
 EXPORT void *valloc(size_t n)
 {
-    if (!real_malloc)
-        npl__preload_resolve();
-    void *p = big_alloc(n, 4096);
-    return p ? p : real_valloc(n);
+    return memalign_at((size_t)sysconf(_SC_PAGESIZE), n, __builtin_return_address(0));
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (n > SIZE_MAX - psz) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return memalign_at(psz, (n + psz - 1) & ~(psz - 1), __builtin_return_address(0));
 }
 
 EXPORT size_t malloc_usable_size(void *p)
@@ -366,3 +566,82 @@ EXPORT size_t malloc_usable_size(void *p)
         npl__preload_resolve();
     return real_usable ? real_usable(p) : 0;
 }
+
+/* ---- C++ operator new, when malloc is not the C library's ----
+ * libstdc++'s operators call malloc and aligned_alloc, so with the C library's malloc every form
+ * is placed through them. jemalloc, tcmalloc and mimalloc bring operators of their own that
+ * allocate internally: ours call the next ones (which throw, or return NULL for nothrow, as they
+ * do) and place the block where it is. Delete is never ours: the block stays the allocator's. */
+#define NEXT_NEW(sym, args, call)                                                                \
+    EXPORT void *sym args                                                                        \
+    {                                                                                            \
+        static void *(*next) args;                                                               \
+        if (!next)                                                                               \
+            next = (void *(*) args)next_operator(#sym, (void *)sym);                             \
+        int guard __attribute__((cleanup(leave_new))) = ++in_new; /* also when next throws */   \
+        (void)guard;                                                                             \
+        void *p = next call;                                                                     \
+        in_new--;                                                                                \
+        guard = 0;                                                                               \
+        return foreign ? adopt(p, n) : p;                                                        \
+    }
+
+/* The names of the loaded objects (dl_iterate_phdr; nothing is opened inside its callback) */
+#define MAX_OBJECTS 256
+static char object_names[MAX_OBJECTS][256];
+static int collect_object(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    int *n = ctx;
+    if (*n < MAX_OBJECTS && info->dlpi_name && info->dlpi_name[0])
+        snprintf(object_names[(*n)++], sizeof object_names[0], "%s", info->dlpi_name);
+    return 0;
+}
+
+/* sym in the loaded object h (not ours), or NULL */
+static void *symbol_in(void *h, const char *sym, void *ours)
+{
+    void *f = h ? dlsym(h, sym) : NULL;
+    if (h)
+        dlclose(h);
+    return f == ours ? NULL : f;
+}
+
+/* The operator new that ours stands in front of: the next definition after ours in the global
+ * scope (RTLD_NEXT); a C++ library dlopen'ed with RTLD_LOCAL (a Python extension module) binds
+ * to ours but its runtime is outside that scope: then the C++ runtimes by name, then every
+ * loaded object. Never NULL for a caller (its runtime is loaded); abort otherwise. */
+static void *next_operator(const char *sym, void *ours)
+{
+    void *f = dlsym(RTLD_NEXT, sym);
+    static const char *const runtimes[] = {"libstdc++.so.6", "libc++.so.1"};
+    for (size_t i = 0; !f && i < sizeof runtimes / sizeof *runtimes; i++)
+        f = symbol_in(dlopen(runtimes[i], RTLD_NOLOAD | RTLD_LAZY), sym, ours);
+    if (!f) {
+        static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&names_lock);
+        int n = 0;
+        dl_iterate_phdr(collect_object, &n);
+        for (int i = 0; !f && i < n; i++)
+            f = symbol_in(dlopen(object_names[i], RTLD_NOLOAD | RTLD_LAZY), sym, ours);
+        pthread_mutex_unlock(&names_lock);
+    }
+    if (!f)
+        abort();
+    return f;
+}
+
+static void leave_new(int *guard)
+{
+    if (*guard) /* unwinding: the next operator threw */
+        in_new--;
+}
+typedef struct nothrow_t nothrow_t;
+NEXT_NEW(_Znwm, (size_t n), (n))
+NEXT_NEW(_Znam, (size_t n), (n))
+NEXT_NEW(_ZnwmRKSt9nothrow_t, (size_t n, const nothrow_t *t), (n, t))
+NEXT_NEW(_ZnamRKSt9nothrow_t, (size_t n, const nothrow_t *t), (n, t))
+NEXT_NEW(_ZnwmSt11align_val_t, (size_t n, size_t a), (n, a))
+NEXT_NEW(_ZnamSt11align_val_t, (size_t n, size_t a), (n, a))
+NEXT_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const nothrow_t *t), (n, a, t))
+NEXT_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const nothrow_t *t), (n, a, t))

@@ -105,6 +105,16 @@ void npl__preload_children_init(void)
     rtype r = call;                                                                                \
     narrow_back(saved, changed);                                                                   \
     return r;
+/* the same for the exec family: a profiling image that recorded nothing hands the profile to the
+ * program it becomes (kept if the exec fails) */
+#define EXEC_WIDENED(call)                                                                         \
+    npl__preload_profile_exec(0);                                                                  \
+    unsigned long saved[MASK_WORDS];                                                               \
+    int changed = widen_self(saved);                                                               \
+    int r = call;                                                                                  \
+    narrow_back(saved, changed);                                                                   \
+    npl__preload_profile_exec(1);                                                                  \
+    return r;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvp_fn)(const char *, char *const[]);
@@ -115,7 +125,7 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     const int fail = -1;
     NEXT(execve_fn, execve)
-    WIDENED(int, real(path, argv, envp))
+    EXEC_WIDENED(real(path, argv, envp))
 }
 
 EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
@@ -124,21 +134,21 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     const int fail = -1;
     NEXT(execvpe_fn, execvpe)
-    WIDENED(int, real(file, argv, envp))
+    EXEC_WIDENED(real(file, argv, envp))
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
     const int fail = -1;
     NEXT(execvp_fn, execvp)
-    WIDENED(int, real(file, argv))
+    EXEC_WIDENED(real(file, argv))
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     const int fail = -1;
     NEXT(fexecve_fn, fexecve)
-    WIDENED(int, real(fd, argv, envp))
+    EXEC_WIDENED(real(fd, argv, envp))
 }
 
 /* execl, execlp, execle: the arguments into an array on the stack (no malloc: vfork children).

@@ -10,7 +10,9 @@
  *    loaded the main thread is NOT pinned here: libomp builds its places from the mask it sees at
  *    start-up and would copy a pinned main thread's single CPU to every worker. Its threads are
  *    placed by KMP_AFFINITY=explicit,proclist=[the same order] instead (numaplace run sets it;
- *    the preload sets it itself when neither KMP_AFFINITY nor OMP_PLACES is set).
+ *    the preload sets it itself when the program sets no OpenMP binding variable).
+ *  - NUMAPLACE_START_CPUS: the CPUs run started the program on, in place of the load-time
+ *    snapshot, which libgomp's constructor may already have narrowed (take_start_cpus).
  *  - NUMAPLACE_NEXT_TOUCH=1 (or a chunk size >= 4096): the transparent next-touch mode. Large
  *    allocations are still placed under NUMAPLACE_POLICY (or first touch) AND registered for
  *    next-touch; the re-arm rule (rearm.c) arms them at OpenMP parallel region entries, seen
@@ -22,6 +24,7 @@
  * the way); NUMAPLACE_DEBUG=1 logs each intercepted allocation. */
 #define _GNU_SOURCE
 #include "base/base.h"
+#include "topology/topology.h"
 
 #include "env.h"
 #include "preload.h"
@@ -67,18 +70,24 @@ void npl__preload_say(const char *fmt, const char *a, const char *b)
 
 /* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
  * this runs inside malloc) */
-void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int placed, int nt)
+void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt)
 {
-    char buf[512];
+    static const char *const hows[] = {"", "", " (lazily: each page goes to its node when first "
+                                       "touched)", " where the program's allocator put it"};
+    static const char *const json_hows[] = {"none", "populated", "lazy", "in_place"};
+    char buf[640];
     int len;
+    if (how < NPL__PLACED_NOT || how > NPL__PLACED_IN_PLACE)
+        how = NPL__PLACED_NOT;
     if (npl__preload.verbose == 2)
         len = snprintf(buf, sizeof buf, "{\"event\": \"%s\", \"address\": \"%p\", "
-                       "\"size_bytes\": %zu, \"placed\": %s, \"policy\": \"%s\", "
-                       "\"next_touch\": %s}\n", what, p, n, placed ? "true" : "false",
-                       npl__preload.policy, nt ? "true" : "false");
-    else if (placed)
-        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s\n",
-                       what, p, n, npl__preload.policy, nt ? ", armed for next-touch" : "");
+                       "\"size_bytes\": %zu, \"placed\": %s, \"how\": \"%s\", \"policy\": "
+                       "\"%s\", \"next_touch\": %s}\n", what, p, n, how ? "true" : "false",
+                       json_hows[how], npl__preload.policy, nt ? "true" : "false");
+    else if (how)
+        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s%s\n",
+                       what, p, n, npl__preload.policy, hows[how],
+                       nt ? ", armed for next-touch" : "");
     else
         len = snprintf(buf, sizeof buf, "numaplace run: %s of %zu bytes not placed (%s): the "
                        "system allocator serves it\n", what, n, npl_last_error());
@@ -90,7 +99,8 @@ static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") 
 /* libomp places its threads itself: give it the pin order as an explicit proclist */
 static void set_kmp_affinity(void)
 {
-    if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND"))
+    if (getenv("KMP_AFFINITY") || getenv("OMP_PLACES") || getenv("OMP_PROC_BIND") ||
+        getenv("GOMP_CPU_AFFINITY"))
         return; /* the user's (numaplace run has already decided the precedence) */
     int n = npl_pin_order(NULL, npl__preload.pin, NULL, 0); /* any number of CPUs */
     int *cpus = n > 0 ? malloc((size_t)n * sizeof *cpus) : NULL;
@@ -140,13 +150,49 @@ static void read_numbers(struct npl__preload_cfg *cfg)
     }
 }
 
+/* every CPU of the load-time snapshot (the mask now) is in cpus[0..n) */
+static int snapshot_inside(const int *cpus, int n)
+{
+    int m = npl__initial_affinity(NULL, 0);
+    int *now = m > 0 ? malloc((size_t)m * sizeof *now) : NULL;
+    int ok = now && npl__initial_affinity(now, m) == m;
+    for (int i = 0; ok && i < m; i++)
+        ok = npl__in_list(now[i], cpus, n);
+    free(now);
+    return ok;
+}
+
+/* NUMAPLACE_START_CPUS (env.h): the CPUs run started this program on. libgomp's constructor runs
+ * before this one and, under OMP_PROC_BIND or OMP_PLACES, has already bound the initial thread to
+ * its first place: the load-time snapshot would make @local, bind_block's threads and the
+ * placement workers see that one place. Taken only by the program run executed (same file) and
+ * only if the thread's mask now is inside it (a runtime narrows, never widens); removed either
+ * way. */
+static void take_start_cpus(void)
+{
+    const char *e = getenv(NPL_ENV_START_CPUS), *list;
+    uint64_t dev, ino;
+    struct stat st;
+    int *cpus = NULL, n = 0;
+    if (!e)
+        return;
+    if (npl_env_parse_start_cpus(e, &dev, &ino, &list) == 0 && stat("/proc/self/exe", &st) == 0 &&
+        (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino &&
+        npl__parse_list(list, NPL__MAX_ID, "CPU", &cpus, &n) == 0 && snapshot_inside(cpus, n))
+        npl__set_initial_affinity(cpus, n);
+    free(cpus);
+    unsetenv(NPL_ENV_START_CPUS);
+}
+
 __attribute__((constructor)) static void preload_init(void)
 {
     struct npl__preload_cfg *cfg = &npl__preload;
     npl__preload_resolve();
     npl__preload_enter();
     remember_stderr();
+    take_start_cpus(); /* before the topology is loaded */
     npl__preload_children_init(); /* exec and spawn resolved, fork handlers installed */
+    npl__preload_limits_init();   /* the cgroup limit files, found once */
     read_numbers(cfg);
     const char *e;
     if ((e = getenv(NPL_ENV_HUGE)) && *e) {
@@ -193,10 +239,20 @@ __attribute__((constructor)) static void preload_init(void)
             cfg->pin = NULL;
         }
     }
-    if (cfg->active && !npl_topo_self()) /* load hwloc now, not inside the first malloc */
+    npl__preload_io_resolve();
+    /* numaplace profile (every large block tracked, nothing placed) or run --profile */
+    if (npl__preload_profile_init(cfg->threshold) || npl__preload_apply_init(cfg->threshold)) {
+        if (!cfg->pol && npl_policy_create(&cfg->pol, NPL_FIRST_TOUCH, NULL, 0) < 0)
+            cfg->pol = NULL;
+        cfg->active = cfg->pol != NULL;
+    }
+    if (cfg->active && !npl__preload_profiling() &&
+        !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg->active = 0;
-    if (cfg->next_touch && cfg->active)
-        npl__rearm_init(); /* before the first parallel region */
+    npl__preload_alloc_init(); /* whose malloc the program has */
+    /* before the first parallel region; under run --profile the profile arms its arrays */
+    if (cfg->next_touch && cfg->active && !npl__preload_apply_active())
+        npl__rearm_init();
     if (cfg->active)
         npl__preload_place_static();
     npl__preload_leave();

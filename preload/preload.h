@@ -6,13 +6,18 @@
  * that links libnumaplace itself keeps its own, separate copy. One file per concern:
  *   init.c      the constructor: the environment `numaplace run` sets (env.h), messages, libomp
  *   alloc.c     malloc & co., the table of placed blocks, the bootstrap buffer, the fork gate
+ *   limits.c    how much memory the process may still use (cgroups, RLIMIT_AS, MemAvailable)
  *   threads.c   pthread_create: thread n of the program on the n-th CPU of NUMAPLACE_PIN
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
  *   statics.c   the executable's writable segments, placed before main
- *   regions.c   the one OpenMP region-entry hook (libgomp's GOMP_parallel* entry points)
- *   ompt.c      its libomp source (the OMPT tool: parallel_begin)
- *   rearm.c     the transparent next-touch mode's re-arm rule (a subscriber of the hook) */
+ *   regions.c   the one OpenMP region hook (libgomp's GOMP_parallel* entry points interposed;
+ *               ompt.c under libomp): the profile's phases, next-touch's re-arm, run --profile
+ *   ompt.c      its libomp source (the OMPT tool: parallel_begin/end, implicit_task)
+ *   rearm.c     the transparent next-touch mode's re-arm rule (a subscriber of the hook)
+ *   profile.c   numaplace profile: large blocks and static arrays tracked by the sampler
+ *   apply.c     numaplace run --profile: each array under its advised policy
+ *   io.c        read/write and relatives: protected pages given back before a system call */
 #ifndef NPL_PRELOAD_H
 #define NPL_PRELOAD_H
 #include <numaplace.h>
@@ -42,8 +47,10 @@ int npl__preload_next_touch(void);
 /* ---- messages (init.c): on stderr only while fd 2 is the stderr the program started with ---- */
 /* fmt with two string arguments */
 void npl__preload_say(const char *fmt, const char *a, const char *b);
-/* numaplace run --verbose / --json: one line per large allocation (allocates nothing) */
-void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int placed, int nt);
+/* numaplace run --verbose / --json: one line per large allocation (allocates nothing); how:
+ * NPL__PLACED_* */
+enum { NPL__PLACED_NOT, NPL__PLACED_POPULATED, NPL__PLACED_LAZY, NPL__PLACED_IN_PLACE };
+void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt);
 
 /* ---- allocations (alloc.c) ---- */
 /* the calling thread is inside numaplace: its allocations and threads are not intercepted */
@@ -53,6 +60,9 @@ int npl__preload_inside(void);
 /* the next allocator's functions and pthread_create (dlsym RTLD_NEXT; the bootstrap buffer serves
  * dlsym's own allocations meanwhile) */
 void npl__preload_resolve(void);
+/* after resolve, from the constructor: is the program's malloc the C library's? (else its blocks
+ * are placed where they are: alloc.c's adopt; one line under --verbose) */
+void npl__preload_alloc_init(void);
 extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                        void *);
 /* fork: wait until no thread is inside the library through the interposer and hold the table
@@ -60,6 +70,17 @@ extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void
 void npl__preload_alloc_fork_prepare(void);
 void npl__preload_alloc_fork_parent(void);
 void npl__preload_alloc_fork_child(void);
+
+/* placing n bytes that must be populated fits what the process may still use (alloc.c; else 0,
+ * the reason in npl_last_error) */
+int npl__preload_fits(size_t n);
+
+/* ---- memory limits (limits.c) ---- */
+/* find the process's cgroup limit files (constructor) */
+void npl__preload_limits_init(void);
+/* bytes this process may still use (SIZE_MAX: no limit known), *source naming the tightest
+ * limit; allocates nothing */
+size_t npl__preload_memory_room(const char **source);
 
 /* ---- children (children.c) ---- */
 /* resolve exec/spawn/system/popen (a vfork child must not run dlsym) and install the fork
@@ -74,32 +95,50 @@ int npl__preload_static_ranges(uintptr_t *lo, uintptr_t *hi, size_t threshold);
 /* place them under the policy (and register them for next-touch in that mode) */
 void npl__preload_place_static(void);
 
-/* ---- OpenMP region entries (regions.c, ompt.c): one hook for every user ----
- * npl__regions_subscribe(fn, arg): fn(region, arg) is called at the start of every parallel
- * region the program starts, on the encountering thread, before the team starts, whichever
- * runtime runs it (libgomp: its GOMP_parallel* entry points, interposed; LLVM's libomp: OMPT's
- * parallel_begin). Subscribe from a constructor (before the first region; the OMPT tool is only
- * started when someone subscribed or NUMAPLACE_NEXT_TOUCH is on). Calls may come from several
- * threads at once (nested regions); fn runs inside the interposer (npl__preload_enter: its
- * allocations and threads are not intercepted) and must not start parallel regions. Region ends
- * are not reported. Up to 8 subscribers; 0, or -1 when full or fn is NULL. */
+/* signals.c: a thread about to be created inherits its creator's view of SIGSEGV/SIGBUS blocks:
+ * start/arg are wrapped when there is one to carry; the returned block is freed by the new thread,
+ * or by the caller (free) if the thread is not created. NULL: nothing wrapped. */
+void *npl__preload_signals_wrap(void *(**start)(void *), void **arg);
+
+/* ---- OpenMP parallel regions (regions.c, ompt.c): one hook for every user ----
+ * npl__regions_subscribe(fn, arg, events): fn(region, arg) is called for the events asked
+ * (a mask), whichever runtime runs the region (libgomp: its GOMP_parallel* entry points,
+ * interposed; LLVM's libomp: OMPT):
+ *  - NPL__REGION_BEGIN: the start of every parallel region the program starts, on the
+ *    encountering thread, before the team starts;
+ *  - NPL__REGION_END: its end, on the same thread, after the team joined (the same fields);
+ *  - NPL__REGION_THREAD: on each thread of a team as it starts the region: thread is its number
+ *    in the team (the other fields are 0, index -1).
+ * Subscribe from a constructor (before the first region; the OMPT tool is only started when
+ * someone subscribed, or NUMAPLACE_NEXT_TOUCH, NUMAPLACE_PROFILE_SHM or NUMAPLACE_PROFILE_APPLY is
+ * set). Calls may come from several threads at once (nested regions); fn runs inside the
+ * interposer (npl__preload_enter: its allocations and threads are not intercepted) and must not
+ * start parallel regions. Up to 8 subscribers; 0, or -1 when full, fn is NULL or events 0. */
 enum { NPL__REGION_GOMP = 1, NPL__REGION_OMPT = 2 }; /* where a region entry was seen */
+enum { NPL__REGION_BEGIN = 1, NPL__REGION_END = 2, NPL__REGION_THREAD = 4 }; /* events (bits) */
 struct npl__region {
+    int event;         /* NPL__REGION_BEGIN, _END or _THREAD */
     const void *code;  /* the region's code address: the outlined body (libgomp ABI) or OMPT's
                         * codeptr_ra (libomp); a run-time address: dladdr() gives object+offset */
     uint64_t seq;      /* region entries in the process so far, this one included (1, 2, ...) */
     uint64_t count;    /* entries of this code address so far, this one included (1: new) */
     int index;         /* a small id of the code address (< 4096), -1 past the table */
     unsigned threads;  /* the team size asked (num_threads, else the runtime's default); 0 unknown */
-    int level;         /* nesting level of the new region: 1 outermost */
+    int level;         /* nesting level of the region: 1 outermost */
     int source;        /* NPL__REGION_GOMP or NPL__REGION_OMPT */
+    int thread;        /* NPL__REGION_THREAD: the thread's number in its team; else -1 */
 };
 typedef void (*npl__region_fn)(const struct npl__region *region, void *arg);
-int npl__regions_subscribe(npl__region_fn fn, void *arg);
+int npl__regions_subscribe(npl__region_fn fn, void *arg, unsigned events);
 /* someone subscribed */
 int npl__regions_wanted(void);
-/* report one region entry (the GOMP wrappers, ompt.c) */
+/* the sources (the GOMP wrappers, ompt.c): a region entry; a second report of a region already
+ * reported (its end is not reported again either); the end of the innermost region this thread
+ * entered; this thread's number in the team it starts */
 void npl__regions_enter(const void *code, unsigned threads, int source);
+void npl__regions_enter_again(void);
+void npl__regions_leave(void);
+void npl__regions_thread(int num);
 /* addr lies inside libnumaplace_preload.so */
 int npl__regions_in_self(const void *addr);
 struct npl__regions_stats {
@@ -109,12 +148,32 @@ struct npl__regions_stats {
 void npl__regions_stats(struct npl__regions_stats *out);
 
 /* ---- the transparent next-touch mode (rearm.c) ---- */
-/* subscribe the re-arm rule (constructor, NUMAPLACE_NEXT_TOUCH on) */
+/* subscribe the re-arm rule (constructor, NUMAPLACE_NEXT_TOUCH on, no profile applied) */
 void npl__rearm_init(void);
-/* a profile's exact rule for one range (run --profile): the range registered at base is re-armed
- * at the entries of these region code addresses that follow an entry of another region, and at no
- * other; the online rule leaves it alone. n = 0 gives it back to the online rule. 0, or -1 (no
- * such registered range yet, or no memory) */
+/* a profile's exact rule for one range: the range registered at base is re-armed at the entries
+ * of these region code addresses that follow an entry of another region, and at no other; the
+ * online rule leaves it alone. n = 0 gives it back to the online rule. 0, or -1 (no such
+ * registered range yet, or no memory) */
 int npl__rearm_set_regions(const void *base, const void *const *codes, int n);
+
+/* ---- numaplace profile (profile.c): subscribes the sampler's phases to the region hook ---- */
+int npl__preload_profile_init(size_t threshold); /* 1: profiling */
+int npl__preload_profiling(void);
+/* a tracked large block for a caller that returns to ra (NULL: none); its release */
+void *npl__preload_profile_map(size_t n, const void *ra);
+void npl__preload_profile_unmap(void *p, size_t n);
+void npl__preload_profile_exec(int failed); /* before an exec (0), after a failed one (1) */
+
+/* ---- numaplace run --profile (apply.c): arms its phase-changing arrays at region entries ---- */
+int npl__preload_apply_init(size_t threshold); /* 1: a profile is applied */
+int npl__preload_apply_active(void);
+/* a block of n bytes for a caller that returns to ra, under the profile's policy for its site
+ * (def when the profile has none); NULL: the caller allocates as usual */
+void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags);
+void npl__preload_apply_free(void *p);
+void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);
+
+/* ---- system calls into tracked memory (io.c) ---- */
+void npl__preload_io_resolve(void);
 
 #endif

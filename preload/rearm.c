@@ -284,7 +284,7 @@ void npl__rearm_init(void)
 {
     const npl_topo *t = npl_topo_self();
     machine_nodes = t ? npl_topo_node_count(t, 0) : 0;
-    if (npl__regions_subscribe(on_region, NULL) < 0)
+    if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
         npl__debug("next-touch: cannot subscribe to region entries");
 }
 

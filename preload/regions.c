@@ -1,27 +1,34 @@
-/* regions.c - the one OpenMP region-entry hook of libnumaplace_preload.so (preload.h:
- * npl__regions_subscribe). Every parallel region the program starts is reported once, on the
- * encountering thread, before its team starts, with its code address and entry counters; the
- * transparent next-touch mode (rearm.c) and the profiler's phases use it. Two sources, one per
- * runtime ABI, so that the program keeps its own runtime:
+/* regions.c - the one OpenMP region hook of libnumaplace_preload.so (preload.h:
+ * npl__regions_subscribe). Every parallel region the program starts is reported to the
+ * subscribers that asked for it: its entry (on the encountering thread, before its team starts,
+ * with its code address and entry counters), its end (on the same thread, after the team joined)
+ * and each thread of its team with its number in the team. The transparent next-touch mode
+ * (rearm.c: entries), the profile's phases (profile.c: entries, ends, thread numbers) and
+ * `run --profile` (apply.c: entries) use it. Two sources, one per runtime ABI, so that the
+ * program keeps its own runtime:
  *
  *  - GCC's libgomp has no OMPT. Its region entry points are its ABI, and the interposer exports
  *    them (preload.map): GOMP_parallel and GOMP_parallel_start (GOMP_1.0/4.0), every
  *    GOMP_parallel_loop_* form (static, dynamic, guided, runtime, their nonmonotonic and
  *    maybe_nonmonotonic forms: GOMP_4.0/4.5/5.0; the GOMP_1.0 *_start forms),
  *    GOMP_parallel_sections[_start] and GOMP_parallel_reductions (GOMP_5.0): every entry of
- *    Debian's libgomp 12 that starts a team. Each forwards to the next definition (dlsym
- *    RTLD_NEXT: libgomp, or LLVM's libomp, which exports the same ABI). The code address is the
- *    outlined function the compiler made of the region's body. Not region entries: GOMP_teams_reg
- *    (libgomp runs host teams one after another on the encountering thread; the parallel regions
- *    inside them are reported), GOMP_teams/GOMP_teams4 (limits inside target regions), GOMP_task*,
- *    GOMP_target* (host fallback runs on one thread) and GOACC_* (OpenACC).
- *  - LLVM's libomp: OMPT's parallel_begin (ompt.c), codeptr_ra as the code address. A gcc program
- *    running on libomp enters through the wrappers above; libomp then reports the same region
- *    through OMPT with a return address inside this library, which is dropped here (reported
- *    once, with the outlined function). OMPT leagues (teams) are not reported.
+ *    Debian's libgomp 12 that starts a team, and GOMP_parallel_end (the end of the *_start forms).
+ *    Each forwards to the next definition (dlsym RTLD_NEXT: libgomp, or LLVM's libomp, which
+ *    exports the same ABI). The code address is the outlined function the compiler made of the
+ *    region's body. When a subscriber wants thread numbers, the team runs the body through a
+ *    trampoline that reports omp_get_thread_num() first (the master of a *_start form calls the
+ *    body itself and is not reported). Not region entries: GOMP_teams_reg (libgomp runs host
+ *    teams one after another on the encountering thread; the parallel regions inside them are
+ *    reported), GOMP_teams/GOMP_teams4 (limits inside target regions), GOMP_task*, GOMP_target*
+ *    (host fallback runs on one thread) and GOACC_* (OpenACC).
+ *  - LLVM's libomp: OMPT's parallel_begin/parallel_end and implicit_task (ompt.c), codeptr_ra as
+ *    the code address. A gcc program running on libomp enters through the wrappers above; libomp
+ *    then reports the same region through OMPT with a return address inside this library, which
+ *    is dropped here, and so is its end (reported once, with the outlined function). OMPT leagues
+ *    (teams) are not reported.
  *
- * The hook never changes what the region does: its arguments go on unchanged, and with no
- * subscriber a wrapper only forwards. */
+ * The hook never changes what the region does: its arguments go on unchanged (the trampoline
+ * calls the body with its own argument), and with no subscriber a wrapper only forwards. */
 #define _GNU_SOURCE
 #include "base/base.h"
 
@@ -35,25 +42,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#define TLS __thread __attribute__((tls_model("initial-exec")))
 #define MAX_SUBSCRIBERS 8
 #define MAX_CODES 4096 /* distinct code addresses remembered (open addressing); later: index -1 */
+#define MAX_NEST 16    /* regions open on one thread; deeper ones are not reported */
 
 static struct {
     npl__region_fn fn;
     void *arg;
+    unsigned events;
 } subs[MAX_SUBSCRIBERS];
 static _Atomic int nsubs;
+static _Atomic unsigned wanted_events; /* the union of the subscribers' events */
 static pthread_mutex_t sub_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int npl__regions_subscribe(npl__region_fn fn, void *arg)
+int npl__regions_subscribe(npl__region_fn fn, void *arg, unsigned events)
 {
     int rc = -1;
     pthread_mutex_lock(&sub_lock);
     int n = atomic_load(&nsubs);
-    if (fn && n < MAX_SUBSCRIBERS) {
+    if (fn && events && n < MAX_SUBSCRIBERS) {
         subs[n].fn = fn;
         subs[n].arg = arg;
+        subs[n].events = events;
         atomic_store(&nsubs, n + 1); /* published after the entry is written */
+        atomic_fetch_or(&wanted_events, events);
         rc = 0;
     }
     pthread_mutex_unlock(&sub_lock);
@@ -61,6 +74,14 @@ int npl__regions_subscribe(npl__region_fn fn, void *arg)
 }
 
 int npl__regions_wanted(void) { return atomic_load(&nsubs) > 0; }
+
+static void tell(const struct npl__region *r)
+{
+    int n = atomic_load(&nsubs);
+    for (int i = 0; i < n; i++)
+        if (subs[i].events & (unsigned)r->event)
+            subs[i].fn(r, subs[i].arg);
+}
 
 /* ---- counters: entries, and per distinct code address ---- */
 static struct {
@@ -81,9 +102,11 @@ void npl__regions_stats(struct npl__regions_stats *out)
     pthread_mutex_unlock(&count_lock);
 }
 
-/* omp_get_max_threads / omp_get_level of whichever runtime is loaded (NULL: none yet) */
+/* omp_get_max_threads / omp_get_level / omp_get_thread_num of whichever runtime is loaded (NULL:
+ * none yet) */
 static int (*omp_max_threads)(void);
 static int (*omp_level)(void);
+static int (*omp_thread_num)(void);
 static void find_omp_api(void)
 {
     static int done;
@@ -91,17 +114,38 @@ static void find_omp_api(void)
         return;
     omp_max_threads = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_max_threads");
     omp_level = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_level");
+    omp_thread_num = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_thread_num");
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
+/* The regions open on this thread, innermost last: an end pops what its entry pushed (entries and
+ * ends pair up on the encountering thread, whichever source reports them) */
+static TLS struct open_region {
+    struct npl__region r;
+    int told; /* its entry was reported: its end will be */
+} open_regions[MAX_NEST];
+static TLS int nopen;
+
+static void push(const struct npl__region *r, int told)
+{
+    if (nopen < MAX_NEST) {
+        open_regions[nopen].r = *r;
+        open_regions[nopen].told = told;
+    }
+    nopen++;
 }
 
 void npl__regions_enter(const void *code, unsigned threads, int source)
 {
+    struct npl__region r = {.event = NPL__REGION_BEGIN, .code = code, .index = -1,
+                            .threads = threads, .level = 1, .source = source, .thread = -1};
     int n = atomic_load(&nsubs);
-    if (n == 0)
+    if (n == 0 || nopen >= MAX_NEST) {
+        push(&r, 0);
         return;
+    }
     npl__preload_enter(); /* the subscribers' allocations are not the program's */
     find_omp_api();
-    struct npl__region r = {code, 0, 0, -1, threads, 1, source};
     if (!r.threads && omp_max_threads)
         r.threads = (unsigned)omp_max_threads();
     if (omp_level)
@@ -126,8 +170,38 @@ void npl__regions_enter(const void *code, unsigned threads, int source)
     if (r.index < 0)
         r.count = 1;
     pthread_mutex_unlock(&count_lock);
-    for (int i = 0; i < n; i++)
-        subs[i].fn(&r, subs[i].arg);
+    push(&r, 1);
+    tell(&r);
+    npl__preload_leave();
+}
+
+void npl__regions_enter_again(void)
+{
+    struct npl__region r = {0};
+    push(&r, 0);
+}
+
+void npl__regions_leave(void)
+{
+    if (nopen <= 0)
+        return; /* an end whose entry this thread never saw (the tool started meanwhile) */
+    int i = --nopen;
+    if (i >= MAX_NEST || !open_regions[i].told)
+        return;
+    struct npl__region r = open_regions[i].r;
+    r.event = NPL__REGION_END;
+    npl__preload_enter();
+    tell(&r);
+    npl__preload_leave();
+}
+
+void npl__regions_thread(int num)
+{
+    if (!(atomic_load(&wanted_events) & NPL__REGION_THREAD))
+        return;
+    struct npl__region r = {.event = NPL__REGION_THREAD, .index = -1, .thread = num};
+    npl__preload_enter();
+    tell(&r);
     npl__preload_leave();
 }
 
@@ -193,6 +267,22 @@ static void *next_gomp(const char *name)
     return f;
 }
 
+typedef void (*body_fn)(void *);
+struct body {
+    body_fn fn;
+    void *data;
+};
+
+/* the team's threads run this in place of the body when thread numbers are wanted */
+static void run_body(void *p)
+{
+    const struct body *b = p;
+    find_omp_api();
+    if (omp_thread_num)
+        npl__regions_thread(omp_thread_num());
+    b->fn(b->data);
+}
+
 /* The compiler barrier after the call keeps it a call: a tail jump would hand the runtime this
  * wrapper's caller as the return address, and libomp's OMPT report would not be recognised. */
 #define AFTER_CALL() __asm__ volatile("" ::: "memory")
@@ -203,50 +293,49 @@ static void *next_gomp(const char *name)
         f = (__typeof__(&name))next_gomp(#name);                                                 \
         __atomic_store_n(&real, f, __ATOMIC_RELEASE);                                            \
     }
-
-typedef void (*body_fn)(void *);
+/* report the entry; with thread numbers wanted, the team runs the body through run_body (b: a
+ * record that lives until the team has joined) */
+#define ENTER(b)                                                                                 \
+    body_fn use_fn = fn;                                                                         \
+    void *use_data = data;                                                                       \
+    if (atomic_load(&wanted_events) & NPL__REGION_THREAD) {                                      \
+        (b)->fn = fn;                                                                            \
+        (b)->data = data;                                                                        \
+        use_fn = run_body;                                                                       \
+        use_data = (b);                                                                          \
+    }                                                                                            \
+    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
 
 EXPORT void GOMP_parallel(body_fn fn, void *data, unsigned nthr, unsigned flags)
 {
     RESOLVE(GOMP_parallel);
-    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
-    f(fn, data, nthr, flags);
+    struct body b;
+    ENTER(&b);
+    f(use_fn, use_data, nthr, flags);
     AFTER_CALL();
+    npl__regions_leave();
 }
 
 EXPORT unsigned GOMP_parallel_reductions(body_fn fn, void *data, unsigned nthr, unsigned flags)
 {
     RESOLVE(GOMP_parallel_reductions);
-    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
-    unsigned r = f(fn, data, nthr, flags);
+    struct body b;
+    ENTER(&b);
+    unsigned r = f(use_fn, use_data, nthr, flags);
     AFTER_CALL();
+    npl__regions_leave();
     return r;
-}
-
-/* GOMP_1.0: the caller runs fn itself after this returns, then GOMP_parallel_end */
-EXPORT void GOMP_parallel_start(body_fn fn, void *data, unsigned nthr)
-{
-    RESOLVE(GOMP_parallel_start);
-    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
-    f(fn, data, nthr);
-    AFTER_CALL();
-}
-
-EXPORT void GOMP_parallel_sections_start(body_fn fn, void *data, unsigned nthr, unsigned count)
-{
-    RESOLVE(GOMP_parallel_sections_start);
-    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
-    f(fn, data, nthr, count);
-    AFTER_CALL();
 }
 
 EXPORT void GOMP_parallel_sections(body_fn fn, void *data, unsigned nthr, unsigned count,
                                    unsigned flags)
 {
     RESOLVE(GOMP_parallel_sections);
-    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
-    f(fn, data, nthr, count, flags);
+    struct body b;
+    ENTER(&b);
+    f(use_fn, use_data, nthr, count, flags);
     AFTER_CALL();
+    npl__regions_leave();
 }
 
 /* loops with a chunk: static, dynamic, guided and their nonmonotonic forms */
@@ -255,9 +344,11 @@ EXPORT void GOMP_parallel_sections(body_fn fn, void *data, unsigned nthr, unsign
                      long chunk, unsigned flags)                                                 \
     {                                                                                            \
         RESOLVE(name);                                                                           \
-        npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);                            \
-        f(fn, data, nthr, start, end, incr, chunk, flags);                                       \
+        struct body b;                                                                           \
+        ENTER(&b);                                                                               \
+        f(use_fn, use_data, nthr, start, end, incr, chunk, flags);                               \
         AFTER_CALL();                                                                            \
+        npl__regions_leave();                                                                    \
     }
 /* schedule(runtime) and its forms: no chunk */
 #define LOOP_RUNTIME(name)                                                                       \
@@ -265,19 +356,11 @@ EXPORT void GOMP_parallel_sections(body_fn fn, void *data, unsigned nthr, unsign
                      unsigned flags)                                                             \
     {                                                                                            \
         RESOLVE(name);                                                                           \
-        npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);                            \
-        f(fn, data, nthr, start, end, incr, flags);                                              \
+        struct body b;                                                                           \
+        ENTER(&b);                                                                               \
+        f(use_fn, use_data, nthr, start, end, incr, flags);                                      \
         AFTER_CALL();                                                                            \
-    }
-/* GOMP_1.0 *_start forms (ended by GOMP_parallel_end) */
-#define LOOP_CHUNK_START(name)                                                                   \
-    EXPORT void name(body_fn fn, void *data, unsigned nthr, long start, long end, long incr,     \
-                     long chunk)                                                                 \
-    {                                                                                            \
-        RESOLVE(name);                                                                           \
-        npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);                            \
-        f(fn, data, nthr, start, end, incr, chunk);                                              \
-        AFTER_CALL();                                                                            \
+        npl__regions_leave();                                                                    \
     }
 
 LOOP_CHUNK(GOMP_parallel_loop_static)
@@ -288,6 +371,54 @@ LOOP_CHUNK(GOMP_parallel_loop_nonmonotonic_guided)
 LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+/* The GOMP_1.0 split form (GCC before 4.9): GOMP_parallel*_start(fn, data, ...); fn(data) on the
+ * master; GOMP_parallel_end(). The body record lives until the end, one per nesting level. */
+static TLS struct body start_bodies[MAX_NEST];
+static TLS int nstarts;
+static struct body *start_body(void)
+{
+    int i = nstarts++;
+    return i < MAX_NEST ? &start_bodies[i] : NULL;
+}
+/* past MAX_NEST open *_start forms the team runs the body as it is */
+#define ENTER_START()                                                                            \
+    struct body *b = start_body();                                                               \
+    body_fn use_fn = fn;                                                                         \
+    void *use_data = data;                                                                       \
+    if (b && (atomic_load(&wanted_events) & NPL__REGION_THREAD)) {                               \
+        b->fn = fn;                                                                              \
+        b->data = data;                                                                          \
+        use_fn = run_body;                                                                       \
+        use_data = b;                                                                            \
+    }                                                                                            \
+    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
+
+EXPORT void GOMP_parallel_start(body_fn fn, void *data, unsigned nthr)
+{
+    RESOLVE(GOMP_parallel_start);
+    ENTER_START();
+    f(use_fn, use_data, nthr);
+    AFTER_CALL();
+}
+
+EXPORT void GOMP_parallel_sections_start(body_fn fn, void *data, unsigned nthr, unsigned count)
+{
+    RESOLVE(GOMP_parallel_sections_start);
+    ENTER_START();
+    f(use_fn, use_data, nthr, count);
+    AFTER_CALL();
+}
+
+#define LOOP_CHUNK_START(name)                                                                   \
+    EXPORT void name(body_fn fn, void *data, unsigned nthr, long start, long end, long incr,     \
+                     long chunk)                                                                 \
+    {                                                                                            \
+        RESOLVE(name);                                                                           \
+        ENTER_START();                                                                           \
+        f(use_fn, use_data, nthr, start, end, incr, chunk);                                      \
+        AFTER_CALL();                                                                            \
+    }
 LOOP_CHUNK_START(GOMP_parallel_loop_static_start)
 LOOP_CHUNK_START(GOMP_parallel_loop_dynamic_start)
 LOOP_CHUNK_START(GOMP_parallel_loop_guided_start)
@@ -296,7 +427,17 @@ EXPORT void GOMP_parallel_loop_runtime_start(body_fn fn, void *data, unsigned nt
                                              long end, long incr)
 {
     RESOLVE(GOMP_parallel_loop_runtime_start);
-    npl__regions_enter((const void *)fn, nthr, NPL__REGION_GOMP);
-    f(fn, data, nthr, start, end, incr);
+    ENTER_START();
+    f(use_fn, use_data, nthr, start, end, incr);
     AFTER_CALL();
+}
+
+EXPORT void GOMP_parallel_end(void)
+{
+    RESOLVE(GOMP_parallel_end);
+    f();
+    AFTER_CALL();
+    if (nstarts > 0)
+        nstarts--;
+    npl__regions_leave();
 }

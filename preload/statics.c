@@ -75,6 +75,12 @@ static int register_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry 
 
 void npl__preload_place_static(void)
 {
+    if (npl__preload_profiling())
+        return; /* profile.c tracks them, symbol by symbol */
+    if (npl__preload_apply_active()) { /* symbol by symbol, under the profile's advice */
+        npl__preload_apply_statics(npl__preload.threshold, npl__preload.pol, npl__preload.flags);
+        return;
+    }
     uintptr_t lo[8], hi[8];
     int n = npl__preload_static_ranges(lo, hi, npl__preload.threshold);
     int placing = npl__preload.pol && npl_policy_get_kind(npl__preload.pol) != NPL_FIRST_TOUCH;
@@ -84,13 +90,17 @@ void npl__preload_place_static(void)
          * take a whole 2 MiB to one node and cannot follow page-granular next-touch chunks */
         if (!(npl__preload.flags & NPL_F_THP))
             madvise((void *)lo[i], len, MADV_NOHUGEPAGE);
-        if (placing && npl_place_range((void *)lo[i], len, npl__preload.pol, NULL, 0) < 0)
+        int how = NPL__PLACED_POPULATED;
+        if (placing && !npl__preload_fits(len)) /* placing populates every page */
+            how = NPL__PLACED_NOT;
+        else if (placing && npl_place_range((void *)lo[i], len, npl__preload.pol, NULL, 0) < 0)
             npl__preload_say("numaplace preload: static data not placed: %s%s\n",
                              npl_last_error(), "");
         else if (placing)
             npl__debug("preload: static data %p+%zu placed", (void *)lo[i], len);
         if (npl__preload.verbose && (placing || npl__preload.next_touch))
-            npl__preload_tell_alloc("static data", (void *)lo[i], len, 1, npl__preload.next_touch);
+            npl__preload_tell_alloc("static data", (void *)lo[i], len, how,
+                                    npl__preload.next_touch);
         /* one range per mapping: .data (a private file mapping) and .bss (anonymous) are
          * mappings of different kinds, and next-touch arms one kind of mapping at a time */
         if (npl__preload.next_touch)

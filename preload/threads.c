@@ -1,25 +1,61 @@
 /* threads.c - NUMAPLACE_PIN=compact|scatter|LIST: every thread the program creates with
  * pthread_create runs as thread n on the n-th CPU of the strategy, n counting creation order from
  * 1 (the main thread, 0, is pinned by the constructor: init.c). Threads the library itself
- * creates are left alone. */
+ * creates are left alone. Under `numaplace profile` every thread is numbered that way (pinned or
+ * not): the sampler records the number with each access. */
 #define _GNU_SOURCE
 #include "topology/topology.h"
 
 #include "preload.h"
+#include "profile/profile.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 static int next_thread = 1;
+
+/* profiling: each thread knows its number (the sampler records it with every access) */
+struct numbered {
+    void *(*start)(void *);
+    void *arg;
+    int n;
+};
+static void *numbered_start(void *p)
+{
+    struct numbered c = *(struct numbered *)p;
+    free(p);
+    npl__sampler_set_thread(c.n);
+    return c.start(c.arg);
+}
 
 EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
                           void *arg)
 {
     if (!npl__real_pthread_create)
         npl__preload_resolve();
-    if (npl__preload_inside() || !npl__preload.pin)
-        return npl__real_pthread_create(th, attr, start, arg);
-    int n = __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
-    /* the library's one trampoline (src/threads.c) */
-    return npl__pthread_create_pinned(npl__real_pthread_create, th, attr, start, arg,
-                                      npl__preload.pin, n);
+    void *view = npl__preload_signals_wrap(&start, &arg); /* the creator's SIGSEGV/SIGBUS mask */
+    int profiling = !npl__preload_inside() && npl__preload_profiling();
+    int rc;
+    if (npl__preload_inside() || (!npl__preload.pin && !profiling)) {
+        rc = npl__real_pthread_create(th, attr, start, arg);
+    } else {
+        /* under numaplace profile the sampler numbers threads (the same numbers pin them) */
+        int n = profiling ? npl__sampler_next_thread()
+                          : __atomic_fetch_add(&next_thread, 1, __ATOMIC_RELAXED);
+        struct numbered *c = profiling ? malloc(sizeof *c) : NULL;
+        if (c) {
+            *c = (struct numbered){start, arg, n};
+            start = numbered_start;
+            arg = c;
+        }
+        /* the library's one trampoline (src/topology/threads.c) */
+        rc = npl__preload.pin ? npl__pthread_create_pinned(npl__real_pthread_create, th, attr,
+                                                           start, arg, npl__preload.pin, n)
+                              : npl__real_pthread_create(th, attr, start, arg);
+        if (rc && c)
+            free(c);
+    }
+    if (rc && view)
+        free(view);
+    return rc;
 }

@@ -14,7 +14,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "measure.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -5,7 +5,7 @@
 #include "common.h"
 #include "json.h"
 #include "measure.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <getopt.h>
 #include <stdlib.h>

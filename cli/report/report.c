@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "common.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <errno.h>
 #include <fcntl.h>

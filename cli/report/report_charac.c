@@ -15,7 +15,7 @@
  * other policies are initialized by all threads (on one node they are parallel first touch). */
 #define _GNU_SOURCE
 #include "common.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <sched.h>
 #include <stdint.h>

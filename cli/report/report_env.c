@@ -4,7 +4,7 @@
  * with no relation to real hardware (remote memory can come out faster than local). */
 #define _GNU_SOURCE
 #include "common.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <string.h>
 #include <sys/utsname.h>

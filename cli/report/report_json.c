@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "json.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* report_progress.c - numaplace report's progress line: step, percentage, ETA; on a terminal
- * only (report.h). */
-#include "report.h"
+ * only (report_parts.h). */
+#include "report_parts.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * mean latency factor, the remote-bandwidth penalty, the measured spread, and per access
  * pattern the recommended policy with its margin, or "no measurable difference". */
 #include "common.h"
-#include "report.h"
+#include "report_parts.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -83,6 +83,5 @@ int main(int argc, char **argv)
     printf("jacobi %dx%d, %d iterations, %d nodes, %d threads: sum %.6f\n", n, n, iters, nnodes,
            omp_get_max_threads(), sum);
     mai_final();
-    printf("%d passed, %d failed\n", ex_pass, ex_fail);
-    return ex_fail != 0;
+    return ex_summary("mai_jacobi");
 }

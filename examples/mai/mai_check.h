@@ -50,6 +50,14 @@ static void ex_expect(int cond, const char *what)
     }
 }
 
+/* the summary line of a guest test program: "NAME: N passed, M failed, 0 skipped"; exit status
+ * 0 only if a check ran and none failed */
+static int ex_summary(const char *name)
+{
+    printf("%s: %d passed, %d failed, 0 skipped\n", name, ex_pass, ex_fail);
+    return ex_fail != 0 || ex_pass == 0;
+}
+
 /* the config file every example uses: nodes 0..N-1, T = N threads on the first CPU of each
  * node (found through mai_get_cpusnode, 1-based) */
 static int ex_init(int argc, char **argv)

@@ -83,6 +83,5 @@ int main(int argc, char **argv)
     }
     mai_mempol(t);
     mai_final();
-    printf("%d passed, %d failed\n", ex_pass, ex_fail);
-    return ex_fail != 0;
+    return ex_summary("mai_policy_test");
 }

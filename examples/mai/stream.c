@@ -84,6 +84,5 @@ int main(int argc, char **argv)
     printf("stream %s: %ld doubles x 3, %d nodes, %d threads, %.0f MB/s\n", policy, n, nnodes,
            omp_get_max_threads(), REPS * 10.0 * n * sizeof(double) / secs / 1e6);
     mai_final();
-    printf("%d passed, %d failed\n", ex_pass, ex_fail);
-    return ex_fail != 0;
+    return ex_summary("mai_stream");
 }

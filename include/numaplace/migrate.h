@@ -82,9 +82,12 @@ int npl_migrate_array(void *array, int node, struct npl_migrate_result *result);
  * first thread that touches a chunk afterwards takes a SIGSEGV that numaplace handles: it
  * unprotects the chunk, moves its present pages to the thread's node (move_pages) and faults
  * the absent ones in there (MADV_POPULATE_WRITE). Other threads touching the same chunk meanwhile
- * wait for it. Faults outside armed chunks go to the SIGSEGV handler that was in place when a
- * range was last armed (or the default action: a real segfault still kills); a program that
- * installs its own handler after arming must arm again. See docs/NEXT_TOUCH.md.
+ * wait for it. Every other fault goes to the program's own SIGSEGV/SIGBUS disposition, with the
+ * program's flags (signal chaining, see npl_fault_handle(): a real segfault still kills).
+ * Under `numaplace run` the interposer keeps numaplace's handler first whatever the program
+ * installs, and sigaction(2) returns the program's own handlers to it. Without the interposer,
+ * numaplace's handler is put first at each arm, and a handler the program installs after
+ * arming must call npl_fault_handle() first. See docs/NEXT_TOUCH.md.
  *
  * System calls that write into an armed range (read(2), recv(2), MPI receives) get EFAULT
  * instead of a signal: call npl_next_touch_prepare() on the buffer first.
@@ -138,6 +141,32 @@ int npl_next_touch_register_array(void *array, size_t chunk_bytes);
  *  @return 0, or -1 with the errno of the first range that could not be armed (mbind(2),
  *          mprotect(2)). */
 int npl_next_touch_rearm_all(void);
+
+/** Signal chaining for a program's own SIGSEGV/SIGBUS handler: call it first, with the three
+ *  arguments the handler got (SA_SIGINFO), and return at once when it returns 1.
+ *
+ *  numaplace takes faults for itself (an armed next-touch chunk is PROT_NONE until its first
+ *  touch). Its own handler passes every other fault on to the handler that was installed before
+ *  it, with that handler's flags; but a handler the program installs after arming replaces it in
+ *  the kernel, and then receives numaplace's faults too. Such a handler (a JVM's, a crash
+ *  reporter's, a runtime's) must start with:
+ *  @code
+ *  static void on_segv(int sig, siginfo_t *si, void *uc) {
+ *      if (npl_fault_handle(sig, si, uc))
+ *          return;            // numaplace's fault, resolved: the access is retried
+ *      ...                    // the program's own fault
+ *  }
+ *  @endcode
+ *  Under `numaplace run` (the interposer) nothing is needed: numaplace's handler stays first and
+ *  the program's handler only ever sees its own faults. Async-signal-safe; errno is kept.
+ *  @param sig   the signal (SIGSEGV or SIGBUS; any other: 0)
+ *  @param info  the handler's siginfo_t * (void * so that this header needs no POSIX signal.h)
+ *  @param uctx  the handler's third argument (may be NULL)
+ *  @return 1 when the fault was numaplace's and is resolved (return from the handler: the
+ *          access is retried), 0 when it is not numaplace's (a signal sent by kill(2) never is).
+ *          Just after a range was disarmed, a fault elsewhere may get 1 once (its access may have
+ *          raced with the disarm): retried, a fault of the program's own comes back and gets 0. */
+int npl_fault_handle(int sig, void *info, void *uctx);
 
 /** Process-wide next-touch statistics (npl_next_touch_get_stats()). */
 struct npl_next_touch_stats {

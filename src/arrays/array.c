@@ -33,6 +33,7 @@ struct array {
     struct npl_place_stats last;
     int hugetlb, hugetlb_fallback;
     int had_thp; /* NPL_F_THP once: a re-placement must split the huge pages (NPL__F_SPLIT_THP) */
+    size_t lazy_maps; /* mappings its lazy runs split off (npl__lazy_maps_reserve) */
     uint64_t mig_calls, mig_pages, mig_failures;
     double mig_seconds;
 };
@@ -83,6 +84,8 @@ static void destroy(struct array *a)
 {
     npl__next_touch_forget(a->base, a->mapped); /* an armed array's next-touch state goes too */
     munmap(a->base, a->mapped);
+    if (a->lazy_maps)
+        npl__lazy_maps_release(a->lazy_maps);
     for (int i = 0; i < a->nseg; i++)
         npl_plan_free(a->seg[i].plan);
     free(a->seg);
@@ -107,6 +110,14 @@ static size_t outer_extent(const npl_shape *s)
 }
 
 
+/* NPL__F_OWN_TAIL for a placement of bytes [off, off+len) of a: its last 2 MiB frame is the
+ * array's to the end when the range ends the array and the mapping ends on 2 MiB (THP arrays) */
+static unsigned own_tail(const struct array *a, size_t off, size_t len)
+{
+    uintptr_t end = (uintptr_t)a->base + a->mapped;
+    return off + len >= a->bytes && end % ((size_t)2 << 20) == 0 ? NPL__F_OWN_TAIL : 0;
+}
+
 /* Append a segment: where segments overlap, the later one holds the intended placement. */
 static int set_segment(struct array *a, struct segment s)
 {
@@ -118,52 +129,75 @@ static int set_segment(struct array *a, struct segment s)
     return 0;
 }
 
+/* Unmap the parts of [raw, raw+total) outside [base, base+len). */
+static void trim(char *raw, size_t total, char *base, size_t len)
+{
+    if (base > raw)
+        munmap(raw, (size_t)(base - raw));
+    if (raw + total > base + len)
+        munmap(base + len, (size_t)(raw + total - (base + len)));
+}
+
 /* The mapping of a new array: hugetlb (NULL+*fallback when no pool can hold it and not STRICT),
- * or base pages born MADV_NOHUGEPAGE, or THP pages 2 MiB-aligned at both ends. */
-static char *map_array(size_t bytes, unsigned *flags, size_t *mapped, int *fallback)
+ * or base pages born MADV_NOHUGEPAGE, or THP pages 2 MiB-aligned at both ends. Its start is a
+ * multiple of align (a power of two; 0: the page), over-mapped and trimmed when that is more
+ * than the mmap gives; for a lazy interleave (lz), also at a page index that the kernel's
+ * interleave maps to the plan's first node (npl__lazy_base_ok), within plan->m steps of align. */
+static char *map_array(size_t bytes, unsigned *flags, size_t align, const struct npl_lazy *lz,
+                       const npl_plan *plan, size_t *mapped, int *fallback)
 {
     size_t psz = page_size();
-    size_t align = (*flags & (NPL_F_THP | NPL_F_HUGETLB)) ? ((size_t)2 << 20) : psz;
-    if (bytes > SIZE_MAX - 2 * align) {
-        npl__fail(EOVERFLOW, "size %zu too large", bytes);
+    size_t unit = (*flags & (NPL_F_THP | NPL_F_HUGETLB)) ? ((size_t)2 << 20) : psz;
+    size_t asked = align;
+    if (align < unit)
+        align = unit;
+    size_t steps = lz && lz->kind == NPL__LAZY_INTERLEAVE ? (size_t)plan->m : 0;
+    if (align > SIZE_MAX / 4 / (steps + 2) || bytes > SIZE_MAX - (steps + 2) * align) {
+        npl__fail(EOVERFLOW, "size %zu with alignment %zu too large", bytes, align);
         return NULL;
     }
-    *mapped = (bytes + align - 1) / align * align;
+    *mapped = (bytes + unit - 1) / unit * unit;
+    char *raw = MAP_FAILED, *base = NULL;
+    size_t total = 0;
     if (*flags & NPL_F_HUGETLB) {
-        /* the kernel aligns hugetlb mappings itself; the reservation is checked against the
-         * global pool only: per-node pools are checked by populating page by page (place.c) */
-        char *base = mmap(NULL, *mapped, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (21 << MAP_HUGE_SHIFT), -1, 0);
-        if (base != MAP_FAILED)
-            return base;
-        if (*flags & NPL_F_STRICT) {
-            npl__fail(errno == EINVAL ? ENOSYS : ENOMEM,
-                      "no 2 MiB hugetlb pages for %zu bytes (pool empty or too small)", bytes);
-            return NULL;
+        /* the kernel aligns hugetlb mappings itself (2 MiB); the reservation is checked against
+         * the global pool only: per-node pools are checked by populating page by page (place.c) */
+        total = *mapped + (align - unit) + steps * align;
+        raw = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (21 << MAP_HUGE_SHIFT), -1, 0);
+        if (raw == MAP_FAILED) {
+            if (*flags & NPL_F_STRICT) {
+                npl__fail(errno == EINVAL ? ENOSYS : ENOMEM,
+                          "no 2 MiB hugetlb pages for %zu bytes (pool empty or too small)", bytes);
+                return NULL;
+            }
+            *fallback = 1;
+            npl__debug("hugetlb pool cannot hold %zu bytes: base pages instead", bytes);
+            *flags &= ~NPL_F_HUGETLB;
+            return map_array(bytes, flags, asked, lz, plan, mapped, fallback);
         }
-        *fallback = 1;
-        npl__debug("hugetlb pool cannot hold %zu bytes: base pages instead", bytes);
-        *flags &= ~NPL_F_HUGETLB;
+    } else {
+        /* a base-page array is born MADV_NOHUGEPAGE: no 2 MiB page of a neighbour's first touch
+         * can straddle it (npl__map_nohuge); a THP array is 2 MiB-aligned at both ends */
+        total = *mapped + (align - psz) + steps * align;
+        raw = (*flags & NPL_F_THP) ? mmap(NULL, total, PROT_READ | PROT_WRITE,
+                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                   : npl__map_nohuge(total);
     }
-    size_t extra = align > psz ? align : 0; /* over-map to align THP arrays on 2 MiB */
-    /* a base-page array is born MADV_NOHUGEPAGE: no 2 MiB page of a neighbour's first touch can
-     * straddle it (npl__map_nohuge); a THP array is 2 MiB-aligned at both ends */
-    char *raw = (*flags & NPL_F_THP) ? mmap(NULL, *mapped + extra, PROT_READ | PROT_WRITE,
-                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                                     : npl__map_nohuge(*mapped + extra);
     if (raw == MAP_FAILED) {
         npl__fail(errno, "mmap of %zu bytes failed", *mapped);
         return NULL;
     }
-    char *base = raw;
-    if (extra) {
-        base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
-        if (base > raw)
-            munmap(raw, (size_t)(base - raw));
-        size_t tail = (size_t)(raw + *mapped + extra - (base + *mapped));
-        if (tail)
-            munmap(base + *mapped, tail);
+    base = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    for (size_t k = 0; steps && !npl__lazy_base_ok(plan, lz, (uintptr_t)base, bytes); k++) {
+        base += align;
+        if (k + 1 >= steps) {
+            munmap(raw, total);
+            npl__fail(EOPNOTSUPP, "no address here gives the kernel's interleave this map");
+            return NULL;
+        }
     }
+    trim(raw, total, base, *mapped);
     if (*flags & NPL_F_THP)
         madvise(base, *mapped, MADV_HUGEPAGE);
     return base;
@@ -190,30 +224,67 @@ static int register_array(struct array *a)
 
 void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned flags)
 {
+    if (NPL__CHECK_FLAGS(flags, "npl_alloc_array") < 0)
+        return NULL;
+    return npl__alloc_planned_ex(shape, plan, flags, 0);
+}
+
+void *npl__alloc_planned_ex(const npl_shape *shape, const npl_plan *plan, unsigned flags,
+                            size_t align)
+{
     size_t bytes, mapped = 0;
     int fallback = 0;
     if (!plan) {
         npl__fail(EINVAL, "NULL plan");
         return NULL;
     }
-    if (npl_shape_bytes(shape, &bytes) < 0 || NPL__CHECK_FLAGS(flags, "npl_alloc_array") < 0)
+    if (npl_shape_bytes(shape, &bytes) < 0 ||
+        NPL__CHECK_FLAGS(flags & ~NPL__F_LAZY, "npl_alloc_array") < 0)
         return NULL;
-    char *base = map_array(bytes, &flags, &mapped, &fallback);
-    if (!base)
+    if (align & (align - 1)) {
+        npl__fail(EINVAL, "alignment %zu is not a power of two", align);
         return NULL;
+    }
+    struct npl_lazy lz = {0};
+    size_t lazy_maps = 0;
+    if (flags & NPL__F_LAZY) { /* lazily, or not at all (the caller decides what then) */
+        if (npl__lazy_kind(plan, shape, bytes, align, flags, &lz) < 0)
+            return NULL;
+        if (lz.kind == NPL__LAZY_NO) {
+            npl__fail(EOPNOTSUPP, "%s needs its pages populated (no kernel policy gives its map)",
+                      npl_policy_kind_name(plan->kind));
+            return NULL;
+        }
+        lazy_maps = lz.kind == NPL__LAZY_RUNS && lz.runs > 1 ? lz.runs - 1 : 0;
+        if (lazy_maps && !npl__lazy_maps_reserve(lazy_maps)) {
+            npl__fail(EOPNOTSUPP, "%zu more mappings would pass a quarter of vm.max_map_count",
+                      lazy_maps);
+            return NULL;
+        }
+    }
+    char *base = map_array(bytes, &flags, align, (flags & NPL__F_LAZY) ? &lz : NULL, plan,
+                           &mapped, &fallback);
+    if (!base) {
+        if (lazy_maps)
+            npl__lazy_maps_release(lazy_maps);
+        return NULL;
+    }
     struct array *a = calloc(1, sizeof *a);
     if (!a) {
         munmap(base, mapped);
+        if (lazy_maps)
+            npl__lazy_maps_release(lazy_maps);
         npl__fail(ENOMEM, "out of memory");
         return NULL;
     }
     *a = (struct array){.base = base, .bytes = bytes, .mapped = mapped, .shape = *shape,
                         .hugetlb = (flags & NPL_F_HUGETLB) != 0, .hugetlb_fallback = fallback,
-                        .had_thp = (flags & NPL_F_THP) != 0};
+                        .had_thp = (flags & NPL_F_THP) != 0, .lazy_maps = lazy_maps};
     pthread_mutex_init(&a->lock, NULL);
     struct segment s = {0, mapped / page_size(), 0, outer_extent(shape), npl__plan_ref(plan),
-                        flags};
-    if (npl__place(base, bytes, plan, shape, flags, 1, &a->last) == 0 && set_segment(a, s) == 0 &&
+                        flags & ~NPL__F_LAZY};
+    if (npl__place(base, bytes, plan, shape, flags | own_tail(a, 0, bytes), 1, &a->last) == 0 &&
+        set_segment(a, s) == 0 &&
         register_array(a) == 0)
         return base;
     int e = errno;
@@ -226,7 +297,7 @@ void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned f
     if (was_huge && !(flags & NPL_F_STRICT) && e != EINVAL && e != EXDEV) {
         /* no pool could serve a page after all: base pages, and say so */
         npl__debug("hugetlb placement failed (%s): base pages instead", msg);
-        void *r = npl_alloc_planned(shape, plan, flags & ~NPL_F_HUGETLB);
+        void *r = npl__alloc_planned_ex(shape, plan, flags & ~NPL_F_HUGETLB, align);
         struct array *b = r ? acquire(r) : NULL;
         if (b) {
             b->hugetlb_fallback = 1;
@@ -237,6 +308,10 @@ void *npl_alloc_planned(const npl_shape *shape, const npl_plan *plan, unsigned f
     npl__fail(e, "%s", msg);
     return NULL;
 }
+
+/* called with the base of every array about to be freed (src/profile/: the profile's tracker) */
+static void (*_Atomic free_hook)(void *);
+void npl__array_set_free_hook(void (*hook)(void *)) { atomic_store(&free_hook, hook); }
 
 int npl_free(void *p)
 {
@@ -257,6 +332,9 @@ int npl_free(void *p)
     pthread_mutex_unlock(&reg_lock);
     if (!a)
         return npl__fail(ENOENT, "%p is not an array allocated by numaplace", p);
+    void (*hook)(void *) = atomic_load(&free_hook);
+    if (hook)
+        hook(p);
     if (last)
         destroy(a);
     return 0;
@@ -318,13 +396,18 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes,
     pthread_mutex_lock(&a->lock);
     struct npl_place_stats st;
     char *start = (char *)a->base + seg.first_page * page_size();
-    unsigned fl = seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0);
+    unsigned fl = seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0) |
+                  own_tail(a, seg.first_page * page_size(), bytes);
     int rc = part ? npl__place_part(start, bytes, plan, part, fl, &st)
                   : npl__place(start, bytes, plan, &a->shape, fl, 0, &st);
     a->had_thp |= (seg.flags & NPL_F_THP) != 0;
     if (rc == 0) {
         if (whole)
             clear_segments(a);
+        if (whole && a->lazy_maps) { /* its mbind(MPOL_DEFAULT) merged the runs again */
+            npl__lazy_maps_release(a->lazy_maps);
+            a->lazy_maps = 0;
+        }
         rc = set_segment(a, seg);
         a->last = st;
         a->mig_calls++;

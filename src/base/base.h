@@ -22,9 +22,10 @@ int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 
 /* ---- lists and small maths (lists.c) ---- */
 /* The largest CPU or node id a list may name: an input bound (a list like "0-4000000000" must
- * not allocate gigabytes), not a set size; Linux's ids are far smaller. Sets are hwloc bitmaps at
- * the API; ordered lists (policy nodes, pin orders) are int arrays from npl__parse_list. */
-#define NPL__MAX_ID (1 << 22)
+ * not allocate gigabytes, nor cost seconds), not a set size. Linux's ids are far smaller: at most
+ * 8192 CPUs (NR_CPUS) and 1024 nodes (NODES_SHIFT 10). Sets are hwloc bitmaps at the API; ordered
+ * lists (policy nodes, pin orders) are int arrays from npl__parse_list. */
+#define NPL__MAX_ID 65535
 /* Parse "0-3,8,10-11" into a malloc'ed array of ints (order kept, ranges expanded).
  * Rejects negatives, values > max_value, duplicates, empty items. what names the list in errors. */
 int npl__parse_list(const char *s, int max_value, const char *what, int **out, int *n);

@@ -87,7 +87,8 @@ static int plan_of(const npl_policy *pol, npl_plan **out)
         errno = e_;                                                                              \
     } while (0)
 
-void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags)
+void *npl__alloc_array_at(const npl_shape *shape, const npl_policy *pol, unsigned flags,
+                          const void *site)
 {
     npl_plan *plan;
     size_t bytes;
@@ -95,9 +96,18 @@ void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned fl
         return NULL;
     void *p = npl_alloc_planned(shape, plan, flags);
     int e = errno;
+    /* under `numaplace profile`, the array is profiled (an untouched one from its first touch) */
+    if (p)
+        npl__profile_notify(p, bytes, site,
+                            npl_policy_get_kind(npl_plan_policy(plan)) == NPL_FIRST_TOUCH);
     npl_plan_free(plan);
     errno = e;
     return p;
+}
+
+void *npl_alloc_array(const npl_shape *shape, const npl_policy *pol, unsigned flags)
+{
+    return npl__alloc_array_at(shape, pol, flags, __builtin_return_address(0));
 }
 
 void *npl_alloc(size_t bytes, const npl_policy *pol)

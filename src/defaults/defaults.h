@@ -8,10 +8,15 @@
 #define NPL_DEFAULTS_H
 
 #include "arrays/arrays.h"
+#include "profile/profile.h"
 
 int npl__default_policy(npl_policy **out); /* NUMAPLACE_POLICY, [policy] default, first_touch */
 int npl__default_threads(void);            /* OMP_NUM_THREADS, or 0 (the topology's cores) */
 /* pol (NULL: the default policy) resolved on this process's topology with those defaults */
 int npl__plan_default(npl_plan **out, const npl_policy *pol);
+/* npl_alloc_array for an allocation made at site (a return address): the site is what
+ * `numaplace profile` records for the array */
+void *npl__alloc_array_at(const npl_shape *shape, const npl_policy *pol, unsigned flags,
+                          const void *site);
 
 #endif

@@ -4,8 +4,9 @@
  * write-protect) writes, but a READ of a present page raises nothing, and next-touch must catch
  * the first access of any kind to pages that already exist. PROT_NONE catches every access.
  *
- * The signal handler must be async-signal-safe: it only reads the fixed slot table below (no
- * locks, no malloc), makes raw system calls and uses atomics. A slot's state array is unmapped
+ * The fault handler (the claimer of src/sys/faults.c, which shares SIGSEGV with the program)
+ * must be async-signal-safe: it only reads the fixed slot table below (no locks, no malloc),
+ * makes raw system calls and uses atomics. A slot's state array is unmapped
  * only after its `users` count (handlers inside it) has drained.
  *
  * (Re-)arming while other threads touch the range: a slot's `seq` is odd while it is being armed.
@@ -14,9 +15,18 @@
  * protects the range, marks every chunk ARMED and makes `seq` even again (a value never used
  * before, by any slot). A handler increments `users` before it reads `seq` (and the armer writes
  * `seq` before it reads `users`: both sequentially consistent), so either the armer waits for it
- * or it sees the odd value and lets the access retry. A fault that finds its chunk DONE retries
- * once per arming (the access raced with the resolution); a second fault at the same address in
- * the same arming is a real one (a write to a range that was read-only before arming).
+ * or it sees the odd value, leaves the count and sleeps until `seq` changes, then resolves its
+ * chunk as usual. Leaving the count before waiting is what lets an arm finish while threads keep
+ * touching the range: a handler that retried at once stayed in the count most of the time, and
+ * seven writers kept it from ever draining. Such a sleeper is counted in `waiting` and comes back
+ * into `users` before it leaves `waiting`; the next arm first waits (at most ~20 ms) for
+ * `waiting` to drain, so a thread that slept through one arm resolves its chunk before the next
+ * one begins: writers progress even while a thread re-arms in a loop. Nobody spins: waiters
+ * sleep on futexes (the odd `seq`, a BUSY chunk's `resolved` generation; the armer on `users`
+ * and `waiting`), so the threads they wait for get the CPUs. A fault that finds its chunk DONE
+ * retries once per arming (the access raced with the resolution); a second fault at the same
+ * address in the same arming is a real one (a write to a range that was read-only before
+ * arming).
  *
  * Protection: arming records the protection the range had (one for the whole range, not
  * PROT_NONE) and resolving or disarming restores exactly that one. */
@@ -33,7 +43,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MPOL_LOCAL
@@ -49,12 +61,26 @@
 enum { ARMED = 0, BUSY = 1, DONE = 2 };
 #define MAX_CHUNKS (65536 / 4)
 #define NPL_NEXT_TOUCH_MAX_RANGES 256 /* npl_next_touch_capacity() */
-#define BATCH 512 /* pages moved per move_pages call inside the handler */
+/* Pages moved per move_pages call inside the handler (each call drains the LRU lists of every
+ * CPU: few large calls). The handler may run on the program's alternate signal stack
+ * (SA_ONSTACK, often 8 KiB), so the arrays for BATCH pages come from a pool mapped at the first
+ * arm; a resolver that finds the pool taken uses SMALL_BATCH on its stack (1 KiB). */
+#define BATCH 512
+#define SMALL_BATCH 64
+#define POOL 32
+struct batch {
+    void *pages[BATCH];
+    int nodes[BATCH], status[BATCH];
+};
+static struct batch *_Atomic pool;
+static _Atomic unsigned char pool_busy[POOL];
 
 struct slot {
     _Atomic int active;
-    _Atomic int users;
+    _Atomic unsigned users;
     _Atomic unsigned seq; /* odd while the slot is being (re-)armed; even values never reused */
+    _Atomic unsigned resolved; /* bumped when a chunk stops being BUSY (futex of its waiters) */
+    _Atomic unsigned waiting;  /* handlers sleeping until an arm of the slot is over */
     char *base;
     size_t len, chunk, nchunks;
     size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
@@ -76,7 +102,6 @@ struct slot {
 static struct slot slots[NPL_NEXT_TOUCH_MAX_RANGES];
 static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER; /* arm/disarm, not the handler */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static struct sigaction previous;
 /* the last address this thread found already resolved, and in which arming: a second fault
  * there in the same arming is a real one */
 static __thread char *last_done __attribute__((tls_model("initial-exec")));
@@ -86,6 +111,9 @@ static __thread unsigned last_seq __attribute__((tls_model("initial-exec")));
  * protection was restored) */
 static _Atomic unsigned retired;
 static __thread unsigned retired_seen __attribute__((tls_model("initial-exec")));
+/* this thread holds arm_lock: a fault of its own inside a range it is arming (the library's own
+ * malloc touching a heap page of an armed range) must not wait for that arm to end */
+static __thread int arming_thread __attribute__((tls_model("initial-exec")));
 static _Atomic unsigned next_seq;
 static _Atomic uint64_t next_id; /* registrations so far (a slot's id) */
 static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
@@ -94,6 +122,36 @@ static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 /* a new even sequence value, never used before by any slot (never 0) */
 static unsigned new_seq(void) { return atomic_fetch_add(&next_seq, 2) + 2; }
+
+/* Sleep while *word == val (a private futex; raw system calls, async-signal-safe): waiting
+ * threads must not spin, since the threads they wait for (a resolver moving pages, the armer,
+ * the kernel's per-CPU work that a migration needs) need the CPUs. The timeout only bounds the
+ * cost of a wake-up that raced with the check: callers loop on their condition. */
+static void wait_while(_Atomic unsigned *word, unsigned val)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void wake_all(_Atomic unsigned *word)
+{
+    syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* the slot's arming is over: threads waiting for it go on */
+static void publish_seq(struct slot *s, unsigned v)
+{
+    atomic_store(&s->seq, v);
+    wake_all(&s->seq);
+}
+
+/* chunk c is no longer BUSY: its waiters go on */
+static void set_done(struct slot *s, size_t c)
+{
+    atomic_store(&s->state[c], DONE);
+    atomic_fetch_add(&s->resolved, 1);
+    wake_all(&s->resolved);
+}
 
 /* Pull chunk c's present pages to `node` and fault the absent ones in there. Raw system calls
  * only. The chunk is already accessible. Where the pages are is asked first: a move_pages that
@@ -107,11 +165,21 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
     size_t len = s->chunk;
     if (start + len > s->base + s->len)
         len = (size_t)(s->base + s->len - start);
-    void *pages[BATCH];
-    int nodes[BATCH], status[BATCH];
-    size_t n = len / ps, absent = 0, moved = 0;
-    for (size_t off = 0; off < n; off += BATCH) {
-        size_t k = n - off < BATCH ? n - off : BATCH, nmv = 0;
+    void *small_pages[SMALL_BATCH];
+    int small_nodes[SMALL_BATCH], small_status[SMALL_BATCH];
+    void **pages = small_pages;
+    int *nodes = small_nodes, *status = small_status, taken = -1;
+    size_t cap = SMALL_BATCH, n = len / ps, absent = 0, moved = 0;
+    struct batch *pl = atomic_load(&pool);
+    for (int b = 0; pl && b < POOL && n > SMALL_BATCH && taken < 0; b++) {
+        unsigned char free_ = 0;
+        if (atomic_compare_exchange_strong(&pool_busy[b], &free_, 1)) {
+            taken = b;
+            pages = pl[b].pages, nodes = pl[b].nodes, status = pl[b].status, cap = BATCH;
+        }
+    }
+    for (size_t off = 0; off < n; off += cap) {
+        size_t k = n - off < cap ? n - off : cap, nmv = 0;
         for (size_t i = 0; i < k; i++)
             pages[i] = start + (off + i) * ps;
         /* the counted layer (src/sys/): a raw syscall and an atomic add, async-signal-safe */
@@ -143,6 +211,8 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
                 atomic_fetch_add_explicit(&st_failed, 1, memory_order_relaxed);
         }
     }
+    if (taken >= 0)
+        atomic_store(&pool_busy[taken], 0);
     /* absent pages: fault them in here, under the range's MPOL_LOCAL policy (read-only, shared
      * and file ranges: read-populated, nothing written, no copy-on-write break) */
     if (absent)
@@ -209,7 +279,7 @@ static __attribute__((noinline)) int resolve_widened(struct slot *s, size_t c, u
     for (size_t k = lo; k < hi; k++)
         if (mine[k / 64] >> (k % 64) & 1) {
             place_chunk(s, k, node);
-            atomic_store(&s->state[k], DONE);
+            set_done(s, k);
         }
     return 0;
 }
@@ -222,13 +292,25 @@ static int resolve(struct slot *s, size_t c)
     syscall(SYS_getcpu, &cpu, &node, NULL);
     if (unprotect(s, c, c + 1) == 0) {
         place_chunk(s, c, node);
-        atomic_store(&s->state[c], DONE);
+        set_done(s, c);
         return 0;
     }
     if (errno == ENOMEM && resolve_widened(s, c, node) == 0)
         return 0;
-    atomic_store(&s->state[c], DONE); /* waiters retry and fault for real */
+    set_done(s, c); /* waiters retry and fault for real */
     return -1;
+}
+
+/* leave a slot's user count; the last one out wakes an armer waiting for it (quiesce) */
+static void leave(struct slot *s)
+{
+    if (atomic_fetch_sub(&s->users, 1) == 1 && (atomic_load(&s->seq) & 1))
+        wake_all(&s->users);
+}
+
+static int in_slot(const struct slot *s, const char *a)
+{
+    return atomic_load(&s->active) && a >= s->base && a < s->base + s->len;
 }
 
 /* 1: handled (the access can be retried), 0: not ours */
@@ -243,34 +325,53 @@ static int touch(char *a)
         if (!atomic_load(&s->active) || a < base || a >= base + len)
             continue;
         atomic_fetch_add(&s->users, 1);
-        int handled = 0, arming = 0;
         unsigned seq = atomic_load(&s->seq);
-        if (!atomic_load(&s->active) || a < s->base || a >= s->base + s->len) {
-            atomic_fetch_sub(&s->users, 1); /* retired or reused meanwhile: another slot may */
-            continue;                       /* hold a now; if none, decided below */
-        } else if (seq & 1) {
-            handled = arming = 1; /* being re-armed: retry the access until it is armed */
-        } else {
-            size_t c = (size_t)(a - s->base) / s->chunk;
-            unsigned char expect = ARMED;
-            if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
-                handled = resolve(s, c) == 0;
-            } else if (expect == BUSY) {
-                atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
-                while (atomic_load(&s->state[c]) == BUSY)
-                    sched_yield();
-                handled = 1;
-            } else {
-                /* DONE: another thread resolved it after our access faulted, so retry once;
-                 * faulting again at the same address in the same arming is a real fault */
-                handled = !(last_done == a && last_seq == seq);
-            }
-            last_done = expect == DONE ? a : NULL;
-            last_seq = seq;
+        if (!in_slot(s, a)) {
+            leave(s); /* retired or reused meanwhile: another slot may hold a now; if none, */
+            continue; /* decided below */
         }
-        atomic_fetch_sub(&s->users, 1);
-        if (arming)
-            sched_yield();
+        /* Being (re-)armed: wait for the arm to end outside the count (a handler that faulted
+         * again at once kept `users` from ever draining while threads kept touching, and the
+         * armer waited forever), counted in `waiting`; then come back in before `waiting` drops,
+         * so that the next arm, which first lets the threads that waited go (quiesce), cannot
+         * start before this one has read the new sequence and resolved its chunk. The arming
+         * thread's own faults are resolved: it has not protected the range yet. */
+        while ((seq & 1) && !arming_thread) {
+            atomic_fetch_add(&s->waiting, 1);
+            leave(s);
+            while (atomic_load(&s->seq) == seq && atomic_load(&s->active))
+                wait_while(&s->seq, seq);
+            atomic_fetch_add(&s->users, 1);
+            seq = atomic_load(&s->seq);
+            if (atomic_fetch_sub(&s->waiting, 1) == 1)
+                wake_all(&s->waiting);
+            if (!in_slot(s, a)) { /* disarmed or dropped meanwhile: retry the access */
+                leave(s);
+                return 1;
+            }
+        }
+        int handled;
+        size_t c = (size_t)(a - s->base) / s->chunk;
+        unsigned char expect = ARMED;
+        if (atomic_compare_exchange_strong(&s->state[c], &expect, BUSY)) {
+            handled = resolve(s, c) == 0;
+        } else if (expect == BUSY) {
+            atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
+            for (;;) {
+                unsigned gen = atomic_load(&s->resolved);
+                if (atomic_load(&s->state[c]) != BUSY)
+                    break;
+                wait_while(&s->resolved, gen);
+            }
+            handled = 1;
+        } else {
+            /* DONE: another thread resolved it after our access faulted, so retry once;
+             * faulting again at the same address in the same arming is a real fault */
+            handled = !(last_done == a && last_seq == seq);
+        }
+        last_done = expect == DONE ? a : NULL;
+        last_seq = seq;
+        leave(s);
         return handled;
     }
     /* no slot holds a: if a range was retired since this thread last looked, the access may have
@@ -284,47 +385,20 @@ static int touch(char *a)
     return 0;
 }
 
-static void on_segv(int sig, siginfo_t *si, void *ctx)
+/* the claimer of the shared fault handler (src/sys/faults.c): 1 when the fault was an armed
+ * chunk's (resolved: the access is retried); everything else goes on to the program */
+static int claim_fault(int sig, siginfo_t *si, void *uctx)
 {
-    int saved = errno;
-    if (si->si_code == SEGV_ACCERR && touch(si->si_addr)) {
-        atomic_fetch_add_explicit(&st_faults, 1, memory_order_relaxed);
-        errno = saved;
-        return;
-    }
-    /* not ours: the handler that was there before, or the default action */
-    if (previous.sa_flags & SA_SIGINFO) {
-        if (previous.sa_sigaction) {
-            previous.sa_sigaction(sig, si, ctx);
-            errno = saved;
-            return;
-        }
-    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-        previous.sa_handler(sig);
-        errno = saved;
-        return;
-    }
-    signal(SIGSEGV, SIG_DFL); /* returning re-executes the access: it dies as it should */
-    errno = saved;
+    (void)uctx;
+    if (sig != SIGSEGV || si->si_code != SEGV_ACCERR || !touch(si->si_addr))
+        return 0;
+    atomic_fetch_add_explicit(&st_faults, 1, memory_order_relaxed);
+    return 1;
 }
 
-/* Install our handler unless it is the current one; the handler found there (the program's own,
- * installed before or since the last arm) becomes the one faults outside armed chunks go to. */
-static int install(void)
-{
-    struct sigaction cur;
-    if (sigaction(SIGSEGV, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_sigaction == on_segv)
-        return 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous) < 0)
-        return npl__fail(errno, "cannot install the SIGSEGV handler");
-    return 0;
-}
+/* the claimer is registered and the handler first in line (a program that replaced it without
+ * the interposer is put behind it again, and gets every fault that is not ours) */
+static int install(void) { return npl__fault_claim(claim_fault); }
 
 /* ---- fork: the child must not inherit a held arm_lock, handlers that no longer run, or chunks
  * whose resolving thread does not exist there ---- */
@@ -332,9 +406,12 @@ static void fork_prepare(void) { pthread_mutex_lock(&arm_lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&arm_lock); }
 static void fork_child(void)
 {
+    for (int b = 0; b < POOL; b++) /* their resolvers were other threads */
+        atomic_store(&pool_busy[b], 0);
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         atomic_store(&s->users, 0);
+        atomic_store(&s->waiting, 0);
         if (!atomic_load(&s->active))
             continue;
         for (size_t c = 0; c < s->nchunks; c++)
@@ -347,7 +424,11 @@ static void fork_child(void)
     }
     pthread_mutex_unlock(&arm_lock); /* taken by fork_prepare in the thread that forked */
 }
-static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_atfork(void)
+{
+    npl__fault_atfork(); /* before ours: at fork, arm_lock is taken before the dispatcher's lock */
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 /* priority 101: before the interposer's handlers (see src/array.c), so at fork() this lock is
  * taken after the interposer has waited for the threads inside the library */
 __attribute__((constructor(101))) static void atfork_early(void)
@@ -358,8 +439,13 @@ static void lock(void)
 {
     pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&arm_lock);
+    arming_thread = 1;
 }
-static void unlock(void) { pthread_mutex_unlock(&arm_lock); }
+static void unlock(void)
+{
+    arming_thread = 0;
+    pthread_mutex_unlock(&arm_lock);
+}
 
 static struct slot *find(const void *base)
 {
@@ -373,10 +459,14 @@ static struct slot *find(const void *base)
  * caller (holding arm_lock) changes its chunks. Returns the odd value. */
 static unsigned quiesce(struct slot *s)
 {
-    unsigned q = new_seq() - 1;
+    /* the threads that slept through the last arm go first (they come back into the count before
+     * they leave `waiting`); bounded, in case one of them is stopped */
+    unsigned w, q = new_seq() - 1, u;
+    for (int i = 0; i < 2 && (w = atomic_load(&s->waiting)) > 0; i++)
+        wait_while(&s->waiting, w);
     atomic_store(&s->seq, q);
-    while (atomic_load(&s->users) > 0)
-        sched_yield();
+    while ((u = atomic_load(&s->users)) > 0)
+        wait_while(&s->users, u);
     return q;
 }
 
@@ -426,8 +516,10 @@ static void drop(struct slot *s)
 {
     atomic_fetch_add(&retired, 1);
     atomic_store(&s->active, 0);
-    while (atomic_load(&s->users) > 0)
-        sched_yield();
+    wake_all(&s->seq); /* threads waiting for an arm of this slot: it is gone */
+    unsigned u;
+    while ((u = atomic_load(&s->users)) > 0)
+        wait_while(&s->users, u);
     munmap((void *)s->state, s->nchunks);
     s->state = NULL;
     npl__debug("next-touch: forgot %p+%zu", (void *)s->base, s->len);
@@ -573,7 +665,7 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
     s->last_sample = how && how->sample;
     atomic_store(&s->got_pages, 0);
     atomic_store(&s->got_moved, 0);
-    atomic_store(&s->seq, new_seq());
+    publish_seq(s, new_seq());
     return rc;
 }
 
@@ -694,7 +786,7 @@ static void drop_stale_overlapping(char *lo, char *hi)
         if (!still_ours(o))
             drop(o);
         else
-            atomic_store(&o->seq, q + 1);
+            publish_seq(o, q + 1);
     }
 }
 
@@ -783,7 +875,7 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
     atomic_store(&s->seq, new_seq() - 1); /* odd: being armed */
     atomic_store(&s->active, 1);
     if (!arm) {
-        atomic_store(&s->seq, new_seq());
+        publish_seq(s, new_seq());
         return 0;
     }
     int rc = arm_slot(s);
@@ -793,26 +885,13 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
         rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
     atomic_fetch_add(&retired, 1);
     atomic_store(&s->active, 0);
-    while (atomic_load(&s->users) > 0)
-        sched_yield();
+    wake_all(&s->seq);
+    unsigned u;
+    while ((u = atomic_load(&s->users)) > 0)
+        wait_while(&s->users, u);
     munmap(st, n);
     s->state = NULL;
     return rc;
-}
-
-/* The slot of addr if it is still the same memory (re-sequenced), else NULL (dropped). */
-static struct slot *known_slot(void *addr)
-{
-    struct slot *s = find(addr);
-    if (!s)
-        return NULL;
-    unsigned q = quiesce(s);
-    if (!still_ours(s)) {
-        drop(s);
-        return NULL;
-    }
-    atomic_store(&s->seq, q + 1);
-    return s;
 }
 
 static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
@@ -822,20 +901,32 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         return -1;
     lock();
     int rc = install();
-    struct slot *s = rc == 0 ? known_slot(addr) : NULL;
-    if (rc == 0 && s && (s->len != len || s->chunk != chunk)) {
-        rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first", addr);
-    } else if (rc == 0 && !s) {
+    if (rc == 0 && !atomic_load(&pool)) {
+        void *p = npl__map_nohuge(POOL * sizeof(struct batch));
+        if (p != MAP_FAILED)
+            atomic_store(&pool, (struct batch *)p); /* else: small batches on the stack */
+    }
+    struct slot *s = rc == 0 ? find(addr) : NULL;
+    if (s) { /* known: quiesced once, and every branch ends with an even seq or the slot dropped */
+        unsigned q = quiesce(s);
+        int r = s->len != len || s->chunk != chunk ? 2 : arm ? arm_slot(s) : !still_ours(s);
+        if (r == 2 && still_ours(s)) {
+            publish_seq(s, q + 1);
+            rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first",
+                           addr);
+        } else if (r == 0 && !arm) {
+            publish_seq(s, q + 1); /* registering again changes nothing */
+        } else if (r != 0 && r != -1) {
+            drop(s); /* its memory is not the range it was: a new range */
+            s = NULL;
+        } else {
+            rc = r; /* re-armed, or arm_slot failed (seq even again) */
+        }
+    }
+    if (rc == 0 && !s) {
         s = claim_slot(addr, len, &rc);
         if (s)
             rc = fill_slot(s, addr, len, chunk, ps, arm);
-    } else if (rc == 0 && arm) { /* re-arm; registering again changes nothing */
-        quiesce(s);
-        rc = arm_slot(s);
-        if (rc > 0) { /* gone between the two checks */
-            drop(s);
-            rc = npl__fail(EINVAL, "%p+%zu changed while it was armed", addr, len);
-        }
     }
     unlock();
     return rc;

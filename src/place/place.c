@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HUGE_2M ((size_t)2 << 20)
@@ -151,14 +152,35 @@ static void tally(struct worker *w, void **pages, const int *target, const int *
     }
 }
 
+/* Pages that could not move only because something held them for a moment: move_pages said
+ * EBUSY or EAGAIN, or wrote no status (a positive return: pages of the batch not migrated). */
+#define BUSY_PAUSES 6 /* then a pause of 1, 2, 4, ... 32 ms before each extra round */
+static int only_busy(const int *last, const size_t *idx, size_t nmv)
+{
+    for (size_t k = 0; k < nmv; k++) {
+        int st = last[idx[k]];
+        if (st != -EBUSY && st != -EAGAIN && st != NOT_DONE)
+            return 0;
+    }
+    return 1;
+}
+
+static void busy_pause(int i)
+{
+    struct timespec ts = {0, 1000000L << i};
+    nanosleep(&ts, NULL);
+}
+
 /* Put pages[j] on target[j], j < n, where[j] being where they are now (a query). move_pages(2)
  * has two failure modes: a positive return (some pages of a batch could not move; then the
  * kernel writes no status for that batch) and -1 (e.g. ENOMEM: a target node is full; the kernel
  * stops there and attempts nothing after it). And a page can be moved, or be right already, and
  * then be dragged away: a base page of a transparent huge page moves with all 512. So each round
  * moves the pages off their node, then queries where *all n* are; a node where the kernel gave
- * up is dropped from later rounds; the counts come from the last query. At most
- * 2 * MOVE_ROUNDS system calls, and no scratch memory when every page is right already. */
+ * up is dropped from later rounds; the counts come from the last query. Rounds go on while they
+ * make progress, MOVE_ROUNDS at most, then up to BUSY_PAUSES more after a pause while the pages
+ * left were only held (EBUSY is transient: khugepaged or another migration has them). At most
+ * 2 * (MOVE_ROUNDS + BUSY_PAUSES) system calls; no scratch memory when every page is right. */
 static void move_listed(struct worker *w, void **pages, const int *target, int *where, size_t n)
 {
     int dropped[MOVE_ROUNDS];
@@ -190,7 +212,8 @@ static void move_listed(struct worker *w, void **pages, const int *target, int *
         }
     }
     size_t nmv = 0;
-    for (int round = 0; wrong && round < MOVE_ROUNDS; round++) {
+    int pauses = 0;
+    for (int round = 0; wrong; round++) {
         size_t before = nmv;
         nmv = 0;
         for (size_t j = 0; j < n; j++) /* absent/unreadable, right, or its node gave up: skip */
@@ -200,8 +223,13 @@ static void move_listed(struct worker *w, void **pages, const int *target, int *
                 mt[nmv] = target[j];
                 idx[nmv++] = j;
             }
-        if (nmv == 0 || (round > 1 && nmv >= before)) /* done, or no progress */
+        if (nmv == 0) /* done */
             break;
+        if (round >= MOVE_ROUNDS || (round > 1 && nmv >= before)) { /* no progress */
+            if (pauses == BUSY_PAUSES || !only_busy(last, idx, nmv))
+                break;
+            busy_pause(pauses++); /* pages held for a moment (khugepaged, a migration) */
+        }
         for (size_t k = 0; k < nmv; k++)
             status[k] = NOT_DONE;
         int err = npl__move_pages(&w->cnt, nmv, mv, mt, status, MPOL_MF_MOVE) < 0 ? errno : 0;
@@ -284,23 +312,82 @@ static void split_thps(struct npl_counter *cnt, char *addr, size_t len, size_t p
     }
 }
 
-/* Split the transparent huge pages of [s, e) (inside the range at base whose map is `map`, map
- * index = page >> shift) whose base pages would not all end on one node, since a base page of a
- * THP moves with all 512 and would drag the pages around a part along: those that straddle the
- * ends, and those whose pages the map sends to several nodes. One madvise per huge page split. */
-static void split_where_needed(struct npl_counter *cnt, char *base, uintptr_t s, uintptr_t e,
-                               const struct npl_map *map, int shift, size_t psz)
+/* Which 2 MiB frames of [s, e) may hold a huge page (inside the range at base whose map is `map`,
+ * map index = page >> shift). A huge page's 512 base pages live on one node, and khugepaged
+ * (THP "always", or MADV_HUGEPAGE) collapses any eligible frame onto one node whatever the
+ * placement was. So a frame may be huge only if it lies whole in the range (or in its tail,
+ * tail_end: the rest of an array's 2 MiB-aligned mapping, same map unit) and the map sends all its
+ * pages to one node. Every other frame is advised MADV_NOHUGEPAGE, clipped to the range (a frame
+ * cut by a mapping boundary is never collapsed), and, where it may hold a huge page already
+ * (split), split after the advice, so that khugepaged cannot collapse it again in between: a base
+ * page of a THP moves with all 512 and would drag the pages around it along. want_huge
+ * (NPL_F_THP): the one-node frames are advised MADV_HUGEPAGE, else their advice is left alone.
+ * One madvise per run of frames with the same advice, one per frame split. */
+struct frame_advice {
+    struct npl_counter *cnt;
+    uintptr_t run_start, run_end;
+    int run_advice; /* 0: none pending */
+};
+
+static void advise_flush(struct frame_advice *fa)
 {
-    for (uintptr_t r = s & ~(uintptr_t)(HUGE_2M - 1); r < e; r += HUGE_2M) {
-        uintptr_t lo = r < s ? s : r, hi = r + HUGE_2M > e ? e : r + HUGE_2M;
-        int split = lo != r || hi != r + HUGE_2M;
-        size_t p0 = (lo - (uintptr_t)base) / psz, p1 = (hi - (uintptr_t)base) / psz;
-        int node = npl__map_node(map, p0 >> shift);
-        for (size_t p = p0 + 1; !split && p < p1; p++)
-            split = npl__map_node(map, p >> shift) != node;
-        if (split && npl__madvise(cnt, (void *)lo, psz, MADV_COLD) < 0)
-            return; /* an old kernel, a hugetlb or locked mapping: verification reports */
+    if (fa->run_advice && npl__madvise(fa->cnt, (void *)fa->run_start,
+                                       fa->run_end - fa->run_start, fa->run_advice) < 0)
+        npl__debug("madvise(%s) failed: %s", fa->run_advice == MADV_HUGEPAGE ? "MADV_HUGEPAGE"
+                                                                              : "MADV_NOHUGEPAGE",
+                   strerror(errno));
+    fa->run_advice = 0;
+}
+
+static void advise_run(struct frame_advice *fa, uintptr_t lo, uintptr_t hi, int advice)
+{
+    if (fa->run_advice == advice && fa->run_end == lo) {
+        fa->run_end = hi;
+        return;
     }
+    advise_flush(fa);
+    *fa = (struct frame_advice){fa->cnt, lo, hi, advice};
+}
+
+/* Frame [r, r+2 MiB) cut to [*lo, *hi) by [s, e): may it be huge (see advise_frames)? */
+static int frame_whole(char *base, uintptr_t r, uintptr_t s, uintptr_t e, uintptr_t tail_end,
+                       const struct npl_map *map, int shift, size_t psz, uintptr_t *lo,
+                       uintptr_t *hi)
+{
+    *lo = r < s ? s : r;
+    *hi = r + HUGE_2M > e ? e : r + HUGE_2M;
+    size_t p0 = (*lo - (uintptr_t)base) / psz, p1 = (*hi - (uintptr_t)base) / psz;
+    size_t last = (e - (uintptr_t)base) / psz - 1; /* the range's last page */
+    /* the tail belongs to the range when it is in the last page's map unit (THP maps) */
+    int whole = *lo == r && (*hi == r + HUGE_2M ||
+                             (shift && r + HUGE_2M <= tail_end &&
+                              ((p0 + HUGE_2M / psz - 1) >> shift) == (last >> shift)));
+    int node = npl__map_node(map, p0 >> shift);
+    for (size_t p = p0 + 1; whole && p < p1; p++)
+        whole = npl__map_node(map, p >> shift) == node;
+    return whole;
+}
+
+static void advise_frames(struct npl_counter *cnt, char *base, uintptr_t s, uintptr_t e,
+                          uintptr_t tail_end, const struct npl_map *map, int shift, size_t psz,
+                          int want_huge, int split)
+{
+    struct frame_advice fa = {cnt, 0, 0, 0};
+    uintptr_t first = s & ~(uintptr_t)(HUGE_2M - 1), lo, hi;
+    for (uintptr_t r = first; r < e; r += HUGE_2M) {
+        if (!frame_whole(base, r, s, e, tail_end, map, shift, psz, &lo, &hi))
+            advise_run(&fa, lo, hi, MADV_NOHUGEPAGE);
+        else if (want_huge)
+            advise_run(&fa, lo, hi, MADV_HUGEPAGE);
+        else
+            advise_flush(&fa);
+    }
+    advise_flush(&fa);
+    /* then split: after the advice, so that khugepaged cannot collapse a frame again */
+    for (uintptr_t r = first; split && r < e; r += HUGE_2M)
+        if (!frame_whole(base, r, s, e, tail_end, map, shift, psz, &lo, &hi) &&
+            npl__madvise(cnt, (void *)lo, psz, MADV_COLD) < 0)
+            break; /* an old kernel, a hugetlb or locked mapping: verification reports */
 }
 
 /* Workers 0..nw-1 share pages [0, npages) of the range at base in equal slices. */
@@ -376,6 +463,7 @@ struct job {
     size_t len, psz, npages, scale; /* scale: base pages per placement page (hugetlb) */
     int shift;                      /* map index = page >> shift (THP: per 2 MiB) */
     int huge, thp, fresh;
+    uintptr_t tail_end; /* NPL__F_OWN_TAIL: the end of the range's last 2 MiB frame, else 0 */
     unsigned flags;
     const int *explicit_nodes; /* npl__place_explicit */
     struct npl_map map;
@@ -414,6 +502,8 @@ static int job_init(struct job *j, void *addr, size_t len, const npl_plan *plan,
     j->psz = psz;
     j->shift = j->thp ? __builtin_ctzl(HUGE_2M / psz) : 0;
     j->npages = len / psz + (len % psz != 0);
+    if (flags & NPL__F_OWN_TAIL)
+        j->tail_end = ((uintptr_t)addr + j->npages * psz + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1);
     if (part)
         return npl__map_init_part(&j->map, plan, part, len, j->thp ? HUGE_2M : psz);
     return npl__map_init(&j->map, plan, shape, len, j->thp ? HUGE_2M : psz);
@@ -457,22 +547,28 @@ static int next_stretch(const struct job *j, size_t *pg, size_t *first, size_t *
     return *end > *first;
 }
 
-/* Steps 1-2: no THP for page-granular placement (existing ones split), no old range policy. */
+/* Steps 1-2: huge pages only where a frame goes to one node (NPL_F_THP), else none (page-granular
+ * placement; existing ones split), no old range policy. */
 static int prepare_range(struct job *j)
 {
+    int keep = (j->flags & NPL__F_KEEP_VMAS) != 0;
+    int may_hold_thp = !j->fresh && (j->flags & NPL__F_SPLIT_THP);
+    char *end_addr = j->addr + j->npages * j->psz;
+    if (j->thp) /* 2 MiB units: a frame whose pages go to several nodes must never be huge */
+        advise_frames(&j->cnt, j->addr, (uintptr_t)j->addr, (uintptr_t)end_addr, j->tail_end,
+                      &j->map, j->shift, j->psz, 1, may_hold_thp);
+    else if (keep && !j->huge && /* one call over the hull: no mapping cut per stretch */
+             npl__madvise(&j->cnt, j->addr, (size_t)(end_addr - j->addr), MADV_NOHUGEPAGE) < 0)
+        npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
     size_t pg = 0, first, end;
     while (next_stretch(j, &pg, &first, &end)) {
         char *addr = j->addr + first * j->psz;
         size_t bytes = (end - first) * j->psz;
-        int keep = (j->flags & NPL__F_KEEP_VMAS) != 0;
         if (!keep && !j->thp && !j->huge &&
             npl__madvise(&j->cnt, addr, bytes, MADV_NOHUGEPAGE) < 0)
             npl__debug("madvise(MADV_NOHUGEPAGE) failed: %s", strerror(errno));
-        if (!j->thp && !j->huge && !j->fresh && (j->flags & NPL__F_SPLIT_THP))
+        if (!j->thp && !j->huge && may_hold_thp)
             split_thps(&j->cnt, addr, bytes, j->psz);
-        else if (j->thp && !j->fresh && (j->flags & NPL__F_SPLIT_THP)) /* 2 MiB units, maybe */
-            split_where_needed(&j->cnt, j->addr, (uintptr_t)addr, (uintptr_t)addr + bytes,
-                               &j->map, j->shift, j->psz);          /* not on 2 MiB frames */
         if (!keep && !j->fresh && npl__mbind(&j->cnt, addr, bytes, MPOL_DEFAULT, NULL, 0, 0) < 0)
             return npl__fail(errno, "mbind(MPOL_DEFAULT) on %p+%zu failed: %s", (void *)addr,
                              bytes, strerror(errno));
@@ -531,6 +627,19 @@ collect:
     return rc;
 }
 
+/* Lazy placement (place_lazy.c): the policies set on the untouched range, no page touched; no
+ * page is present yet, so none is counted placed or misplaced. */
+static int place_lazy(struct job *j, struct npl_place_stats *st)
+{
+    struct npl_lazy lz;
+    npl__lazy_of_map(&j->map, 0, j->flags, &lz);
+    (void)st;
+    if (!j->fresh || j->explicit_nodes || lz.kind == NPL__LAZY_NO ||
+        !npl__lazy_base_ok(j->map.plan, &lz, (uintptr_t)j->addr, j->len))
+        return npl__fail(EOPNOTSUPP, "this placement needs its pages populated");
+    return npl__lazy_apply(j->addr, j->npages, j->psz, &j->map, &lz, &j->cnt);
+}
+
 static void finish_stats(const struct job *j, struct npl_place_stats *st, double t0)
 {
     st->pages *= j->scale;
@@ -559,17 +668,19 @@ static int place_job(void *addr, size_t len, const npl_plan *plan, const npl_sha
         return -1;
     j.explicit_nodes = explicit_nodes;
     st->pages = j.npages;
-    /* THP asked: advise the range (npl_alloc_array did it already; a raw range or a re-placement
-     * may still carry an earlier MADV_NOHUGEPAGE) */
-    if (j.thp && npl__madvise(&j.cnt, addr, j.npages * j.psz, MADV_HUGEPAGE) < 0)
-        npl__debug("madvise(MADV_HUGEPAGE) failed: %s", strerror(errno));
     int first_touch = plan->kind == NPL_FIRST_TOUCH;
     int sup = first_touch ? 0 : check_support(plan);
+    /* THP asked and the kernel decides, or one node: any frame may be huge (a raw range or a
+     * re-placement may still carry an earlier MADV_NOHUGEPAGE); several nodes: prepare_range */
+    if (j.thp && sup == 0 && npl__madvise(&j.cnt, addr, j.npages * j.psz, MADV_HUGEPAGE) < 0)
+        npl__debug("madvise(MADV_HUGEPAGE) failed: %s", strerror(errno));
     int rc;
     if (sup < 0)
         rc = -1;
     else if (sup == 0)
-        rc = place_trivially(&j, !first_touch, st);
+        rc = place_trivially(&j, !first_touch && !(flags & NPL__F_LAZY), st);
+    else if (flags & NPL__F_LAZY)
+        rc = place_lazy(&j, st);
     else if ((rc = prepare_range(&j)) == 0)
         rc = place_with_workers(&j, st);
     if (rc == 0 && (flags & NPL_F_STRICT) && st->misplaced)
@@ -614,7 +725,7 @@ static int migrate_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry *
     (void)m;
     struct migrate_walk *mw = ctx;
     struct npl_counter split = {0};
-    split_where_needed(&split, mw->base, s, e, mw->map, 0, mw->psz);
+    advise_frames(&split, mw->base, s, e, 0, mw->map, 0, mw->psz, 0, 1);
     size_t p0 = (s - (uintptr_t)mw->base) / mw->psz, p1 = (e - (uintptr_t)mw->base) / mw->psz;
     int nw = worker_count_per(p1 - p0, MIGRATE_PAGES_PER_WORKER);
     struct worker w[MAX_WORKERS];

@@ -6,7 +6,8 @@
  * Here the range is checked once and goes through the placement engine (place.c) once, with an
  * explicit page -> node list: its workers touch and move the listed pages. A list that names a node
  * for every page gets one protecting policy over the nodes it uses; a list that leaves some pages
- * alone changes no mapping (no madvise, no mbind: every page keeps its flags and policy). */
+ * alone changes no policy and cuts no mapping per stretch (no mbind; one MADV_NOHUGEPAGE over the
+ * whole list, so that khugepaged does not collapse the moved pages onto one node again). */
 #define _GNU_SOURCE
 #include "place/place.h"
 

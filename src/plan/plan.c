@@ -366,6 +366,8 @@ static size_t block_of(const struct npl_map *m, size_t page)
     return r + (u - r * (q + 1)) / q;
 }
 
+size_t npl__map_block(const struct npl_map *m, size_t page) { return block_of(m, page); }
+
 int npl__map_node(const struct npl_map *m, size_t i)
 {
     const struct npl_plan *pl = m->plan;

@@ -64,5 +64,8 @@ struct npl_part {
 int npl__map_init_part(struct npl_map *m, const npl_plan *pl, const struct npl_part *part,
                        size_t bytes, size_t page_size);
 int npl__map_node(const struct npl_map *m, size_t page);
+/* The block of a page under a block policy (npl__is_block_kind): non-decreasing in page, and the
+ * node is the same for every page of a block */
+size_t npl__map_block(const struct npl_map *m, size_t page);
 
 #endif

@@ -1,6 +1,7 @@
 /* sys/sys.h - the library's contact with the kernel (not installed): the NUMA system calls
  * (syscalls.c, counted), the reader of /proc and /sys under one redirectable root (procfs.c),
- * and the library's counters (counters.c).
+ * the library's counters (counters.c), and the one SIGSEGV/SIGBUS handler that numaplace's
+ * fault users share with the program (faults.c).
  *
  * Every NUMA system call of the library is made by a function of this layer and counted by kind
  * (npl_get_stats); only base/ lies below it. */
@@ -8,6 +9,7 @@
 #define NPL_SYS_H
 
 #include "base/base.h"
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +32,13 @@ int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
  * node, and a later migration of either side moves all 512 pages (docs/RELIABILITY.md). */
 void *npl__map_nohuge(size_t len);
 int npl__mems_allowed(int *nodes, int max); /* get_mempolicy(MPOL_F_MEMS_ALLOWED) */
+/* How the kernel picks the node of a page under MPOL_INTERLEAVE: the n-th node of the mask, n =
+ * index % nodes, the index being the page's offset in its mapping (for anonymous memory, its
+ * address / page size), cut to 32 bits before Linux 6.7 (returns 32), whole from 6.7 on (64);
+ * 0 if the release cannot be read. */
+int npl__interleave_index_bits(void);
+/* vm.max_map_count (read once; 65530 when unreadable) */
+long npl__max_map_count(void);
 
 /* ---- counters (counters.c): every number the library counts, one home ---- */
 /* system calls by kind; the total also counts madvise */
@@ -43,6 +52,42 @@ struct npl_migrate_result;
 void npl__migrate_stats_add(const struct npl_migrate_result *res, size_t page_size);
 /* fork handlers (arrays/): take (1) or release (0) the counters' lock */
 void npl__counters_fork_lock(int lock);
+
+/* ---- faults (faults.c): one SIGSEGV/SIGBUS handler, shared with the program ----
+ * A fault user (next-touch; a profiling sampler) registers a claimer: called in the handler for
+ * every fault the kernel raised (si_code > 0), it returns 1 when the fault is its own and
+ * resolved (the access is retried), else 0. It must be async-signal-safe. Faults no claimer
+ * takes go to the program's own disposition with the program's flags (faults.c says how). */
+typedef int (*npl_fault_claimer)(int sig, siginfo_t *si, void *uctx);
+/* Add a claimer (adding it again changes nothing; 8 at most: ENOSPC) and make sure the handler
+ * is first in line (npl__fault_install). 0, or -1 through npl__fail. Not from a handler. */
+int npl__fault_claim(npl_fault_claimer fn);
+/* Install the handler for SIGSEGV and SIGBUS: in the interposer once (the program's actions are
+ * recorded from then on); in the library, again whenever the kernel has another handler (which
+ * becomes the program's); a library copy under the interposer links its claimers to the
+ * interposer's dispatcher instead. 0, or -1 through npl__fail. */
+int npl__fault_install(void);
+/* Register the dispatcher's fork handlers (once): a fault user whose fork handlers take a lock
+ * it holds while installing calls this before its own pthread_atfork, so that the dispatcher's
+ * lock is taken after the user's at fork. */
+void npl__fault_atfork(void);
+/* 1 if a claimer took this fault (npl_fault_handle). Async-signal-safe. */
+int npl__fault_dispatch(int sig, siginfo_t *si, void *uctx);
+/* The interposer's side (preload/signals.c). This copy is the process's dispatcher and uses
+ * `real` (libc's sigaction) for the kernel; call before anything installs. */
+void npl__fault_interposer(int (*real)(int, const struct sigaction *, struct sigaction *));
+/* 1 once the interposer's handler is installed (masks are then kept, see below) */
+int npl__fault_installed(void);
+/* sigaction(2) for the program: for SIGSEGV/SIGBUS once installed, act is recorded (numaplace's
+ * handler stays, with act's mask and flags) and oact gets the program's previous action; any
+ * other signal, or before installing, goes to the kernel. 0, or -1 + errno. Async-signal-safe. */
+int npl__fault_program_sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
+/* The calling thread's view: the program blocks SIGSEGV (bit 0) / SIGBUS (bit 1) where the
+ * kernel's mask does not (the interposer keeps them unblocked there while installed). Setting
+ * it raises the signals sent while blocked that it unblocks. pending: those waiting. */
+unsigned npl__fault_view(void);
+void npl__fault_set_view(unsigned view);
+unsigned npl__fault_pending(void);
 
 /* ---- the file-system root (procfs.c) ----
  * Every path is absolute ("/proc/self/maps") and is read under $NUMAPLACE_FSROOT when that is

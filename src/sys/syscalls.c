@@ -4,12 +4,15 @@
 #include "sys/sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <linux/mempolicy.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #ifndef MPOL_F_MEMS_ALLOWED
@@ -215,4 +218,43 @@ const struct npl_support *npl_get_support(void)
 {
     pthread_once(&support_once, probe);
     return &support;
+}
+
+/* Linux before 6.7 computes the node of an interleaved page from the low 32 bits of its index
+ * ((unsigned int)n % nodes, mm/mempolicy.c offset_il_node); 6.7 and later from all 64 bits. The
+ * two differ only for node counts that are not powers of two. */
+static int il_bits;
+static pthread_once_t il_once = PTHREAD_ONCE_INIT;
+static void probe_il(void)
+{
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2)
+        il_bits = major > 6 || (major == 6 && minor >= 7) ? 64 : 32;
+}
+int npl__interleave_index_bits(void)
+{
+    pthread_once(&il_once, probe_il);
+    return il_bits;
+}
+
+/* vm.max_map_count, read once (65530 when it cannot be read) */
+static long max_maps;
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+static void probe_maps(void)
+{
+    char buf[32];
+    int fd = npl__fs_open_fd("/proc/sys/vm/max_map_count", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    max_maps = n > 0 ? strtol(buf, NULL, 10) : 0;
+    if (max_maps <= 0)
+        max_maps = 65530;
+}
+long npl__max_map_count(void)
+{
+    pthread_once(&maps_once, probe_maps);
+    return max_maps;
 }

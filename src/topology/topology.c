@@ -55,6 +55,18 @@ int npl__initial_affinity(int *cpus, int max)
     return initial_ncpus;
 }
 
+int npl__set_initial_affinity(const int *cpus, int n)
+{
+    int *v = n > 0 && cpus ? malloc((size_t)n * sizeof *v) : NULL;
+    if (!v)
+        return npl__fail(n > 0 && cpus ? ENOMEM : EINVAL, "no CPU list");
+    memcpy(v, cpus, (size_t)n * sizeof *v);
+    free(initial_cpus);
+    initial_cpus = v;
+    initial_ncpus = n;
+    return 0;
+}
+
 /* ---- building the struct from hwloc ---- */
 static int cmp_node(const void *a, const void *b)
 {

@@ -40,6 +40,10 @@ int npl__topo_node_usable(const npl_topo *t, int idx);
 int npl__topo_cpu_index(const npl_topo *t, int os_cpu);
 /* CPU affinity snapshot taken when the library was loaded (before any pinning). */
 int npl__initial_affinity(int *cpus, int max);
+/* Replace that snapshot with the CPUs the process really started on, when the caller knows them
+ * better (the interposer: an OpenMP runtime's constructor may bind the initial thread before the
+ * library's runs). Before any thread is started and before the topology is loaded. 0 or -1. */
+int npl__set_initial_affinity(const int *cpus, int n);
 
 /* ---- threads (threads.c) ---- */
 /* Create a thread that pins itself as thread n of strategy before start(arg) runs, through

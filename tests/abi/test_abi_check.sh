@@ -74,3 +74,4 @@ grep -q 'npl_abi_added_test' "$TMP/report" || fail "the added function is not re
 grep 'abi_check: FAILED' "$TMP/report"
 echo "test_abi_check: 2. PASS: the check fails on an added function (abidiff status 4)"
 echo "test_abi_check: PASS"
+echo "test_abi_check: 2 passed, 0 failed, 0 skipped"

@@ -185,6 +185,6 @@ int main()
     test_array();
     test_allocator();
     test_threads();
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    std::printf("test_cpp: %d passed, %d failed, 0 skipped\n", passed, failed);
+    return failed != 0 || passed == 0;
 }

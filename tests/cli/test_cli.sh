@@ -2,10 +2,8 @@
 # CLI tests: `numaplace map` known answers (pure), topo, version, and error exits.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
 words() { tr -s ' \n' ' ' | sed 's/ $//'; }
 check "prime_mapp P=5 M=4" "0 1 2 3 0 0 1 2 3 1 0 1 2 3 2 0 1 2 3 3 0 1 2 3 0" \
     "$($N map --policy prime_mapp:5 --nodes 4 --pages 25 | words)"
@@ -57,6 +55,8 @@ if [ -f "$(dirname "$N")/libnumaplace_preload.so" ]; then # not in sanitizer bui
 $N run --policy skew_mapp -- true >/dev/null 2>&1; check "run: skew_mapp through the interposer: 0" 0 $?
 $N run --policy cyclik -- true >/dev/null 2>&1; check "run: unknown policy: 2" 2 $?
 check "run --pin: the interposer pins (dynamic program)" "0" "$($N run --pin 0 -- sh -c 'echo $NUMAPLACE_PIN')"
+else
+    skip_no_interposer "run through the interposer" "$(dirname "$N")/libnumaplace_preload.so"
 fi
 # --json of every subcommand against its schema (docs/schema/*.schema.json: one vocabulary:
 # node ids as "os_id" values, booleans true/false, units in key names)
@@ -78,9 +78,7 @@ if python3 -c 'import jsonschema' 2>/dev/null; then
     check "where --json: nodes agree with total" 1 "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(all(d["total"][str(n["os_id"])]["base_pages"] == n["base_pages"] for n in d["nodes"]) and d["nodes"][0]["base_pages"] > 0))' $J)"
     rm -f $J
 else
-    if [ "${CI:-}" = true ]; then fail=$((fail + 1)); echo "FAIL --json schemas: python3-jsonschema missing in CI"
-    else echo "SKIP --json schemas: python3-jsonschema is not installed"; fi
+    skip jsonschema "--json schemas: python3-jsonschema is not installed (scripts/deps.sh)"
 fi
 $N demo --mib 1 --policy cyclic | grep -q '^policy .*time s.*syscalls.*placed/pages'; check "demo prints column headers" 0 $?
-echo "test_cli: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_cli

@@ -10,14 +10,8 @@ N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 SRC=${SRC:?set SRC to the source tree}
 T=$(mktemp -d /tmp/npl_report.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
-ci_skip() { # what, why: a skip outside CI, a failure in CI (CI installs scripts/deps.sh)
-    if [ "${CI:-}" = true ]; then fail=$((fail + 1)); echo "FAIL $1: $2 (CI must have it)"
-    else echo "SKIP $1: $2"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
 $N report --reps 0 --no-plots --out "$T/x" >/dev/null 2>&1; check "--reps 0: usage error" 2 $?
 $N report --reps 21 --no-plots --out "$T/x" >/dev/null 2>&1; check "--reps 21: usage error" 2 $?
 $N report --quick --reps 3 --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
@@ -69,7 +63,7 @@ PY
         python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema"]=="numaplace-report/2" and d["reps"]==1'
     check "report --json: the JSON on stdout" 0 $?
 else
-    ci_skip "schema validation" "python3-jsonschema is not installed"
+    skip jsonschema "schema validation: python3-jsonschema is not installed (scripts/deps.sh)"
 fi
 # MLC-class figures beside their anchors on this machine (printed, never asserted: timings)
 python3 - "$T/rep/results.json" <<'PY'
@@ -86,14 +80,14 @@ if command -v likwid-bench >/dev/null 2>&1; then
     sed 's/^/INFO /' "$T/likwid"
     check "bench/report_vs_likwid.sh: three mixes beside likwid-bench (and scalar stream)" 4 "$(grep -cE '^(read-only|1:1|2:1) +(load_sse|copy_sse|stream_sse|stream) +[0-9]+ +\[[0-9]+-[0-9]+\] +[0-9]+ +\[[0-9]+-[0-9]+\] +[0-9.]+$' "$T/likwid")"
 else
-    ci_skip "likwid-bench comparison" "likwid is not installed"
+    skip likwid "likwid-bench comparison: likwid is not installed (scripts/deps.sh)"
 fi
 # headless Chromium: every <img> of index.html decoded
 B=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$B" ]; then
-    ci_skip "HTML rendering" "chromium is not installed"
+    skip chromium "HTML rendering: chromium is not installed (scripts/deps.sh)"
 elif ! ls "$T"/rep/*.png >/dev/null 2>&1; then
-    ci_skip "HTML rendering" "no plots (python3-matplotlib is not installed)"
+    skip matplotlib "HTML rendering: no plots (python3 on PATH has no matplotlib; scripts/deps.sh)"
 else
     cp "$T/rep/index.html" "$T/rep/check.html"
     cat >>"$T/rep/check.html" <<'JS'
@@ -107,5 +101,4 @@ JS
     check "chromium: three images in the page" 3 "$(grep -o 'IMG [a-z]*\.png [0-9]*x[0-9]*' "$T/dom" | wc -l)"
     check "chromium: every image decoded (width and height > 0)" 3 "$(grep -o 'IMG [a-z]*\.png [1-9][0-9]*x[1-9][0-9]*' "$T/dom" | wc -l)"
 fi
-echo "test_report: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_report

@@ -8,10 +8,8 @@ G=${GUEST_CLI:-}
 SRC=${SRC:-$(dirname "$0")/../..}
 T=$(mktemp -d /tmp/npl_test_run.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
 PRE=$(dirname "$N")/libnumaplace_preload.so
 # exit codes and messages
 $N run --policy cyclik -- true 2>$T/err; check "unknown policy: 2" 2 $?
@@ -31,7 +29,7 @@ if [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; then
     check "static message" 1 "$(grep -c 'statically linked' $T/err)"
     $N run --policy cyclic -- /bin/busybox true; check "static program + cyclic (kernel policy): 0" 0 $?
 else
-    echo "SKIP: no static busybox for the static-program cases"
+    skip busybox-static "the static-program cases: no static /bin/busybox (scripts/deps.sh)"
 fi
 # the environment the interposer gets
 if [ -f "$PRE" ]; then
@@ -86,7 +84,7 @@ check "--pin past the domain: message" 1 "$(grep -c 'out of range' $T/err)"
 $N run --pin Q0:1 -- true 2>/dev/null; check "--pin unknown domain: 2" 2 $?
 check "--pin M0:0 under taskset -c 1 is CPU 1" "granularity=fine,explicit,proclist=[1]" "$(taskset -c 1 $N run --pin M0:0 -- sh -c 'echo $KMP_AFFINITY')"
 else
-    echo "SKIP: interposer environment cases: $PRE missing (sanitizer builds have no preload)"
+    skip_no_interposer "the interposer environment cases" "$PRE"
 fi
 # the interposer in a real program (the guest test program's child roles; one node here)
 if [ -n "$G" ] && [ -f "$PRE" ]; then
@@ -100,12 +98,15 @@ if [ -n "$G" ] && [ -f "$PRE" ]; then
     if [ "$(nproc)" -ge 2 ]; then
         taskset -c 1 $N run --pin compact -- "$G" --child-pin compact 3 1 >$T/out 2>&1
         check "taskset -c 1 is respected (all threads on CPU 1)" 0 $?
+    else
+        skip one-cpu "taskset -c 1 under --pin: this machine has one CPU"
     fi
     # malloc/free/realloc/calloc/posix_memalign survive a busy allocator (python, sort)
     check "python under the interposer" 4 "$($N run --policy cyclic --threshold 64K -- python3 -c 'b=[bytearray(1<<20) for i in range(8)]; b=b[4:]; print(len(b))')"
     check "sort under the interposer" 3 "$(printf 'c\na\nb\n' | $N run --policy skew_mapp --threshold 4K -- sort | wc -l)"
 else
-    echo "SKIP: interposer cases (GUEST_CLI or $PRE missing; sanitizer builds have no preload)"
+    if [ -z "$G" ]; then skip guest-cli "the interposer in a real program: GUEST_CLI is not set"
+    else skip_no_interposer "the interposer in a real program" "$PRE"; fi
 fi
 # run: every bad value refused before the program starts (exit 2, the program never runs)
 for bad in "--first 0" "--first 18446744073709551615" "--first -1" "--first 3x" \
@@ -123,13 +124,14 @@ check "no raw NUMA system call in run.c" 0 "$(grep -c -e 'SYS_' -e 'syscall(' $S
 if [ -f "$PRE" ]; then # these runs need the interposer (sanitizer builds have none)
     check "--nodes 0 binds the kernel policy to node 0" 1 "$($N run --nodes 0 -- sh -c 'grep -c -e "bind:0 " -e "prefer:0 " /proc/self/numa_maps' | awk '{print ($1>0)}')"
     check "NUMAPLACE_DEBUG: no error lines for a normal run" 0 "$(NUMAPLACE_DEBUG=1 $N run --policy cyclic -- true 2>&1 | grep -c 'error:')"
-    # --pin overrides the OpenMP runtimes' own variables, with a warning; without --pin they stay
-    check "--pin overrides OMP_PLACES (warning)" 1 "$(OMP_PLACES=cores $N run --pin compact -- sh -c 'echo ${OMP_PLACES:-unset}' 2>$T/err | grep -c unset)"
-    check "--pin warning names it" 1 "$(grep -c 'overrides OMP_PLACES=cores' $T/err)"
+    # --pin replaces the OpenMP runtimes' own variables, with one note; without --pin they stay
+    # (tests/cli/test_ompbind.sh: thread by thread, every form, both runtimes)
+    check "--pin replaces OMP_PLACES" 1 "$(OMP_PLACES=cores $N run --pin compact -- sh -c 'echo ${OMP_PLACES:-unset}' 2>$T/err | grep -c unset)"
+    check "--pin note names it" 1 "$(grep -c 'note: --pin compact replaces the program.s own OpenMP binding (OMP_PLACES=cores)' $T/err)"
     check "--pin sets KMP_AFFINITY (libomp)" 1 "$($N run --pin compact -- sh -c 'echo $KMP_AFFINITY' | grep -c 'explicit,proclist=\[')"
     check "no --pin: OMP_PLACES kept" "cores" "$(OMP_PLACES=cores $N run --policy cyclic -- sh -c 'echo $OMP_PLACES')"
 else
-    echo "SKIP: --nodes/--pin environment cases: $PRE missing (sanitizer builds have no preload)"
+    skip_no_interposer "the --nodes/--pin environment cases" "$PRE"
 fi
 P=$(dirname "$N")/progs
 if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
@@ -166,6 +168,8 @@ if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
         check "--next-touch OpenMP printer > file: status 5, output kept" "5 1" "$rc $(grep -c 'buffered line' $T/f)"
         $N run --pin compact -- "$P/printer_omp" 0 >$T/f; rc=$?
         check "--pin OpenMP printer > file" "0 1" "$rc $(grep -c 'buffered line' $T/f)"
+    else
+        skip openmp "--next-touch and --pin on an OpenMP printer: $P/printer_omp is not built (no OpenMP)"
     fi
     # pinning under libgomp, libomp (clang) and a gcc build on a preloaded libomp
     LIBOMP=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
@@ -173,9 +177,12 @@ if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
     for s in compact scatter; do
         want=$($N run --pin $s -- sh -c 'echo $KMP_AFFINITY' | sed 's/.*proclist=\[//; s/\]//' | cut -d, -f1-$NC)
         for v in gcc clang gcc+libomp; do
-            prog=$P/omp_probe_${v%+libomp}; [ -x "$prog" ] || { echo "SKIP: $prog"; continue; }
+            prog=$P/omp_probe_${v%+libomp}
+            [ -x "$prog" ] || { skip omp-probe "--pin $s under $v: $prog is not built (clang-14, libomp-dev)"; continue; }
             pre=""; [ "$v" = gcc+libomp ] && pre=$LIBOMP
-            [ "$v" = gcc+libomp ] && [ -z "$LIBOMP" ] && continue
+            if [ "$v" = gcc+libomp ] && [ -z "$LIBOMP" ]; then
+                skip libomp "--pin $s under gcc on a preloaded libomp: no /usr/lib/llvm-*/lib/libomp.so.5 (libomp-dev)"; continue
+            fi
             LD_PRELOAD=$pre OMP_NUM_THREADS=$NC $N run --pin $s -- "$prog" >$T/p 2>&1
             got=$(awk '$4==$6 {printf "%s%s", (NR>1?",":""), $4} $4!=$6 {printf "%sX", (NR>1?",":"")}' $T/p)
             check "--pin $s under $v: thread n on the n-th CPU, bound alone" "$want" "$got"
@@ -183,6 +190,10 @@ if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
             check "--pin $s under $v: the runtime is $rt" "$NC" "$(grep -c "runtime $rt" $T/p)"
         done
     done
+elif [ -f "$PRE" ]; then
+    skip printer "--next-touch and the OpenMP pinning cases: $P/printer is not built"
+else
+    skip_no_interposer "--next-touch and the OpenMP pinning cases" "$PRE"
 fi
 # where
 $N where 999999999 2>$T/err; check "where on a gone PID: 1" 1 $?
@@ -215,7 +226,7 @@ if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import mat
     check "plots made" 3 "$(ls $T/rep/*.png 2>/dev/null | wc -l)"
     check "index.html shows them" 3 "$(grep -o "<img src='[a-z]*.png'" $T/rep/index.html | wc -l)"
 else
-    echo "SKIP: matplotlib missing: plots not checked"
+    skip matplotlib "report plots: python3-matplotlib is not installed (scripts/deps.sh)"
 fi
 python3 - "$SRC/docs/report.schema.json" $T/rep/results.json <<'PY'; check "a broken results.json fails validation" 1 $?
 import json, sys, subprocess, os
@@ -231,10 +242,11 @@ done
 for m in numaplace numaplace-run numaplace-topo numaplace-map numaplace-demo numaplace-where numaplace-measure numaplace-report; do
     f=$SRC/docs/man/$m.1
     check "man page $m.1 exists" 1 "$( [ -f $f ] && echo 1 || echo 0)"
-    if command -v groff >/dev/null 2>&1 && [ -f $f ]; then
+    if ! command -v groff >/dev/null 2>&1; then
+        skip groff "man page $m.1 rendering: groff is not installed"
+    elif [ -f $f ]; then
         check "man page $m.1 renders without warnings" "" "$(groff -man -Tutf8 -ww -z $f 2>&1)"
     fi
 done
 check "run man page documents 127" 1 "$(grep -c '^\.B 127' $SRC/docs/man/numaplace-run.1)"
-echo "test_run: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_run

@@ -13,16 +13,14 @@ N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 P=$(dirname "$N")/progs
 SRC=$(dirname "$0")/../..
 PRE=$(dirname "$N")/libnumaplace_preload.so
-if [ ! -f "$PRE" ] || [ ! -x "$P/alloc_styles" ]; then
-    echo "SKIP: $PRE or $P/alloc_styles missing (sanitizer builds have no preload)"
-    exit 0
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
+if [ ! -f "$PRE" ]; then
+    skip_no_interposer "every case (programs under numaplace run)" "$PRE"; summary test_run_progs; exit
 fi
+[ -x "$P/alloc_styles" ] || { bad "$P/alloc_styles is not built"; summary test_run_progs; exit; }
 T=$(mktemp -d /tmp/npl_test_run_progs.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
 # same OPTIONS PROG ARGS: status and stdout under run OPTIONS equal those of PROG alone
 same() {
     opts=$1
@@ -37,16 +35,23 @@ OPTS="--policy=cyclic|--threshold=64K|--policy=skew_mapp|--pin=scatter|--thresho
 --policy=cyclic_block:2|--huge=thp|--first=3|--pin=compact
 --next-touch|--policy=random_block|--threshold=256K
 --nodes=0|--pin=compact|--verbose"
-for prog in alloc_styles cxx_styles omp_styles_gcc omp_styles_clang fortran_omp; do
-    [ -x "$P/$prog" ] || { echo "SKIP: $P/$prog not built"; continue; }
+for prog in alloc_styles cxx_styles omp_styles_gcc omp_styles_clang fortran_omp \
+            align_styles cxx_align align_styles_jemalloc cxx_align_jemalloc align_styles_tcmalloc \
+            cxx_align_tcmalloc align_styles_mimalloc cxx_align_mimalloc; do
+    if [ ! -x "$P/$prog" ]; then # cxx_styles: g++; omp_styles_clang: clang-14; fortran_omp: gfortran
+        skip "prog-$prog" "$prog under numaplace run: $P/$prog is not built (scripts/deps.sh)"; continue
+    fi
     echo "$OPTS" | while read -r o; do
         same "$(echo "$o" | tr '|=' '  ')" "$P/$prog"
         echo "$pass $fail" >$T/counts
     done
     read -r pass fail <$T/counts
 done
-OMP_NUM_THREADS=5 same "--pin scatter --policy cyclic" "$P/omp_styles_gcc"
-OMP_NUM_THREADS=1 same "--pin scatter --policy cyclic" "$P/omp_styles_clang"
+for prog in omp_styles_gcc omp_styles_clang; do # a missing program would "pass" (127 both ways)
+    [ -x "$P/$prog" ] || { skip "prog-$prog" "$prog --pin scatter: $P/$prog is not built"; continue; }
+    t=5; [ $prog = omp_styles_clang ] && t=1
+    OMP_NUM_THREADS=$t same "--pin scatter --policy cyclic" "$P/$prog"
+done
 # large allocations of every style are placed (8 at least at a 64K threshold)
 $N run -v --policy cyclic --threshold 64K -- "$P/alloc_styles" >/dev/null 2>$T/err
 check "alloc_styles: its large allocations are placed" 1 "$(grep -c 'placed under cyclic' $T/err | awk '{print ($1 >= 8)}')"
@@ -59,23 +64,82 @@ $N run -v --policy cyclic --threshold 64K -- "$P/exit_styles" closefds $T/own 2>
 check "closefds: the program's file holds only its own line" "only this line" "$(cat $T/own)"
 $N run -v --policy cyclic --threshold 64K -- "$P/exit_styles" none 2>&- >/dev/null
 check "started with fd 2 closed: status 0" 0 $?
-# a block larger than the memory available is not placed (placing populates every page): a
-# program that reserves much and touches little must not be killed for memory. A fake meminfo
-# (NUMAPLACE_FSROOT, as the library reads /proc) says 100 MiB are available.
+# a C++ plugin dlopen'ed RTLD_LOCAL (its runtime outside the global scope) under every mode
+if [ -x "$P/dlopen_cxx" ] && [ -f "$P/libcxx_plugin.so" ]; then
+    echo "$OPTS" | while read -r o; do
+        same "$(echo "$o" | tr '|=' '  ')" "$P/dlopen_cxx" "$P/libcxx_plugin.so"
+        echo "$pass $fail" >$T/counts
+    done
+    read -r pass fail <$T/counts
+fi
+# every entry point at every alignment is placed (one node: every map is one run, so lazily)
+for prog in align_styles cxx_align; do
+    [ -x "$P/$prog" ] || continue
+    want=$(($("$P/$prog" | grep -c ' ok 1 aligned 1') + $("$P/$prog" | grep -c 'threads aligned_alloc ok 4') * 4))
+    $N run -v --policy skew_mapp -- "$P/$prog" >/dev/null 2>$T/err
+    check "$prog: its $want blocks are placed" "$want" "$(grep -c 'bytes: placed under skew_mapp' $T/err)"
+done
+# another allocator linked in: its blocks stay its own, placed where they are, and run says so
+for a in jemalloc tcmalloc mimalloc; do
+    [ -x "$P/cxx_align_$a" ] || { skip "prog-cxx_align_$a" "lib$a is not installed (scripts/deps.sh)"; continue; }
+    want=$(($("$P/cxx_align_$a" | grep -c ' ok 1 aligned 1') + 4)) # + 4 threads' aligned_alloc
+    $N run -v --policy cyclic -- "$P/cxx_align_$a" >/dev/null 2>$T/err
+    check "cxx_align_$a: one line names the allocator" 1 "$(grep -c "malloc is lib$a.so.[0-9]*'s, not the C library's" $T/err)"
+    check "cxx_align_$a: its $want blocks are placed where it put them" "$want" "$(grep -c "placed under cyclic where the program's allocator put it" $T/err)"
+done
+# A block whose map needs populated pages is placed only when it fits the memory the process may
+# still use; a program that reserves much and touches little must not be killed for memory.
+# Fake /proc and /sys (NUMAPLACE_FSROOT, as the library reads them): a meminfo with 100 MiB
+# available, then cgroups v2 and v1 with 100 MiB limits and 10 MiB used. One node here: every
+# policy has a lazy form, so --huge thp (2 MiB units: populated) makes placement populate.
 mkdir -p $T/root/proc
 ln -s /sys $T/root/sys
 ln -s /proc/self $T/root/proc/self
 printf 'MemTotal: 1000000 kB\nMemFree: 100000 kB\nMemAvailable: 100000 kB\n' >$T/root/proc/meminfo
-NUMAPLACE_FSROOT=$T/root $N run -v --policy skew_mapp -- "$P/exit_styles" reserve 200 >$T/out 2>$T/err
+POP="--policy skew_mapp --huge thp"
+NUMAPLACE_FSROOT=$T/root $N run -v $POP -- "$P/exit_styles" reserve 200 >$T/out 2>$T/err
 check "reserve 200 MiB with 100 MiB available: status, output" "0 reserved 1" "$? $(tail -1 $T/out)"
-check "reserve 200 MiB with 100 MiB available: not placed, and said" 1 "$(grep -c '209715200 bytes not placed (larger than the memory available' $T/err)"
-NUMAPLACE_FSROOT=$T/root $N run -v --policy skew_mapp -- "$P/exit_styles" reserve 80 >/dev/null 2>$T/err
+check "reserve 200 MiB with 100 MiB available: not placed, and said" 1 "$(grep -c '209715200 bytes not placed (larger than the memory available to this process now (MemAvailable leaves' $T/err)"
+NUMAPLACE_FSROOT=$T/root $N run -v $POP -- "$P/exit_styles" reserve 80 >/dev/null 2>$T/err
 check "reserve 80 MiB with 100 MiB available: placed" 1 "$(grep -c '83886080 bytes: placed under skew_mapp' $T/err)"
+NUMAPLACE_FSROOT=$T/root $N run -v --policy cyclic -- "$P/exit_styles" reserve 200 >/dev/null 2>$T/err
+check "reserve 200 MiB with 100 MiB available, cyclic: placed lazily" 1 "$(grep -c '209715200 bytes: placed under cyclic (lazily' $T/err)"
+for v in 2 1; do
+    R=$T/cg$v
+    mkdir -p $R/proc/self $R/sys/fs/cgroup/memory/job/task $R/sys/fs/cgroup/job/task
+    for e in /proc/self/*; do [ "${e##*/}" = cgroup ] || [ "${e##*/}" = mountinfo ] || ln -s "$e" $R/proc/self/; done
+    for e in /sys/*; do [ "${e##*/}" = fs ] || ln -s "$e" $R/sys/; done
+    ln -s /proc/meminfo $R/proc/meminfo
+    if [ $v = 2 ]; then
+        echo '0::/job/task' >$R/proc/self/cgroup
+        echo '30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw' >$R/proc/self/mountinfo
+        D=$R/sys/fs/cgroup/job; echo max >$D/task/memory.max; echo 5000 >$D/task/memory.current
+        echo 104857600 >$D/memory.max; echo 10485760 >$D/memory.current
+    else
+        echo '4:memory:/job/task' >$R/proc/self/cgroup
+        echo '31 1 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory' >$R/proc/self/mountinfo
+        D=$R/sys/fs/cgroup/memory/job; echo 9223372036854771712 >$D/task/memory.limit_in_bytes
+        echo 5000 >$D/task/memory.usage_in_bytes; echo 104857600 >$D/memory.limit_in_bytes
+        echo 10485760 >$D/memory.usage_in_bytes
+    fi
+    lim=$([ $v = 2 ] && echo memory.max || echo memory.limit_in_bytes)
+    NUMAPLACE_FSROOT=$R $N run -v $POP -- "$P/exit_styles" reserve 80 >$T/out 2>$T/err
+    check "cgroup v$v, 90 MiB left: 80 MiB reserved, status, output" "0 reserved 1" "$? $(tail -1 $T/out)"
+    check "cgroup v$v, 90 MiB left: 80 MiB not placed, the limit named" 1 "$(grep -c "83886080 bytes not placed (larger than the memory available to this process now (the cgroup's $lim leaves 94371840 bytes)" $T/err)"
+    NUMAPLACE_FSROOT=$R $N run -v $POP -- "$P/exit_styles" reserve 64 >/dev/null 2>$T/err
+    check "cgroup v$v, 90 MiB left: 64 MiB placed" 1 "$(grep -c '67108864 bytes: placed under skew_mapp' $T/err)"
+done
+# RLIMIT_AS: the address space left is a limit too (and placing must not make the program fail)
+$N run -v $POP -- sh -c "ulimit -v 700000; exec $P/exit_styles sparse 600 50" >$T/out 2>$T/err
+check "RLIMIT_AS 683 MiB: 600 MiB reserved, status, output" "0 sparse 1" "$? $(tail -1 $T/out | cut -d' ' -f1-2)"
+check "RLIMIT_AS 683 MiB: not placed, RLIMIT_AS named" 1 "$(grep -c '629145600 bytes not placed (larger than the memory available to this process now (RLIMIT_AS leaves' $T/err)"
 # --pin: children (shell, system, popen, spawn, vfork, fork+exec, exec) start on every CPU of the
 # process, not on the CPU of the pinned thread that made them
-want=$("$P/omp_probe_gcc" | wc -l)
-if [ "$want" -lt 2 ]; then
-    echo "SKIP: one CPU: a child narrowed to its parent's CPU cannot be told apart"
+want=0; [ -x "$P/omp_probe_gcc" ] && want=$("$P/omp_probe_gcc" | wc -l)
+if [ ! -x "$P/omp_probe_gcc" ]; then
+    skip prog-omp_probe_gcc "the --pin children cases: $P/omp_probe_gcc is not built (no OpenMP)"
+elif [ "$want" -lt 2 ]; then
+    skip one-cpu "the --pin children cases: one CPU, a child narrowed to its parent's CPU cannot be told apart"
 else
     check "--pin: a shell's OpenMP child has $want threads" "$want" "$($N run --pin compact -- sh -c "$P/omp_probe_gcc" | wc -l)"
     for m in system popen spawn spawnp vfork fork execl execlp execle execv execvp execve; do
@@ -83,13 +147,14 @@ else
     done
     check "--pin: the shell itself is pinned (thread 0)" 1 "$($N run --pin compact -- sh -c 'grep Cpus_allowed_list /proc/$$/status' | awk '{print ($2 ~ /^[0-9]+$/)}')"
 fi
-check "--pin: OpenMP children by 5 spawn modes in one process" "$((5 * want))" "$($N run --pin scatter -- "$P/spawner" system,popen,spawn,vfork,fork "$P/omp_probe_gcc" | wc -l)"
+[ "$want" -gt 0 ] &&
+    check "--pin: OpenMP children by 5 spawn modes in one process" "$((5 * want))" "$($N run --pin scatter -- "$P/spawner" system,popen,spawn,vfork,fork "$P/omp_probe_gcc" | wc -l)"
 if [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; then # a static shell's children
     $N run -v --policy cyclic --threshold 64K -- /bin/busybox sh -c "$P/exit_styles none" >/dev/null 2>$T/err
     check "static shell: its dynamic child's allocation is placed" 1 "$(grep -c 'placed under cyclic' $T/err | awk '{print ($1 > 0)}')"
     check "static shell: the note says its children get the interposer" 1 "$(grep -c 'its dynamically linked children get it' $T/err)"
 else
-    echo "SKIP: no static busybox: the static-shell cases"
+    skip busybox-static "the static-shell cases: no static /bin/busybox (scripts/deps.sh)"
 fi
 for m in execl execle execv execve spawn; do # the environment goes with the child
     check "--pin: a child by $m gets the environment" "compact" "$($N run --pin compact -- "$P/spawner" $m /bin/sh -c 'echo ${NUMAPLACE_PIN:-none}')"
@@ -118,7 +183,6 @@ if ${CC:-cc} -static -O1 -o $T/exit_static "$SRC/tests/progs/exit_styles.c" -lpt
     check "static + --pin: the note says OpenMP threads only" 1 "$(grep -c 'only its OpenMP threads' $T/err)"
     same "--nodes 0" $T/exit_static segv
 else
-    echo "SKIP: no static C library: the static-binary cases"
+    skip static-libc "the static-binary cases: no static C library (libc6-dev)"
 fi
-echo "test_run_progs: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_run_progs

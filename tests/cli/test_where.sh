@@ -1,17 +1,16 @@
 #!/bin/sh
 # numaplace where: JSON escaping of mapping names (round trip through python's json), 4,000
-# mappings in one linear pass, a process that exits mid-scan (partial, exit 1), a zombie (exit 1).
+# mappings in one linear pass, a process that exits mid-scan (partial, exit 1), mappings that
+# change mid-scan, a zombie (exit 1).
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 W=${WHERE_TARGET:?set WHERE_TARGET to the where_target binary}
 T=$(mktemp -d /tmp/npl_where.XXXXXX)
 pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$T"; }
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done; rm -rf "$T"; }
 trap cleanup EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
 wait_ready() { # file: wait until the target said "ready" (10 s at most)
     i=0
     while ! grep -q ready "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -56,22 +55,43 @@ PY
 check "no 'changed' warning on a quiet process" 0 "$(grep -c 'changed' "$T/many.err")"
 kill $p
 
-# 3. a process that exits mid-scan (test hook: a pause between the numa_maps and smaps reads)
-"$W" exit-after 300 2000 >"$T/exit.out" &
+# The cases below change the target between where's numa_maps and smaps reads: where stops itself
+# there (NUMAPLACE_WHERE_TEST_STOP=1), the test waits for that state, makes the change, waits
+# until the change is visible, and only then lets where go on (SIGCONT). No race with a sleep.
+# Each wait polls a condition; its bound (60 s) only ends a hung test, it is never a verdict.
+until_true() { # command...: poll every 0.05 s until it succeeds; 1 after 60 s
+    i=0
+    while ! "$@"; do [ $i -ge 1200 ] && return 1; sleep 0.05; i=$((i + 1)); done
+}
+is_stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+starts() { awk -F- '{print $1}' "/proc/$1/maps" 2>/dev/null; }
+starts_changed() { [ "$(starts "$1")" != "$(cat "$2")" ]; }
+
+# 3. a process that exits mid-scan: the target is killed and reaped while where is stopped
+"$W" many 2000 >"$T/exit.out" &
 p=$!; pids="$pids $p"
 wait_ready "$T/exit.out"
-NUMAPLACE_WHERE_TEST_DELAY_MS=1500 "$N" where "$p" --json >"$T/exit.json" 2>"$T/exit.err"
+NUMAPLACE_WHERE_TEST_STOP=1 "$N" where "$p" --json >"$T/exit.json" 2>"$T/exit.err" &
+w=$!; pids="$pids $w"
+until_true is_stopped $w; check "exit mid-scan: where stopped between its reads" 0 $?
+kill $p; wait $p 2>/dev/null
+check "exit mid-scan: the target is gone before where goes on" no "$([ -e /proc/$p ] && echo yes || echo no)"
+kill -CONT $w; wait $w
 check "exit mid-scan: exit 1" 1 $?
 check "exit mid-scan: says partial" 1 "$(grep -c 'partial result' "$T/exit.err")"
 check "exit mid-scan: \"partial\": true" True "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["partial"])' <"$T/exit.json")"
-wait $p 2>/dev/null
 
 # 4. mappings that change between the numa_maps and smaps reads: said, still exit 0, and every
 # address range counted once (no two counted mappings overlap)
 "$W" churn >"$T/churn.out" &
 p=$!; pids="$pids $p"
 wait_ready "$T/churn.out"
-NUMAPLACE_WHERE_TEST_DELAY_MS=300 "$N" where "$p" --json --all >"$T/churn.json" 2>"$T/churn.err"
+NUMAPLACE_WHERE_TEST_STOP=1 "$N" where "$p" --json --all >"$T/churn.json" 2>"$T/churn.err" &
+w=$!; pids="$pids $w"
+until_true is_stopped $w; check "mappings changed: where stopped between its reads" 0 $?
+starts $p >"$T/starts"
+until_true starts_changed $p "$T/starts"; check "mappings changed: the target mapped more meanwhile" 0 $?
+kill -CONT $w; wait $w
 check "mappings changed: exit 0" 0 $?
 check "mappings changed: said on stderr" 1 "$(grep -c 'mappings changed during the scan' "$T/churn.err")"
 python3 - "$T/churn.json" <<'PY'; check "mappings changed: flagged, no range counted twice" 0 $?
@@ -92,5 +112,4 @@ z=$(awk '{print $2}' "$T/zombie.out")
 check "zombie: message" 1 "$(grep -c "process $z is a zombie (exited, not reaped)" "$T/zombie.err")"
 kill $p
 
-echo "test_where: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary test_where

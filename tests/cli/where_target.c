@@ -1,7 +1,6 @@
 /* where_target.c - processes for tests/cli/test_where.sh to run `numaplace where` on.
  *   where_target many N            N separate mappings of one touched page each, then wait
  *   where_target names DIR NAME... one touched file mapping per name (created in DIR), then wait
- *   where_target exit-after MS N   N mappings, then exit MS milliseconds after "ready"
  *   where_target churn             after "ready", a new one-page mapping every millisecond
  *   where_target zombie            fork a child that exits at once, never reap it; prints its PID
  * Prints "ready" (zombie: "ready PID") on stdout when set up; waits for SIGTERM/SIGKILL. */
@@ -47,13 +46,6 @@ int main(int argc, char **argv)
             p[0] = 'x';
             close(fd);
         }
-    } else if (argc >= 4 && !strcmp(argv[1], "exit-after")) {
-        if (many(atol(argv[3])) < 0)
-            return perror("many"), 1;
-        printf("ready\n");
-        fflush(stdout);
-        usleep((useconds_t)atol(argv[2]) * 1000);
-        return 0;
     } else if (argc >= 2 && !strcmp(argv[1], "churn")) {
         if (many(64) < 0)
             return perror("many"), 1;
@@ -77,7 +69,7 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     } else {
-        fprintf(stderr, "usage: where_target many N | names DIR NAME... | exit-after MS N | churn | zombie\n");
+        fprintf(stderr, "usage: where_target many N | names DIR NAME... | churn | zombie\n");
         return 2;
     }
     printf("ready\n");

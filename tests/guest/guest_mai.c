@@ -265,7 +265,7 @@ static void test_map_count(void)
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r+");
     long limit = 0;
     if (!f || fscanf(f, "%ld", &limit) != 1) {
-        printf("  skip map count: /proc/sys/vm/max_map_count not writable\n");
+        SKIP("max-map-count-writable", "map count: /proc/sys/vm/max_map_count not writable");
         if (f)
             fclose(f);
         return;
@@ -423,8 +423,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--nodes"))
             N = atoi(argv[i + 1]);
     if (N < 2 || N > 64) {
-        printf("SKIP: guest_mai needs --nodes N with 2 <= N <= 64 (got %d)\n", N);
-        return 0;
+        printf("usage: guest_mai --nodes N [--cpus-per-node K], 2 <= N <= 64 (got %d)\n", N);
+        return 120;
     }
     char path[] = "/tmp/guest_maiXXXXXX", buf[1024];
     int fd = mkstemp(path), len = snprintf(buf, sizeof buf, "%d\n", N);
@@ -459,6 +459,5 @@ int main(int argc, char **argv)
         test_thread_rule();
     phase("thread_rule");
     mai_final();
-    printf("%d passed, %d failed\n", t_pass, t_fail);
-    return t_fail != 0;
+    return check_summary("guest_mai");
 }

@@ -250,5 +250,5 @@ int main(int argc, char **argv)
     test_arrays();
     test_concurrent();
     test_full_node();
-    return check_summary("guest_migrate") ? 1 : 0;
+    return check_summary("guest_migrate");
 }

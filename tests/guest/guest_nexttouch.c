@@ -119,7 +119,7 @@ static void test_big(int argc, char **argv)
     else if (mib > 32)
         mib = 32;
     if (mib < 16) {
-        printf("SKIP: big next-touch range: no --big-mib >= 16 given\n");
+        SKIP("nexttouch-big", "big next-touch range: no --big-mib >= 16 given");
         return;
     }
     /* each thread's block is a whole number of 64 KiB chunks (a chunk straddling two blocks
@@ -306,5 +306,5 @@ int main(int argc, char **argv)
     munmap(b, bytes);
     test_big(argc, argv);
     test_migrate_race();
-    return check_summary("guest_nexttouch") ? 1 : 0;
+    return check_summary("guest_nexttouch");
 }

@@ -11,9 +11,11 @@
  *            report of each is recognised and not counted twice)
  * Run as `guest_omp_sweep --nodes N --cpus-per-node K`: it runs itself once per mode (with the
  * environment each needs) and checks the numbers. The sweep itself uses no numaplace call
- * except in si-nt. Needs /usr/local/lib/numaplace/libnumaplace_preload.so (the one interposer;
- * tests/guest/run.sh installs it) and, for si-ompt only, libomp.so.5 (run.sh copies it), else
- * that mode is skipped with a message. */
+ * except in si-nt. gomp and si-ompt preload the interposer from where `numaplace run
+ * --next-touch` finds it: numaplace runs this program (mode "env"), which reports its LD_PRELOAD
+ * (the interposer alone: the program keeps its own OpenMP runtime). They always run: without
+ * numaplace or the interposer those checks fail. si-ompt also needs libomp.so.5 (tests/guest/run.sh
+ * adds it as /usr/local/bin/libomp.so.5), else it is skipped (key libomp). */
 #define _GNU_SOURCE
 #include "check.h"
 #include <errno.h>
@@ -89,6 +91,11 @@ static int sweep(const char *mode)
 {
     if (!strcmp(mode, "count"))
         return count_pages();
+    if (!strcmp(mode, "env")) { /* what numaplace run preloads */
+        const char *pre = getenv("LD_PRELOAD");
+        printf("PRELOAD %s\n", pre ? pre : "");
+        return 0;
+    }
     int T = omp_get_max_threads();
     size_t per = BLOCK / sizeof(double), n = per * (size_t)T;
     double *a = aligned_alloc(4096, n * sizeof *a);
@@ -191,6 +198,48 @@ static int run_mode_via(const char *const *prefix, const char *self, const char 
     return 0;
 }
 
+/* The interposer that `numaplace run --next-touch` preloads, asked of numaplace itself: it runs
+ * this program in mode "env". 1 when LD_PRELOAD is that interposer alone (no OpenMP runtime
+ * preloaded) and readable, else 0. */
+static int find_preload(const char *self, char *tool, size_t size)
+{
+    int fd[2];
+    char rest[256] = "";
+    tool[0] = 0;
+    if (pipe(fd) < 0)
+        return 0;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        setenv("NPL_SWEEP_MODE", "env", 1);
+        execlp("numaplace", "numaplace", "run", "--next-touch", "--", self, (char *)0);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[8192];
+    ssize_t got = 0, r;
+    while (got < (ssize_t)sizeof buf - 1 &&
+           (r = read(fd[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0)
+        got += r;
+    buf[got] = 0;
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *line = strstr(buf, "PRELOAD ");
+    if (line && strchr(line, '\n'))
+        *strchr(line, '\n') = 0; /* that line only */
+    char fmt[32];
+    snprintf(fmt, sizeof fmt, "PRELOAD %%%zus %%255s", size - 1);
+    int n = line ? sscanf(line, fmt, tool, rest) : 0;
+    const char *base = strrchr(tool, '/');
+    printf("  numaplace run --next-touch preloads: %s %s (exit %d)\n", tool, rest,
+           WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && n == 1 && base &&
+           !strcmp(base, "/libnumaplace_preload.so") && access(tool, R_OK) == 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -232,46 +281,44 @@ int main(int argc, char **argv)
     CHECK(f >= 0 && f <= 0.02 && g <= 0.02 && last_nodes == N,
           "serial init + explicit next-touch: %.4f after the first iteration (<= 2%%), threads on "
           "%d nodes", f, last_nodes);
-    const char *tool = getenv("NPL_OMPT_TOOL") ? getenv("NPL_OMPT_TOOL")
-                                               : "/usr/local/lib/numaplace/libnumaplace_preload.so";
+    /* the transparent mode, preloaded by hand as docs/NEXT_TOUCH.md shows, from the place
+     * numaplace itself uses (numaplace must be on PATH, as in the guest: else these fail) */
+    char tool[4096], pre[8200];
+    int found = find_preload(exe, tool, sizeof tool);
+    CHECK(found, "numaplace run --next-touch preloads the interposer (libnumaplace_preload.so) "
+                 "alone, readable: \"%s\"", tool);
+    run_mode(exe, "gomp", tool, T, &f, &g, &st);
+    CHECK(found && WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && g <= 0.02 &&
+              last_nodes == N,
+          "serial init + transparent next-touch on libgomp: %.4f after iteration 1, %.4f at the "
+          "end (<= 2%%), threads on %d nodes (exit %d)", f, g, last_nodes,
+          WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     const char *omp = getenv("NPL_LIBOMP") ? getenv("NPL_LIBOMP") : "/usr/local/bin/libomp.so.5";
-    if (access(tool, R_OK)) {
-        printf("SKIP: transparent mode: %s missing\n", tool);
+    if (access(omp, R_OK)) {
+        SKIP("libomp", "a gcc build on a preloaded libomp: %s missing", omp);
     } else {
-        run_mode(exe, "gomp", tool, T, &f, &g, &st);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && g <= 0.02 &&
+        snprintf(pre, sizeof pre, "%s %s", tool, omp);
+        run_mode(exe, "si-ompt", pre, T, &f, &g, &st);
+        CHECK(found && WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 &&
                   last_nodes == N,
-              "serial init + transparent next-touch on libgomp: %.4f after iteration 1, %.4f at "
-              "the end (<= 2%%), threads on %d nodes (exit %d)", f, g, last_nodes,
+              "serial init + transparent next-touch, gcc build on a preloaded libomp: %.4f "
+              "(<= 2%%), threads on %d nodes (exit %d)", f, last_nodes,
               WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        if (access(omp, R_OK)) {
-            printf("SKIP: a gcc build on a preloaded libomp: %s missing\n", omp);
-        } else {
-            char pre[8192];
-            snprintf(pre, sizeof pre, "%s %s", tool, omp);
-            run_mode(exe, "si-ompt", pre, T, &f, &g, &st);
-            CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && last_nodes == N,
-                  "serial init + transparent next-touch, gcc build on a preloaded libomp: %.4f "
-                  "(<= 2%%), threads on %d nodes", f, last_nodes);
-        }
     }
-    /* the same through the command line: numaplace run (must be on PATH, as in the guest) */
-    if (system("numaplace --version >/dev/null 2>&1") == 0) {
-        const char *nt[] = {"numaplace", "run", "--next-touch", "--pin", "scatter", "--", NULL};
-        run_mode_via(nt, exe, "si", NULL, T, &f, &g, &st);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && last_nodes == N,
-              "numaplace run --next-touch --pin scatter (libgomp, nothing preloaded but the "
-              "interposer): serial init %.4f remote (<= 2%%), threads on %d nodes", f, last_nodes);
-        const char *cyc[] = {"numaplace", "run", "--policy", "cyclic", "--", NULL};
-        run_mode_via(cyc, exe, "count", NULL, T, &f, &g, &st);
-        CHECK(f == N && g <= 1, "numaplace run --policy cyclic: pages on %.0f nodes, spread %.0f", f,
-              g);
-        const char *bind[] = {"numaplace", "run", "--policy", "bind_all:1", "--", NULL};
-        run_mode_via(bind, exe, "count", NULL, T, &f, &g, &st);
-        CHECK(f == 1, "numaplace run --policy bind_all:1: pages on %.0f node", f);
-    } else {
-        printf("SKIP: numaplace run: numaplace is not on PATH\n");
-    }
+    /* the same through the command line: numaplace run */
+    const char *nt[] = {"numaplace", "run", "--next-touch", "--pin", "scatter", "--", NULL};
+    run_mode_via(nt, exe, "si", NULL, T, &f, &g, &st);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && f >= 0 && f <= 0.02 && last_nodes == N,
+          "numaplace run --next-touch --pin scatter (libgomp, nothing preloaded but the "
+          "interposer): serial init %.4f remote (<= 2%%), threads on %d nodes (exit %d)", f,
+          last_nodes, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    const char *cyc[] = {"numaplace", "run", "--policy", "cyclic", "--", NULL};
+    run_mode_via(cyc, exe, "count", NULL, T, &f, &g, &st);
+    CHECK(f == N && g <= 1, "numaplace run --policy cyclic: pages on %.0f nodes, spread %.0f", f,
+          g);
+    const char *bind[] = {"numaplace", "run", "--policy", "bind_all:1", "--", NULL};
+    run_mode_via(bind, exe, "count", NULL, T, &f, &g, &st);
+    CHECK(f == 1, "numaplace run --policy bind_all:1: pages on %.0f node", f);
     if (thp[0]) { /* restore */
         FILE *f1 = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "w");
         if (f1) {
@@ -279,5 +326,5 @@ int main(int argc, char **argv)
             fclose(f1);
         }
     }
-    return check_summary("guest_omp_sweep") ? 1 : 0;
+    return check_summary("guest_omp_sweep");
 }

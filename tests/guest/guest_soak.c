@@ -421,12 +421,13 @@ int main(int argc, char **argv)
     tsan = 1;
 #endif
     if (tsan)
-        printf("SKIP: exhaustion phase under TSan (its shadow memory would exhaust the guest)\n");
+        SKIP("tsan-exhaustion", "exhaustion phase under TSan (its shadow memory would exhaust the "
+             "guest)");
     else if (FULL_SECONDS > 0 && nusable >= 2)
         filled = fill_a_node();
     else
-        printf("SKIP: exhaustion phase: %d usable node(s), --full-seconds %.1f\n", nusable,
-               FULL_SECONDS);
+        SKIP("soak-no-exhaustion", "exhaustion phase: %d usable node(s), --full-seconds %.1f",
+             nusable, FULL_SECONDS);
     if (filled < 0)
         full_node = -1;
     full_deadline = now() + FULL_SECONDS;

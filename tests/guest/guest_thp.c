@@ -6,7 +6,7 @@
  * the page, and migrating any of its 512 base pages moves them all. Before the fix, an array
  * mapped read-write and only then advised MADV_NOHUGEPAGE was exposed in between (the soak saw
  * runs of a fresh array's pages move, about one run in three).
- *   1. control, raw mappings: the hazard exists on this kernel (else SKIP: nothing is proved);
+ *   1. control, raw mappings: the hazard exists on this kernel (checked: else nothing is proved);
  *   2. the library's array: this program interposes mmap, and when the library maps the array
  *      a neighbour is mapped right below it, at the worst place (the 2 MiB page under the
  *      neighbour's first byte extends 1 MiB into the array) and touched before mmap returns.
@@ -189,18 +189,19 @@ int main(int argc, char **argv)
     guest_args(argc, argv, &N, &K);
     int nodes[64], nn = usable_nodes(nodes, 64);
     if (!thp_always() || nn < 2) {
-        printf("SKIP: guest_thp needs THP \"always\" and 2 nodes with memory (have %d)\n", nn);
-        return 0;
+        SKIP("thp-always", "guest_thp needs THP \"always\" and 2 nodes with memory (THP always %d, "
+             "%d nodes)", thp_always(), nn);
+        return check_summary("guest_thp");
     }
     int c = control();
     printf("control: a raw read-write mapping had %d of %zu pages populated by its neighbour's "
            "first touch\n",
            c, MIB / (size_t)PSZ);
-    if (c <= 0) {
-        printf("SKIP: this kernel faulted no straddling THP (no free 2 MiB page?): the array "
-               "checks below would prove nothing\n");
-        return 0;
-    }
+    /* the hazard must exist here, else the array checks below would prove nothing */
+    CHECK(c > 0, "control: a raw mapping's first touch populated pages of its neighbour's 2 MiB "
+                 "frame (a straddling THP): %d", c);
+    if (c <= 0)
+        return check_summary("guest_thp");
     npl_shape shape = {1, 1, {ARRAY_BYTES, 0, 0}, NPL_ROW_MAJOR};
     npl_policy *cyc = pol("cyclic");
     atomic_store(&hook_armed, 1);
@@ -211,7 +212,7 @@ int main(int argc, char **argv)
           "array %p)",
           atomic_load(&hook_armed), (void *)neighbour, (void *)a);
     if (!a || !neighbour)
-        return check_summary("guest_thp") ? 1 : 0;
+        return check_summary("guest_thp");
     CHECK(populated_early == 0,
           "%d pages of the array were populated by the neighbour's first touch before placement",
           populated_early);
@@ -239,5 +240,5 @@ int main(int argc, char **argv)
     munmap(neighbour, MIB);
     test_thp_backed(cyc);
     npl_policy_free(cyc);
-    return check_summary("guest_thp") ? 1 : 0;
+    return check_summary("guest_thp");
 }

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$nodes" ] || { echo "numavm_selftest: --nodes N is required" >&2; exit 99; }
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 check() { # NAME WANT GOT
     if [ "$2" = "$3" ]; then passed=$((passed + 1)); echo "PASS $1"
     else failed=$((failed + 1)); echo "FAIL $1: got [$3], want [$2]"; fi
@@ -75,11 +75,11 @@ case "$numaplace" in
     *) if [ -n "$p" ]; then
            check "numaplace on PATH" /usr/local/bin/numaplace "$p"
            numaplace --help >/dev/null 2>&1; check "numaplace --help runs (its libraries are there)" 0 $?
-       else echo "SKIP numaplace on PATH: not in this guest (build/numaplace or NUMAPLACE_BIN absent)"; fi ;;
+       else skipped=$((skipped + 1)); echo "SKIP numaplace on PATH: not in this guest (build/numaplace or NUMAPLACE_BIN absent)"; fi ;;
 esac
 check "cwd is /tmp" /tmp "$(pwd)"
 case ":$PATH:" in *:/usr/local/bin:*) got=yes ;; *) got=no ;; esac
 check "PATH has /usr/local/bin" yes $got
 
-echo "$passed passed, $failed failed"
+echo "numavm_selftest: $passed passed, $failed failed, $skipped skipped"
 exit $failed

@@ -9,7 +9,8 @@ set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # pass/fail counts, summary
 usage_error() { # name, command...: exit 2, one line on stderr, empty stdout, within 30 s
     name=$1
     shift
@@ -111,5 +112,4 @@ if [ "$rc" = 1 ] && [ "$lines" = 1 ] && grep -q threshold "$T/err"; then pass=$(
     fail=$((fail + 1)); echo "FAIL config threshold 2^64-1: exit $rc (want 1), $lines lines"; head -3 "$T/err"; fi
 printf '[policy]\nthreshold = 64K\n' >"$T/k.conf"
 NUMAPLACE_CONFIG=$T/k.conf ok_run "config threshold 64K" "64K" run --policy cyclic -- sh -c 'echo $NUMAPLACE_THRESHOLD'
-echo "test_hostile_cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary test_hostile_cli

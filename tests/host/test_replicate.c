@@ -213,7 +213,8 @@ static void test_hugepages(void)
               "hugetlb array from the pool: %zu huge pages reported", huge[0]);
         npl_free(a);
     } else {
-        printf("skip: hugetlb pool has %d free pages (neither empty nor > 4)\n", freehp);
+        SKIP("hugetlb-pool", "hugetlb arrays: the pool has %d free pages (neither empty nor > 4)",
+             freehp);
     }
     npl_policy_free(cy);
 }
@@ -221,10 +222,9 @@ static void test_hugepages(void)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (!npl_topo_self()) {
-        printf("skip: no topology: %s\n", npl_last_error());
-        return 0;
-    }
+    CHECK(npl_topo_self() != NULL, "this machine's topology loads: %s", npl_last_error());
+    if (!npl_topo_self())
+        return check_summary("test_replicate");
     test_replicas();
     test_hugepages();
     return check_summary("test_replicate");

@@ -17,9 +17,8 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/npl-deb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+TESTS=$PWD/tests
+. "$TESTS/check.sh" # ok, bad, skip, summary
 
 [ -f "$BUILD/CPackConfig.cmake" ] || { echo "FAIL: no $BUILD/CPackConfig.cmake (configure first)"; exit 1; }
 if ! nice cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1; then
@@ -49,9 +48,8 @@ done
 
 # ---- in a clean guest ----
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
-    [ "${CI:-}" = true ] && { echo "FAIL: qemu-system-x86_64 is missing"; exit 1; }
-    echo "SKIP: the guest part: qemu-system-x86_64 is not installed (run scripts/deps.sh)"
-    echo "$pass passed, $fail failed"; [ $fail = 0 ]; exit
+    skip qemu "the .deb in a clean guest: qemu-system-x86_64 is not installed (scripts/deps.sh)"
+    summary test_deb; exit
 fi
 name=$(basename "$deb")
 script='st=/var/lib/dpkg/status; cp $st /tmp/st
@@ -81,5 +79,4 @@ preload: /usr/lib/numaplace/libnumaplace_preload.so
 pages per node: 1024 1024"
 [ $rc = 0 ] && [ "$out" = "$want" ] && ok || bad "the guest's output (rc=$rc) is not what was expected:
 $want"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+summary test_deb

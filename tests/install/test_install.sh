@@ -14,14 +14,14 @@
 set -u
 BUILD=${BUILD:?BUILD=build directory}
 SRC=${SRC:?SRC=source tree}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # ok, bad, skip, summary
 if [ -n "${NPL_SANITIZE:-}" ]; then
-    echo "SKIP: sanitizer build: no interposer, and consumers would need -fsanitize=$NPL_SANITIZE"; exit 0
+    skip sanitizer-no-interposer "the installed tree: a sanitizer build has no interposer, and consumers would need -fsanitize=$NPL_SANITIZE"
+    summary test_install; exit
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/npl-install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 check() { # description, command...
     what=$1; shift
     if "$@" >"$tmp/out" 2>&1; then ok; else bad "$what"; sed 's/^/  | /' "$tmp/out" | tail -30; fi
@@ -155,11 +155,10 @@ for m in "$SRC"/docs/man/*.1; do
     if command -v man >/dev/null 2>&1; then
         MANPAGER=cat MANWIDTH=80 man -M "$M/share/man" "$page" >"$tmp/man" 2>&1
     else
-        echo "(man is not installed: checking the page's NAME section only)"
+        skip man "man -M PREFIX/share/man $page: man is not installed (its NAME section is checked instead)"
         sed -n '/^\.SH NAME/,/^\.SH/p' "$M/share/man/man1/$page.1" >"$tmp/man"
     fi
     grep -q "$page" "$tmp/man" && ok || bad "man -M $M/share/man $page: $(head -3 "$tmp/man")"
 done
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+summary test_install

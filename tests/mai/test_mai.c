@@ -278,6 +278,5 @@ int main(void)
     test_place_pages();
     mai_final();
     CHECK(mai_allocinfo().nmmaps == 0 && mai_get_num_nodes() == -1, "final releases everything");
-    printf("%d passed, %d failed\n", t_pass, t_fail);
-    return t_fail != 0;
+    return check_summary("test_mai");
 }

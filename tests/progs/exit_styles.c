@@ -5,7 +5,9 @@
  *   closefds (closes every fd, opens 3 files: the last, fd 2, is FILE; then large mallocs) |
  *   affinity (moves itself to its last allowed CPU, then a thread) |
  *   interleaved (prints 1 if /proc/self/numa_maps shows an interleave policy, else 0) |
- *   reserve MIB (mallocs MIB MiB and touches one byte of each MiB, as sparse tables do)
+ *   reserve MIB (mallocs MIB MiB and touches one byte of each MiB, as sparse tables do) |
+ *   sparse MIB TOUCH (mallocs MIB MiB, writes its first TOUCH MiB, as worst-case buffers are
+ *   used; prints its peak resident size, VmHWM, in MiB: tests/guest/guest_run_progs.c)
  * It makes one large allocation first. The exit status and the output must be the same with and
  * without numaplace run (tests/cli/test_run_progs.sh). */
 #define _GNU_SOURCE
@@ -96,6 +98,22 @@ int main(int argc, char **argv)
         for (size_t i = 0; r && i < mib; i++)
             r[i << 20] = 1;
         printf("reserved %d\n", r != NULL);
+        free(r);
+    }
+    if (!strcmp(m, "sparse") && argc > 3) {
+        size_t mib = (size_t)atol(argv[2]), touch = (size_t)atol(argv[3]);
+        char *r = malloc(mib << 20);
+        if (r)
+            memset(r, 1, (touch < mib ? touch : mib) << 20);
+        FILE *f = fopen("/proc/self/status", "r");
+        char line[256];
+        long hwm = -1;
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "VmHWM:", 6))
+                hwm = atol(line + 6) >> 10;
+        if (f)
+            fclose(f);
+        printf("sparse %d peak_mib %ld\n", r != NULL, hwm);
         free(r);
     }
     if (!strcmp(m, "closefds"))

@@ -36,6 +36,5 @@ int main(void)
     struct rec_entry g[] = {{"prime_mapp", 3.0}, {"cyclic_block:4", 2.0}, {"bind_block", 2.2}};
     r = recommend(g, 3, 8, 0.0, why, sizeof why);
     CHECK(r && !strcmp(r, "cyclic_block:4"), "zero tolerance: strictly fastest: got %s", r ? r : "NULL");
-    printf("test_recommend: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("test_recommend");
 }

@@ -57,6 +57,5 @@ int main(void)
     struct rec_stat_entry e[] = {{"cyclic", &none}};
     recommend_stats(e, 1, 0.05, &r);
     CHECK(r.policy == NULL && !r.measurable, "nothing measured: NULL");
-    printf("test_recommend_stats: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("test_recommend_stats");
 }

@@ -1,9 +1,9 @@
-/* report.h - numaplace report's parts: the characterization run (report_charac.c), the host and
+/* report_parts.h - numaplace report's parts: the characterization run (report_charac.c), the host and
  * how far its timings can be trusted (report_env.c), the verdict (report_verdict.c), the JSON
  * and the tables (report_out.c) and the progress line (report_progress.c); the subcommand is
  * report.c. */
-#ifndef NPL_CLI_REPORT_H
-#define NPL_CLI_REPORT_H
+#ifndef NPL_CLI_REPORT_PARTS_H
+#define NPL_CLI_REPORT_PARTS_H
 #include "measure.h"
 #include "recommend.h"
 #include "stats.h"

@@ -1,0 +1,493 @@
+/* profile.c - numaplace profile: run an unmodified program under the interposer with the access
+ * sampler on, then write its profile (format v1, docs/AUTO.md) with each array's advice, and print
+ * the advice table (docs/man/numaplace-profile.1).
+ *
+ * The program runs as a child: `run`'s set-up (run.c: config, --pin, --nodes, --threshold, the
+ * environment, LD_PRELOAD) plus NUMAPLACE_PROFILE_SHM, a file of struct npl_raw in /dev/shm (else
+ * $TMPDIR, /tmp) that the interposer maps and fills from its allocation hooks and its fault
+ * handler. This process reads it when the child has ended, however it ended (exit, _exit, a
+ * signal): nothing has to run at the child's exit. Its exit status is the child's (a child killed
+ * by a signal: this process dies of the same signal after writing the profile); its stdout is
+ * untouched; our lines go to stderr. Ctrl-C reaches the child (same process group); this process
+ * ignores SIGINT and SIGQUIT while it waits, as system() does, and passes SIGTERM and SIGHUP on. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "advise.h"
+#include "common.h"
+#include "run_args.h"
+#include "preload/env.h"
+
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int usage(FILE *f, int rc)
+{
+    fprintf(f,
+            "usage: numaplace profile [--out FILE] [--rate R] [RUN OPTIONS] -- PROG [ARGS...]\n"
+            "  --out FILE       the profile (default PROG.profile.json, PROG's base name, here)\n"
+            "  --rate R         sampled pages per second (default %.0f); the overhead grows with it\n"
+            "  --pin S, --nodes SET, --threshold B, --huge thp|2M, -v/--verbose: as numaplace run\n"
+            "                   (arrays of --threshold bytes or more are profiled; default 1M)\n"
+            "  PROG's output and exit status are its own; the advice table goes to stderr, and so\n"
+            "  does a progress line every 5 s on a terminal or with --verbose\n"
+            "exit status: PROG's; 2 usage; 1 the profile could not be written\n",
+            NPL_SAMPLER_DEFAULT_RATE);
+    return rc;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- the hardware backend: probed, said in one line ---- */
+static void probe_hardware(char *why, size_t size)
+{
+    static const char *const events[] = {"/sys/bus/event_source/devices/cpu/events/mem-loads",
+                                         "/sys/bus/event_source/devices/cpu_core/events/mem-loads",
+                                         "/sys/bus/event_source/devices/ibs_op/type"};
+    int have = 0;
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        have |= access(events[i], R_OK) == 0;
+    if (!have) {
+        snprintf(why, size, "this machine has no memory-address sampling event (no mem-loads, no "
+                            "IBS: a virtual machine?)");
+        return;
+    }
+    struct perf_event_attr at;
+    memset(&at, 0, sizeof at);
+    at.size = sizeof at;
+    at.type = PERF_TYPE_RAW;
+    at.config = 0x1cd;  /* Intel MEM_TRANS_RETIRED.LOAD_LATENCY */
+    at.config1 = 3;     /* latency threshold in cycles */
+    at.sample_period = 10007;
+    at.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
+    at.precise_ip = 2;
+    at.exclude_kernel = 1;
+    at.disabled = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &at, 0, -1, -1, 0);
+    if (fd < 0) {
+        char p[32] = "?";
+        FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+        if (f) {
+            if (!fgets(p, sizeof p, f))
+                snprintf(p, sizeof p, "?");
+            p[strcspn(p, "\n")] = 0;
+            fclose(f);
+        }
+        snprintf(why, size, "perf_event_open: %s, perf_event_paranoid = %s", strerror(errno), p);
+        return;
+    }
+    close(fd);
+    snprintf(why, size, "perf_event_open works here, but numaplace does not read hardware "
+                        "samples yet");
+}
+
+/* ---- the raw profile shared with the child ---- */
+static struct npl_raw *raw_create(char *path, size_t size, size_t threshold)
+{
+    const char *tmp = getenv("TMPDIR");
+    const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
+    int fd = -1;
+    for (size_t i = 0; i < 3 && fd < 0; i++) {
+        snprintf(path, size, "%s/numaplace-profile-XXXXXX", dirs[i]);
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, (off_t)sizeof(struct npl_raw)) < 0) {
+            close(fd);
+            unlink(path);
+            fd = -1;
+        }
+    }
+    if (fd < 0)
+        return NULL;
+    struct npl_raw *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (r == MAP_FAILED) {
+        unlink(path);
+        return NULL;
+    }
+    r->version = NPL_RAW_VERSION;
+    r->size = sizeof *r;
+    r->threshold = threshold;
+    r->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+    __atomic_store_n(&r->magic, NPL_RAW_MAGIC, __ATOMIC_RELEASE);
+    return r;
+}
+
+/* ---- what the profile records about pinning ---- */
+static void binding_of(const char *pin, int *kind, char *detail, size_t size)
+{
+    static const char *const vars[] = {"OMP_PLACES", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY",
+                                       "KMP_AFFINITY"};
+    detail[0] = 0;
+    if (pin) {
+        *kind = NPL_BIND_PIN;
+        snprintf(detail, size, "%s", pin);
+        return;
+    }
+    *kind = NPL_BIND_NONE;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v)
+            continue;
+        size_t used = strlen(detail);
+        snprintf(detail + used, size - used, "%s%s=%s", used ? " " : "", vars[i], v);
+        *kind = NPL_BIND_OMP;
+    }
+}
+
+static void human(double bytes, char *buf, size_t size)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int k = 0;
+    while (bytes >= 1024 && k < 4)
+        bytes /= 1024, k++;
+    snprintf(buf, size, k ? "%.1f %s" : "%.0f %s", bytes, u[k]);
+}
+
+static void progress(const struct npl_raw *r, double t)
+{
+    uint64_t bytes = 0;
+    uint32_t n = r->narrays, live = 0;
+    for (uint32_t i = 0; i < n && i < NPL_RAW_ARRAYS; i++)
+        if (r->arrays[i].state == NPL_RAW_LIVE) {
+            bytes += r->arrays[i].bytes;
+            live++;
+        }
+    char b[32];
+    human((double)bytes, b, sizeof b);
+    fprintf(stderr, "numaplace profile: %.0f s: %u arrays live (%s), %llu samples\n", t, live, b,
+            (unsigned long long)r->samples);
+}
+
+/* ---- the end: the raw profile becomes the profile, classified, written, shown ---- */
+static int write_file(const char *out, const char *text, size_t len)
+{
+    char tmp[PATH_MAX + 32];
+    if (strlen(out) >= PATH_MAX) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return -1;
+    int ok = fwrite(text, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, out) < 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+static int classify_all(struct npl_profile *p, char *err, size_t errsz)
+{
+    npl_topo *topo = NULL;
+    struct npl_prof_ctx *ctx = NULL;
+    int rc = 0;
+    if (npl__profile_topo(p, &topo, err, errsz) < 0 ||
+        npl__classify_ctx(&ctx, topo, p->threads, err, errsz) < 0)
+        rc = -1;
+    for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
+        struct npl_prof_input in;
+        npl__profile_input(p, &p->arrays[i], &in);
+        if (npl__classify(ctx, &in, &p->arrays[i].advice, err, errsz) < 0)
+            rc = -1;
+        else
+            p->arrays[i].has_advice = 1;
+    }
+    npl__classify_ctx_free(ctx);
+    npl_topo_destroy(topo);
+    return rc;
+}
+
+static int profile_finish(const struct npl_raw *r, const char *out, const char *prog,
+                          double seconds, int bind_kind, const char *bind_detail, int verbose)
+{
+    const npl_topo *t = npl_topo_self();
+    int nodes[1024], nn = 0;
+    for (int i = 0; t && i < npl_topo_node_count(t, 0) && nn < 1024; i++) {
+        int id = npl_topo_node_id(t, i);
+        struct npl_node_info info;
+        if (npl_topo_node_info(t, id, &info) == 0 && info.allowed && info.memory_bytes)
+            nodes[nn++] = id;
+    }
+    if (!nn)
+        nodes[nn++] = 0;
+    char bid[160] = "";
+    npl__elf_build_id(prog, bid, sizeof bid);
+    char real[PATH_MAX];
+    struct npl_collect_info in = {realpath(prog, real) ? real : prog, bid, nodes, nn,
+                                  (uint64_t)sysconf(_SC_PAGESIZE), bind_kind, bind_detail,
+                                  r->rate, seconds};
+    struct npl_profile *p = NULL;
+    char err[1024];
+    if (npl__profile_from_raw(r, &in, &p, err, sizeof err) < 0 ||
+        classify_all(p, err, sizeof err) < 0) {
+        fprintf(stderr, "numaplace profile: %s\n", err);
+        npl__profile_free(p);
+        return EXIT_FAILED;
+    }
+    size_t len = 0;
+    char *text = npl__profile_format(p, &len);
+    if (!text || write_file(out, text, len) < 0) {
+        fprintf(stderr, "numaplace profile: cannot write %s: %s\n", out, strerror(errno));
+        free(text);
+        npl__profile_free(p);
+        return EXIT_FAILED;
+    }
+    free(text);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < p->narrays; i++)
+        bytes += p->arrays[i].bytes;
+    char b[32];
+    human((double)bytes, b, sizeof b);
+    uint64_t seen = r->samples + r->idle;
+    fprintf(stderr, "numaplace profile: wrote %s: %u array%s (%s), %llu sampled accesses (%.0f%% "
+                    "of the sampled pages idle), %llu first touches, %d thread%s, %u phase%s, "
+                    "%.1f s\n", out, p->narrays, p->narrays == 1 ? "" : "s", b,
+            (unsigned long long)r->samples, seen ? 100.0 * (double)r->idle / (double)seen : 0.0,
+            (unsigned long long)r->ft_faults, p->threads, p->threads == 1 ? "" : "s", p->nphases,
+            p->nphases == 1 ? "" : "s", seconds);
+    if (!r->owner_pid)
+        fprintf(stderr, "numaplace profile: no array of %llu bytes or more was seen (the "
+                        "threshold: --threshold)\n", (unsigned long long)r->threshold);
+    if (r->others)
+        fprintf(stderr, "numaplace profile: %llu other process%s (forked children, programs they "
+                        "ran) not profiled: the profile is of the first one that allocated a "
+                        "large array\n", (unsigned long long)r->others, r->others == 1 ? "" : "es");
+    if (r->rows_dropped || r->arrays_dropped || r->ft_dropped)
+        fprintf(stderr, "numaplace profile: tables full: %llu samples, %llu arrays, %llu "
+                        "first-touch maps not recorded\n", (unsigned long long)r->rows_dropped,
+                (unsigned long long)r->arrays_dropped, (unsigned long long)r->ft_dropped);
+    if (r->widened || r->protect_failed)
+        fprintf(stderr, "numaplace profile: vm.max_map_count reached: %llu arrays' first touch "
+                        "given up, %llu pages not sampled\n", (unsigned long long)r->widened,
+                (unsigned long long)r->protect_failed);
+    if (p->narrays)
+        advise_table(stderr, out, p, NULL, NULL, verbose);
+    npl__profile_free(p);
+    return 0;
+}
+
+/* ---- the child ---- */
+static volatile sig_atomic_t child_pid;
+static void pass_on(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+/* wait for the child, with a progress line every 5 s when show; its wait status */
+static int wait_child(pid_t pid, const struct npl_raw *r, int show, double t0)
+{
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    double next = t0 + 5;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            return st;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        sigtimedwait(&chld, NULL, &ts);
+        if (show && now() >= next) {
+            progress(r, now() - t0);
+            next += 5;
+        }
+    }
+}
+
+/* after the profile is written: die as the child did, or exit with its status */
+static int mirror(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        fflush(NULL);
+        signal(sig, SIG_DFL);
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, sig);
+        sigprocmask(SIG_UNBLOCK, &s, NULL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return EXIT_FAILED;
+}
+
+/* split profile's own options (--out, --rate, --help) from run's; argv is rewritten in place */
+static int own_options(int *argc, char **argv, const char **out, uint64_t *rate)
+{
+    int w = 1, i = 1;
+    for (; i < *argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) 
+            break;
+        if (a[0] != '-')
+            break; /* the program: options end here, as for run */
+        const char *val = NULL;
+        int is_out = !strncmp(a, "--out", 5) && (a[5] == 0 || a[5] == '=');
+        int is_rate = !strncmp(a, "--rate", 6) && (a[6] == 0 || a[6] == '=');
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return usage(stdout, 0) - 1; /* -1: done */
+        if (!is_out && !is_rate) {
+            argv[w++] = argv[i];
+            /* run's options with a value: keep the value with it */
+            static const char *const valued[] = {"--policy", "--pin", "--nodes", "--huge",
+                                                 "--threshold", "--first", "--profile"};
+            for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+                if (!strcmp(a, valued[k]) && i + 1 < *argc)
+                    argv[w++] = argv[++i];
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        if (eq)
+            val = eq + 1;
+        else if (i + 1 < *argc)
+            val = argv[++i];
+        if (!val || !*val) {
+            fprintf(stderr, "numaplace profile: %s needs a value\n", is_out ? "--out" : "--rate");
+            return EXIT_USAGE;
+        }
+        if (is_out) {
+            *out = val;
+        } else if (npl_env_parse_rate(val, rate) < 0) {
+            fprintf(stderr, "numaplace profile: --rate %s: expected sampled pages per second, a "
+                            "count from 1 to %d\n", val, NPL_ENV_PROFILE_RATE_MAX);
+            return EXIT_USAGE;
+        }
+    }
+    for (; i < *argc; i++)
+        argv[w++] = argv[i];
+    argv[w] = NULL;
+    *argc = w;
+    return 0;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    const char *out = NULL;
+    uint64_t rate = (uint64_t)NPL_SAMPLER_DEFAULT_RATE;
+    int rc = own_options(&argc, argv, &out, &rate);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct run_args a;
+    if ((rc = run_parse_args(argc, argv, &a, stderr)))
+        return a.help ? usage(stdout, 0) : rc;
+    if (a.help)
+        return usage(stdout, 0);
+    if (a.policy || a.next_touch || a.profile || a.first || a.json) {
+        fprintf(stderr, "numaplace profile: %s: a profile observes the program as it places its "
+                        "memory itself (first touch)\n",
+                a.policy ? "--policy" : a.next_touch ? "--next-touch" : a.profile ? "--profile"
+                : a.first ? "--first" : "--json");
+        return EXIT_USAGE;
+    }
+    char outbuf[PATH_MAX];
+    if (!out) {
+        const char *b = strrchr(a.prog_argv[0], '/');
+        snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
+        out = outbuf;
+    }
+    uint64_t thr = NPL_ENV_THRESHOLD_DEFAULT;
+    if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
+        return EXIT_USAGE; /* run_parse_args said so already */
+
+    char why[256];
+    probe_hardware(why, sizeof why);
+    fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by protection "
+                    "faults at %llu pages/s\n", why, (unsigned long long)rate);
+
+    char shm[PATH_MAX];
+    struct npl_raw *r = raw_create(shm, sizeof shm, (size_t)thr);
+    if (!r) {
+        fprintf(stderr, "numaplace profile: cannot create the shared sampling file: %s\n",
+                strerror(errno));
+        return EXIT_FAILED;
+    }
+    char ratebuf[32];
+    snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)rate);
+    setenv(NPL_ENV_PROFILE_SHM, shm, 1);
+    setenv(NPL_ENV_PROFILE_RATE, ratebuf, 1);
+    char prog[4096];
+    char **pargv;
+    if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {
+        unlink(shm);
+        return rc == RUN_HELP ? 0 : rc;
+    }
+    int bind_kind;
+    char bind_detail[1024];
+    binding_of(a.pin, &bind_kind, bind_detail, sizeof bind_detail);
+
+    /* the child gets the signal dispositions and mask this process had */
+    struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    memset(&fwd, 0, sizeof fwd);
+    fwd.sa_handler = pass_on;
+    sigset_t chld, old_mask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    fflush(NULL);
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        execv(prog, pargv);
+        int e = errno;
+        fprintf(stderr, "numaplace profile: %s: %s\n", prog, strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    if (pid < 0) {
+        fprintf(stderr, "numaplace profile: fork: %s\n", strerror(errno));
+        unlink(shm);
+        return EXIT_FAILED;
+    }
+    child_pid = pid;
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    int st = wait_child(pid, r, isatty(2) || a.verbose, t0);
+    double seconds = now() - t0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    unlink(shm);
+    if (st == -1) {
+        fprintf(stderr, "numaplace profile: waitpid: %s\n", strerror(errno));
+        return EXIT_FAILED;
+    }
+    int written = profile_finish(r, out, prog, seconds, bind_kind, bind_detail, a.verbose);
+    munmap(r, sizeof *r);
+    int status = mirror(st);
+    return status ? status : written;
+}

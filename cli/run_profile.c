@@ -1,0 +1,66 @@
+/* run_profile.c - numaplace run --profile FILE: the profile is read (strictly) and checked against
+ * the program before it starts: a corrupt, truncated or foreign file, or a profile of another
+ * program (another build-id; without build-ids, another path), is one line on stderr and exit
+ * status 2, and the program is not started. A pinning other than the one the profile was taken
+ * under is a warning: the advice assumed that thread -> node mapping. */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "common.h"
+#include "run_args.h"
+
+#include "profile/profile.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+int run_check_profile(const char *file, const char *prog, const char *pin)
+{
+    char err[1024];
+    struct npl_profile *p = NULL;
+    if (npl__profile_load(file, &p, err, sizeof err) < 0) {
+        one_line(err);
+        fprintf(stderr, "numaplace run: --profile: %s\n", err);
+        return EXIT_USAGE;
+    }
+    char bid[160] = "", real[PATH_MAX];
+    npl__elf_build_id(prog, bid, sizeof bid);
+    const char *path = realpath(prog, real) ? real : prog;
+    int rc = 0;
+    if (!npl__profile_same_program(p, path, bid)) {
+        char was[256] = "", now[256] = "";
+        if (p->program_build_id)
+            snprintf(was, sizeof was, " (build-id %.128s)", p->program_build_id);
+        if (*bid)
+            snprintf(now, sizeof now, " (build-id %.128s)", bid);
+        fprintf(stderr, "numaplace run: --profile %s is a profile of %s%s, not of %s%s: profile "
+                        "this program (numaplace profile -- %s ...)\n", file,
+                p->program_path ? p->program_path : "?", was, path, now, prog);
+        if (p->program_build_id)
+            fprintf(stderr, "numaplace run: (the build-ids differ: the program was rebuilt or is "
+                            "another one)\n");
+        rc = EXIT_USAGE;
+    }
+    /* the pinning the profile was taken under */
+    if (!rc) {
+        const char *was = p->binding == NPL_BIND_PIN ? p->binding_detail : NULL;
+        if (p->binding == NPL_BIND_PIN && (!pin || strcmp(pin, was ? was : "")))
+            fprintf(stderr, "numaplace run: warning: the profile was taken with --pin %s, this "
+                            "run %s%s: its advice assumes that thread -> node mapping\n",
+                    was ? was : "?", pin ? "pins with " : "does not pin", pin ? pin : "");
+        else if (p->binding != NPL_BIND_PIN && pin)
+            fprintf(stderr, "numaplace run: warning: the profile was taken %s%s, this run pins "
+                            "with --pin %s: its advice assumes the profiled thread -> node "
+                            "mapping\n", p->binding == NPL_BIND_OMP ? "under " : "without pinning",
+                    p->binding == NPL_BIND_OMP && p->binding_detail ? p->binding_detail : "", pin);
+    }
+    npl__profile_free(p);
+    return rc;
+}

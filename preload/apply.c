@@ -1,0 +1,357 @@
+/* apply.c - `numaplace run --profile FILE` (NUMAPLACE_PROFILE_APPLY): each large block and each
+ * static array gets the policy its profile advises, BEFORE its first touch, matched by its site
+ * identity (src/profile/site.c), never by its address or its size.
+ *
+ *  - Heap blocks: the site of the allocation and its ordinal there. When the ordinal is past the
+ *    ones the profile saw at that site (a loop that ran longer at another input size), the
+ *    profile's last ordinal there decides. A block whose site the profile does not have gets the
+ *    default (NUMAPLACE_POLICY, or first touch): the interposer allocates it as usual.
+ *  - Static arrays: by the symbol's offset in its object (the profile's "offset"), placed before
+ *    main. The rest of the writable segments is left as it is (or under NUMAPLACE_POLICY for
+ *    the unmatched symbols of at least the threshold).
+ *  - Shapes scale with the size: bind_block, cyclic, cyclic_block:K, bind_all, weighted are
+ *    defined for any size; an explicit chunk map is applied only at the profiled size (else the
+ *    default, said under --verbose).
+ *  - Phase-changing arrays are registered for next-touch and armed exactly when a parallel
+ *    region that the profile recorded among their next-touch phases begins (a subscriber of the
+ *    region hook, regions.c: outermost region entries).
+ *  - The profile must be of this program (the command checks it before exec, exit 2); here a
+ *    mismatch only stops the profile from being applied, with one line on stderr.
+ * Under NUMAPLACE_VERBOSE each matched or unmatched block is one line on stderr, and at the end
+ * one line gives how many of the profile's arrays (and bytes) were matched again. */
+#define _GNU_SOURCE
+#include "profile/profile.h"
+#include "env.h"
+#include "preload.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "numaplace/migrate.h"
+
+struct entry {
+    const struct npl_prof_array *a;
+    uint64_t object_hash;
+    npl_policy *pol;            /* NULL: explicit map, or left to first touch */
+    int explicit_map;
+    uint64_t matched_bytes;     /* allocated under it in this run */
+    unsigned matched;
+};
+
+static struct npl_profile *P;
+static struct entry *E;
+static uint32_t nE;
+static int active, verbose;
+static char profile_path[512];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t unmatched_blocks, unmatched_bytes;
+
+/* applied blocks that re-arm next-touch at regions */
+#define MAX_LIVE 1024
+static struct live {
+    void *base;
+    size_t len;
+    const struct entry *e;
+} live[MAX_LIVE];
+static int nlive;
+
+int npl__preload_apply_active(void) { return active; }
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+static void tell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tell(const char *fmt, ...)
+{
+    if (!verbose)
+        return;
+    char buf[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    npl__preload_say("%s%s", buf, "");
+}
+
+static void on_region(const struct npl__region *r, void *arg);
+
+int npl__preload_apply_init(size_t threshold)
+{
+    (void)threshold;
+    const char *path = getenv(NPL_ENV_PROFILE_APPLY);
+    const char *v = getenv(NPL_ENV_VERBOSE);
+    verbose = v && *v && strcmp(v, "0");
+    if (!path || !*path)
+        return 0;
+    snprintf(profile_path, sizeof profile_path, "%s", path);
+    char err[512];
+    if (npl__profile_load(path, &P, err, sizeof err) < 0) {
+        npl__preload_say("numaplace run: %s: the profile is not applied%s\n", err, "");
+        return 0;
+    }
+    struct npl_site_object me;
+    if (npl__site_main_object(&me) == 0 && !npl__profile_same_program(P, me.path, me.build_id)) {
+        npl__preload_say("numaplace run: %s is a profile of another program: not applied%s\n", path,
+                         "");
+        npl__profile_free(P);
+        P = NULL;
+        return 0;
+    }
+    E = calloc(P->narrays ? P->narrays : 1, sizeof *E);
+    if (!E)
+        return 0;
+    for (uint32_t i = 0; i < P->narrays; i++) {
+        const struct npl_prof_array *a = &P->arrays[i];
+        struct entry *e = &E[nE++];
+        e->a = a;
+        e->object_hash = npl__site_hash_object(a->site.object, a->site.build_id);
+        if (!a->has_advice)
+            continue;
+        if (!strcmp(a->advice.policy, "explicit"))
+            e->explicit_map = a->advice.chunk_nodes != NULL && a->advice.nchunk_nodes > 0;
+        else if (strcmp(a->advice.policy, "first_touch") &&
+                 npl_policy_parse(&e->pol, a->advice.policy) < 0) {
+            char site[256];
+            npl__site_label(&a->site, site, sizeof site);
+            npl__preload_say("numaplace run: profile: %s: advised policy not usable here (%s), the "
+                             "default applies\n", site, npl_last_error());
+            e->pol = NULL;
+        }
+    }
+    active = 1;
+    if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
+        npl__debug("apply: cannot subscribe to region entries");
+    return 1;
+}
+
+/* the profile's entry for this site and ordinal (kind: NPL_SITE_HEAP / _STATIC), or NULL */
+static struct entry *lookup(uint64_t hash, uint64_t offset, uint64_t ordinal, int kind)
+{
+    struct entry *last = NULL;
+    for (uint32_t i = 0; i < nE; i++) {
+        struct entry *e = &E[i];
+        if (e->object_hash != hash || e->a->site.offset != offset || e->a->site.kind != kind)
+            continue;
+        if (e->a->site.ordinal == ordinal)
+            return e;
+        if (e->a->site.ordinal < ordinal && (!last || e->a->site.ordinal > last->a->site.ordinal))
+            last = e;
+    }
+    return last;
+}
+
+static void keep_live(void *base, size_t len, const struct entry *e)
+{
+    if (!e->a->has_advice || !e->a->advice.nnext_touch)
+        return;
+    if (npl_next_touch_register(base, len, 0) < 0) {
+        tell("numaplace run: profile: %p+%zu not registered for next-touch: %s\n", base, len,
+             npl_last_error());
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (nlive < MAX_LIVE)
+        live[nlive++] = (struct live){base, len, e};
+    pthread_mutex_unlock(&lock);
+}
+
+/* place [p, p + len) (fresh, untouched; the profiled size) under an explicit chunk map */
+static int place_explicit(void *p, size_t len, const struct entry *e)
+{
+    size_t ps = page_size(), npages = (len + ps - 1) / ps;
+    int *nodes = malloc(npages * sizeof *nodes);
+    if (!nodes)
+        return -1;
+    uint64_t n = e->a->advice.nchunk_nodes;
+    for (size_t i = 0; i < npages; i++) {
+        uint64_t c = (uint64_t)i * ps / e->a->chunk_bytes;
+        nodes[i] = c < n ? e->a->advice.chunk_nodes[c] : -1;
+    }
+    int rc = npl_place_pages(p, npages * ps, nodes, 0);
+    free(nodes);
+    return rc;
+}
+
+void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags)
+{
+    const void *site = npl__site_caller(ra);
+    struct npl_site_key k;
+    if (npl__site_resolve(site, &k, NULL) < 0)
+        return NULL;
+    uint32_t ord = npl__site_next_ordinal(&k);
+    struct entry *e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP);
+    npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
+    if (!e) {
+        pthread_mutex_lock(&lock);
+        unmatched_blocks++;
+        unmatched_bytes += n;
+        pthread_mutex_unlock(&lock);
+        tell("numaplace run: profile: a block of %zu bytes from +%#llx#%u is not in the profile: "
+             "the default applies\n", n, (unsigned long long)k.offset, ord);
+        return npl_alloc_array(&sh, def, flags);
+    }
+    void *p = NULL;
+    if (e->explicit_map && (n + page_size() - 1) / page_size() !=
+                               (e->a->bytes + page_size() - 1) / page_size()) {
+        tell("numaplace run: profile: %zu bytes from +%#llx#%u: its explicit map is for %llu "
+             "bytes only: the default applies\n", n, (unsigned long long)k.offset, ord,
+             (unsigned long long)e->a->bytes);
+        p = npl_alloc_array(&sh, def, flags);
+    } else if (e->explicit_map) {
+        p = npl_alloc_array(&sh, NULL, flags);
+        if (p && place_explicit(p, n, e) < 0)
+            tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
+    } else {
+        p = npl_alloc_array(&sh, e->pol ? e->pol : def, flags);
+    }
+    if (!p)
+        return NULL;
+    pthread_mutex_lock(&lock);
+    e->matched++;
+    e->matched_bytes += n;
+    pthread_mutex_unlock(&lock);
+    char label[256];
+    npl__site_label(&e->a->site, label, sizeof label);
+    tell("numaplace run: profile: %zu bytes from %s: %s (%s)\n", n, label,
+         e->a->has_advice ? e->a->advice.policy : "first_touch",
+         e->a->has_advice ? npl__pattern_name(e->a->advice.pattern) : "no advice");
+    keep_live(p, n, e);
+    return p;
+}
+
+void npl__preload_apply_free(void *p)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nlive; i++)
+        if (live[i].base == p) {
+            live[i] = live[--nlive];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- static arrays, before main ---- */
+struct statics_ctx {
+    uint64_t hash;
+    const npl_policy *def;
+    unsigned flags;
+};
+
+static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, size_t bytes,
+                         void *arg)
+{
+    struct statics_ctx *c = arg;
+    size_t ps = page_size();
+    uintptr_t lo = (addr + ps - 1) / ps * ps, hi = (addr + bytes) / ps * ps;
+    if (hi <= lo)
+        return;
+    struct entry *e = lookup(c->hash, offset, 0, NPL_SITE_STATIC);
+    int rc = 0;
+    if (e) {
+        e->matched++;
+        e->matched_bytes += hi - lo;
+        if (e->explicit_map && hi - lo == e->a->bytes)
+            rc = place_explicit((void *)lo, hi - lo, e);
+        else if (e->pol)
+            rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);
+        tell("numaplace run: profile: static %s (%zu bytes): %s\n", symbol, (size_t)(hi - lo),
+             e->a->has_advice ? e->a->advice.policy : "first_touch");
+        if (rc == 0)
+            keep_live((void *)lo, hi - lo, e);
+    } else if (c->def && npl_policy_get_kind(c->def) != NPL_FIRST_TOUCH) {
+        rc = npl_place_range((void *)lo, hi - lo, c->def, NULL, c->flags);
+    } else {
+        tell("numaplace run: profile: static %s is not in the profile: first touch\n", symbol);
+    }
+    if (rc < 0)
+        npl__preload_say("numaplace run: profile: static array not placed: %s%s\n", npl_last_error(),
+                         "");
+}
+
+void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags)
+{
+    struct npl_site_object me;
+    if (!active || npl__site_main_object(&me) < 0)
+        return;
+    struct statics_ctx c = {npl__site_hash_object(me.path, me.build_id), def, flags};
+    npl__site_statics(NULL, threshold, place_symbol, &c);
+}
+
+/* ---- regions: arm the phase-changing arrays whose next-touch phases include this one ---- */
+/* region code address -> the profile's phase (index), cached */
+#define CODE_CACHE 256
+static struct { const void *code; int phase; } code_cache[CODE_CACHE];
+static int ncode;
+
+static int phase_of(const void *code)
+{
+    for (int i = 0; i < ncode; i++)
+        if (code_cache[i].code == code)
+            return code_cache[i].phase;
+    int found = -1;
+    struct npl_site_key k;
+    if (npl__site_resolve(code, &k, NULL) == 0)
+        for (uint32_t i = 0; i < P->nphases && found < 0; i++) {
+            const struct npl_prof_phase *ph = &P->phases[i];
+            if (ph->kind == NPL_PHASE_REGION && ph->site && ph->site->offset == k.offset &&
+                npl__site_hash_object(ph->site->object, ph->site->build_id) == k.object_hash)
+                found = (int)i;
+        }
+    if (ncode < CODE_CACHE)
+        code_cache[ncode++].code = code, code_cache[ncode - 1].phase = found;
+    return found;
+}
+
+static void apply_region(const void *code)
+{
+    if (!active || !nlive)
+        return;
+    pthread_mutex_lock(&lock);
+    int i = phase_of(code);
+    uint32_t id = i >= 0 ? P->phases[i].id : 0;
+    for (int j = 0; i >= 0 && j < nlive; j++) {
+        const struct npl_prof_advice *adv = &live[j].e->a->advice;
+        for (uint32_t m = 0; m < adv->nnext_touch; m++)
+            if (adv->next_touch[m] == id) {
+                npl__preload_enter();
+                if (npl_next_touch_arm(live[j].base, live[j].len, 0) < 0)
+                    npl__debug("apply: next-touch arm: %s", npl_last_error());
+                npl__preload_leave();
+                break;
+            }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void on_region(const struct npl__region *r, void *arg)
+{
+    (void)arg;
+    if (r->level == 1)
+        apply_region(r->code);
+}
+
+__attribute__((destructor)) static void apply_report(void)
+{
+    if (!active || !verbose)
+        return;
+    uint64_t total = 0, matched = 0;
+    unsigned arrays = 0, hit = 0;
+    for (uint32_t i = 0; i < nE; i++) {
+        total += E[i].a->bytes;
+        arrays++;
+        if (E[i].matched) {
+            matched += E[i].a->bytes;
+            hit++;
+        }
+    }
+    char buf[768];
+    snprintf(buf, sizeof buf, "numaplace run: profile %s: %u of %u arrays matched again (%.1f%% of "
+             "the profiled bytes); %llu blocks (%llu bytes) not in the profile\n", profile_path,
+             hit, arrays, total ? 100.0 * (double)matched / (double)total : 100.0,
+             (unsigned long long)unmatched_blocks, (unsigned long long)unmatched_bytes);
+    npl__preload_say("%s%s", buf, "");
+}

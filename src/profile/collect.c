@@ -1,0 +1,208 @@
+/* collect.c - the raw profile that the sampler filled (struct npl_raw, shared memory) becomes a
+ * profile of format v1 (struct npl_profile): sites by object path and build-id, chunks, first
+ * touches, sample rows per array, threads and their nodes, phases and their transitions. Pure
+ * apart from malloc: `numaplace profile` runs it after the program has ended. */
+#define _GNU_SOURCE
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_null(const char *s) { return s && *s ? strdup(s) : NULL; }
+
+static int fill_site(struct npl_prof_site *s, const struct npl_raw *r, uint32_t object,
+                     uint64_t offset, uint64_t ordinal, int kind, const char *symbol)
+{
+    memset(s, 0, sizeof *s);
+    const struct npl_raw_object *o = object < r->nobjects ? &r->objects[object] : NULL;
+    s->object = strdup(o ? o->path : "?");
+    s->build_id = o ? dup_or_null(o->build_id) : NULL;
+    s->offset = offset;
+    s->ordinal = ordinal;
+    s->kind = kind;
+    s->symbol = dup_or_null(symbol);
+    return s->object && (!o || !o->build_id[0] || s->build_id) &&
+                   (!symbol || !*symbol || s->symbol)
+               ? 0
+               : -1;
+}
+
+static int in_nodes(const struct npl_collect_info *in, int node)
+{
+    for (int i = 0; i < in->nnodes; i++)
+        if (in->nodes[i] == node)
+            return 1;
+    return 0;
+}
+
+int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
+                          struct npl_profile **out, char *err, size_t errsz)
+{
+    struct npl_profile *p = calloc(1, sizeof *p);
+    if (!p)
+        return npl__prof_fail(err, errsz, ENOMEM, "out of memory");
+    int owned = r->owner_pid != 0;
+    p->program_path = strdup(owned && r->program[0] ? r->program : in->program);
+    p->program_build_id = dup_or_null(owned ? r->program_build_id : in->program_build_id);
+    p->nnodes = in->nnodes;
+    p->nodes = malloc((size_t)(in->nnodes ? in->nnodes : 1) * sizeof *p->nodes);
+    p->page_size = r->page_size ? r->page_size : in->page_size;
+    p->binding = in->binding;
+    p->binding_detail = dup_or_null(in->binding_detail);
+    p->backend = NPL_BACKEND_FAULT;
+    p->rate = r->rate > 0 ? r->rate : in->rate;
+    p->seconds = in->seconds;
+    p->rw_known = r->rw_known;
+    uint32_t nthreads = r->nthreads ? r->nthreads : 1;
+    if (nthreads > NPL_RAW_THREADS)
+        nthreads = NPL_RAW_THREADS;
+    p->threads = (int)nthreads;
+    p->thread_nodes = malloc(nthreads * sizeof *p->thread_nodes);
+    uint32_t nph = r->nphases ? r->nphases : 1;
+    if (nph > NPL_RAW_PHASES)
+        nph = NPL_RAW_PHASES;
+    p->phases = calloc(nph, sizeof *p->phases);
+    p->nphases = nph;
+    uint32_t narr = r->narrays < NPL_RAW_ARRAYS ? r->narrays : NPL_RAW_ARRAYS;
+    p->arrays = calloc(narr ? narr : 1, sizeof *p->arrays);
+    if (!p->program_path || !p->nodes || !p->thread_nodes || !p->phases || !p->arrays ||
+        (in->binding_detail && *in->binding_detail && !p->binding_detail))
+        goto oom;
+    memcpy(p->nodes, in->nodes, (size_t)in->nnodes * sizeof *p->nodes);
+
+    /* each thread on the node where most of its samples were taken */
+    for (uint32_t t = 0; t < nthreads; t++) {
+        int best = -1;
+        uint32_t most = 0;
+        for (int k = 0; k < in->nnodes; k++) {
+            int node = in->nodes[k];
+            if (node >= 0 && node < NPL_RAW_NODES && r->thread_node[t][node] > most) {
+                most = r->thread_node[t][node];
+                best = node;
+            }
+        }
+        p->thread_nodes[t] = best >= 0 ? best : t > 0 ? p->thread_nodes[0] : in->nodes[0];
+    }
+
+    for (uint32_t i = 0; i < nph; i++) {
+        struct npl_prof_phase *ph = &p->phases[i];
+        const struct npl_raw_phase *rp = &r->phases[i];
+        ph->id = i;
+        ph->entries = rp->entries ? rp->entries : 1;
+        ph->kind = rp->kind == NPL_RAW_PHASE_REGION ? NPL_PHASE_REGION : NPL_PHASE_WINDOW;
+        if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
+            if (!(ph->site = malloc(sizeof *ph->site)) ||
+                fill_site(ph->site, r, rp->object, rp->offset, 0, NPL_SITE_HEAP, NULL) < 0)
+                goto oom;
+        }
+    }
+
+    uint32_t ntr = 0;
+    for (size_t i = 0; i < NPL_RAW_TRANS; i++)
+        ntr += r->trans[i].key != 0;
+    p->transitions = calloc(ntr ? ntr : 1, sizeof *p->transitions);
+    if (!p->transitions)
+        goto oom;
+    for (size_t i = 0; i < NPL_RAW_TRANS; i++) {
+        uint64_t k = r->trans[i].key;
+        if (!k)
+            continue;
+        uint32_t from = (uint32_t)((k - 1) >> 32), to = (uint32_t)(k - 1);
+        if (from < nph && to < nph && r->trans[i].count)
+            p->transitions[p->ntransitions++] =
+                (struct npl_prof_transition){from, to, r->trans[i].count};
+    }
+
+    /* sample rows per array: count, then fill */
+    size_t *count = calloc(narr ? narr : 1, sizeof *count);
+    if (!count)
+        goto oom;
+    size_t nrows = r->rows_used < NPL_RAW_ROWS ? (size_t)r->rows_used : NPL_RAW_ROWS;
+    for (size_t i = 0; i < nrows; i++) {
+        uint64_t k = r->rows[i].key;
+        if (k && NPL_RAW_KEY_ARRAY(k) < narr && r->rows[i].reads + r->rows[i].writes)
+            count[NPL_RAW_KEY_ARRAY(k)]++;
+    }
+    for (uint32_t i = 0; i < narr; i++) {
+        const struct npl_raw_array *ra = &r->arrays[i];
+        struct npl_prof_array *a = &p->arrays[p->narrays];
+        if (ra->state != NPL_RAW_LIVE && ra->state != NPL_RAW_GONE)
+            continue;
+        if (fill_site(&a->site, r, ra->object, ra->offset, ra->ordinal,
+                      ra->kind == NPL_RAW_KIND_STATIC ? NPL_SITE_STATIC : NPL_SITE_HEAP,
+                      ra->kind == NPL_RAW_KIND_STATIC ? ra->symbol : NULL) < 0) {
+            free(count);
+            goto oom;
+        }
+        a->bytes = ra->bytes;
+        a->chunk_bytes = ra->chunk_bytes;
+        a->nchunks = ra->nchunks;
+        a->first_touch = malloc((size_t)(ra->nchunks ? ra->nchunks : 1) * sizeof(int32_t));
+        a->samples = calloc(count[i] ? count[i] : 1, sizeof *a->samples);
+        p->narrays++;
+        if (!a->first_touch || !a->samples) {
+            free(count);
+            goto oom;
+        }
+        for (uint64_t c = 0; c < ra->nchunks; c++) {
+            int32_t t = ra->ft != UINT64_MAX && ra->ft + c < NPL_RAW_FT ? r->ft[ra->ft + c] : -1;
+            a->first_touch[c] = t >= 0 && (uint32_t)t < nthreads ? t : -1;
+        }
+        count[i] = p->narrays; /* from here: 1 + its index in p->arrays */
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        uint64_t k = r->rows[i].key;
+        uint32_t ai = k ? NPL_RAW_KEY_ARRAY(k) : 0;
+        if (!k || ai >= narr || !count[ai] || r->rows[i].reads + r->rows[i].writes == 0)
+            continue;
+        struct npl_prof_array *a = &p->arrays[count[ai] - 1];
+        uint32_t ph = NPL_RAW_KEY_PHASE(k), c = NPL_RAW_KEY_CHUNK(k), t = NPL_RAW_KEY_THREAD(k);
+        if (ph >= nph || c >= a->nchunks || t >= nthreads)
+            continue;
+        a->samples[a->nsamples++] =
+            (struct npl_prof_sample){ph, c, t, r->rows[i].reads, r->rows[i].writes};
+        p->samples += r->rows[i].reads + r->rows[i].writes;
+    }
+    free(count);
+    for (uint32_t t = 0; t < nthreads; t++)
+        if (!in_nodes(in, p->thread_nodes[t]))
+            p->thread_nodes[t] = in->nodes[0];
+    *out = p;
+    return 0;
+oom:
+    npl__profile_free(p);
+    return npl__prof_fail(err, errsz, ENOMEM, "out of memory");
+}
+
+/* ---- a profile applied: whose it is, which array a site is ---- */
+int npl__profile_same_program(const struct npl_profile *p, const char *path, const char *build_id)
+{
+    if (p->program_build_id && *p->program_build_id && build_id && *build_id)
+        return !strcmp(p->program_build_id, build_id);
+    if (!p->program_path || !path)
+        return 0;
+    if (!strcmp(p->program_path, path))
+        return 1;
+    char a[PATH_MAX], b[PATH_MAX];
+    return realpath(p->program_path, a) && realpath(path, b) && !strcmp(a, b);
+}
+
+const struct npl_prof_array *npl__profile_match(const struct npl_profile *p, uint64_t object_hash,
+                                                uint64_t offset, uint64_t ordinal, int kind)
+{
+    const struct npl_prof_array *last = NULL;
+    for (uint32_t i = 0; p && i < p->narrays; i++) {
+        const struct npl_prof_array *a = &p->arrays[i];
+        if (a->site.kind != kind || a->site.offset != offset ||
+            npl__site_hash_object(a->site.object, a->site.build_id) != object_hash)
+            continue;
+        if (a->site.ordinal == ordinal)
+            return a;
+        if (a->site.ordinal < ordinal && (!last || a->site.ordinal > last->site.ordinal))
+            last = a;
+    }
+    return last;
+}
+

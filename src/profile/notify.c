@@ -1,0 +1,36 @@
+/* notify.c - under `numaplace profile`, the library tells the interposer about its own arrays
+ * (npl_alloc_array, npl_alloc_auto): the interposer exports numaplace_preload_track and
+ * numaplace_preload_untrack (preload/profile.c); without it they are not found and nothing
+ * happens. The interposer's own copy of the library finds them too, and they ignore its calls. */
+#define _GNU_SOURCE
+#include "arrays/arrays.h"
+#include "profile/profile.h"
+
+#include <dlfcn.h>
+
+typedef void (*track_fn)(void *base, size_t bytes, const void *site, int trap);
+typedef void (*untrack_fn)(void *base);
+static track_fn tracker;
+static untrack_fn untracker;
+static int looked;
+
+static void untrack_hook(void *base)
+{
+    if (untracker)
+        untracker(base);
+}
+
+void npl__profile_notify(void *base, size_t bytes, const void *site, int trap)
+{
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        track_fn t = (track_fn)dlsym(RTLD_DEFAULT, "numaplace_preload_track");
+        untrack_fn u = (untrack_fn)dlsym(RTLD_DEFAULT, "numaplace_preload_untrack");
+        untracker = u;
+        if (t && u)
+            npl__array_set_free_hook(untrack_hook);
+        tracker = t && u ? t : NULL;
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    if (tracker)
+        tracker(base, bytes, npl__site_caller(site), trap);
+}

@@ -1,0 +1,416 @@
+/* profile/profile.h - measured access profiles (docs/AUTO.md, docs/PROFILE.md): the profile format
+ * v1 (format.c: a strict reader and a writer, no dependency), the per-array classifier
+ * (classify.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
+ * profile (sampler.c), the raw profile made a profile (collect.c), the library's arrays reported
+ * under `numaplace profile` (notify.c). Private to
+ * the library and the numaplace command (the command compiles these files itself, without
+ * NPL_BUILDING: errors then go only to the caller's buffer, not to npl_last_error()).
+ *
+ * Errors: -1 with errno (EINVAL bad input, ENOMEM, EFBIG file too large, the errno of open/read)
+ * and a message naming the problem in err (errsz bytes, may be NULL); in the library also
+ * npl_last_error(). */
+#ifndef NPL_PROFILE_H
+#define NPL_PROFILE_H
+
+#include "base/base.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- limits of format v1: larger values are rejected as absurd ---- */
+#define NPL_PROF_MAX_TEXT ((size_t)256 << 20) /* bytes of a profile file */
+#define NPL_PROF_MAX_DEPTH 16                 /* nesting of JSON arrays/objects */
+#define NPL_PROF_MAX_STRING 4096              /* bytes of one string */
+#define NPL_PROF_MAX_NODES 1024               /* machine nodes; node ids <= 65535 */
+#define NPL_PROF_MAX_NODE_ID 65535
+#define NPL_PROF_MAX_THREADS 1024
+#define NPL_PROF_MAX_PHASES 65536
+#define NPL_PROF_MAX_TRANSITIONS (1 << 20)
+#define NPL_PROF_MAX_ARRAYS 65536
+#define NPL_PROF_MAX_CHUNKS ((uint64_t)1 << 22) /* chunks of one array */
+#define NPL_PROF_MAX_SAMPLES ((size_t)1 << 24)  /* sample rows of one array */
+#define NPL_PROF_MAX_COUNT ((uint64_t)1 << 40)  /* reads or writes of one sample row */
+#define NPL_PROF_MAX_BYTES ((uint64_t)1 << 50)  /* bytes of one array (1 PiB) */
+
+/* ---- classifier thresholds (docs/AUTO.md says where each comes from) ---- */
+#define NPL_PROF_MIN_SAMPLES 64        /* fewer sampled accesses: too-few-samples, first touch */
+#define NPL_PROF_OWNED 0.80            /* kMAF/anchors: exclusivity >= 0.8 is owned */
+#define NPL_PROF_READ_MOSTLY 0.05      /* Carrefour: write ratio <= 5% counts as read-mostly */
+#define NPL_PROF_SERIAL 0.90           /* one thread makes >= 90% of the accesses */
+#define NPL_PROF_PHASE_MIN 32          /* a phase with fewer samples is not judged alone */
+#define NPL_PROF_PHASE_SHARE 0.05      /* ... nor one with less than 5% of the array's samples */
+#define NPL_PROF_PHASE_GAIN 0.10       /* next-touch must beat one static placement by this */
+#define NPL_PROF_PHASE_SERVE 0.10      /* a placement serves a phase within this of its best */
+#define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
+#define NPL_PROF_MARGIN_REL 0.05
+
+enum npl_prof_pattern {
+    NPL_PAT_TOO_FEW = 0,
+    NPL_PAT_SERIAL,
+    NPL_PAT_BLOCKED,
+    NPL_PAT_CYCLIC,
+    NPL_PAT_SHARED_READ,
+    NPL_PAT_SHARED_WRITTEN,
+    NPL_PAT_PHASE_CHANGING,
+    NPL_PAT_IRREGULAR,
+    NPL_PAT_COUNT
+};
+/* "too-few-samples", "serial", "blocked", "cyclic", "shared-read-mostly", "shared-written",
+ * "phase-changing", "irregular"; NULL outside the enum */
+const char *npl__pattern_name(int pattern);
+int npl__pattern_parse(const char *name); /* -1 if unknown */
+
+enum npl_prof_site_kind { NPL_SITE_HEAP = 0, NPL_SITE_STATIC = 1 };
+enum npl_prof_binding { NPL_BIND_NONE = 0, NPL_BIND_PIN = 1, NPL_BIND_OMP = 2 };
+enum npl_prof_backend { NPL_BACKEND_FAULT = 0, NPL_BACKEND_PERF = 1 };
+enum npl_prof_phase_kind { NPL_PHASE_REGION = 0, NPL_PHASE_WINDOW = 1 };
+
+/* Where an array comes from, the same on the next run (never an address). */
+struct npl_prof_site {
+    char *object;   /* the ELF object holding the call site (or the static array) */
+    char *build_id; /* its GNU build-id, lower-case hex, or NULL */
+    uint64_t offset;  /* call site (return address) or static array, from the object's base */
+    uint64_t ordinal; /* k-th allocation made at that site (0 first) */
+    int kind;         /* enum npl_prof_site_kind */
+    char *symbol;     /* a static array's symbol, or the calling function's, or NULL */
+    char *where;      /* "file.c:42" from debug information, or NULL */
+};
+
+/* One row of sampled accesses: phase (index into the profile's phases), chunk, thread. */
+struct npl_prof_sample {
+    uint32_t phase, chunk, thread;
+    uint64_t reads, writes;
+};
+
+struct npl_prof_phase {
+    uint32_t id;
+    int kind;                    /* enum npl_prof_phase_kind */
+    struct npl_prof_site *site;  /* a region's code address, or NULL */
+    uint64_t entries;            /* times the phase was entered */
+};
+
+/* Phase "from" was followed by phase "to" count times (indexes into the phases). */
+struct npl_prof_transition {
+    uint32_t from, to;
+    uint64_t count;
+};
+
+#define NPL_PROF_MAX_CANDIDATES 48
+/* One placement the classifier evaluated, with its predicted local fraction. */
+struct npl_prof_candidate {
+    char policy[160];
+    double local;
+    int scalable; /* holds at another input size (every shape; not an explicit chunk map) */
+};
+
+/* The classifier's output for one array (also read back from a profile's "advice"). */
+struct npl_prof_advice {
+    int pattern;               /* enum npl_prof_pattern */
+    char policy[192];          /* a policy string for npl_policy_parse, or "explicit" */
+    uint64_t period_pages;     /* cyclic: k, the period of the owners in pages; else 0 */
+    int block_threads;         /* blocked and cyclic: threads of the fitted schedule; else 0 */
+    int *chunk_nodes;          /* "explicit": node per chunk (-1: left alone); else NULL */
+    uint64_t nchunk_nodes;
+    int replicate;             /* read-mostly shared data: replicas (library API) would serve it */
+    uint32_t *next_touch;      /* phase ids at which next-touch must re-arm (phase-changing) */
+    uint32_t nnext_touch;
+    double confidence;         /* [0, 1] */
+    double local_policy;       /* predicted local fraction under the advice */
+    double local_first_touch;  /* under first touch as observed; < 0: not known */
+    double local_best;         /* the best any evaluated placement reaches */
+    uint64_t samples;          /* sampled accesses it was decided on */
+    char reason[640];
+    /* evaluated candidates (not stored in the profile), best first */
+    struct npl_prof_candidate cand[NPL_PROF_MAX_CANDIDATES];
+    int ncand;
+};
+
+struct npl_prof_array {
+    struct npl_prof_site site;
+    uint64_t bytes, chunk_bytes, nchunks;
+    int32_t *first_touch;          /* nchunks entries: thread, or -1 unknown */
+    struct npl_prof_sample *samples;
+    size_t nsamples;
+    int has_advice;
+    struct npl_prof_advice advice; /* valid when has_advice */
+};
+
+struct npl_profile {
+    char *program_path, *program_build_id;
+    int *nodes;
+    int nnodes;
+    uint64_t page_size;
+    int threads;
+    int *thread_nodes;             /* threads entries */
+    int *thread_cpus;              /* threads entries, or NULL */
+    int binding;                   /* enum npl_prof_binding */
+    char *binding_detail;          /* "compact", "OMP_PLACES=cores ..." or NULL */
+    int backend;                   /* enum npl_prof_backend */
+    double rate, seconds;
+    uint64_t samples;
+    int rw_known;                  /* reads and writes told apart */
+    struct npl_prof_phase *phases; /* in the order of their first entry */
+    uint32_t nphases;
+    struct npl_prof_transition *transitions;
+    uint32_t ntransitions;
+    struct npl_prof_array *arrays;
+    uint32_t narrays;
+};
+
+/* ---- format.c ---- */
+/* Parse profile text (len bytes, no NUL needed). *out: a new profile (npl__profile_free). */
+int npl__profile_parse(const char *text, size_t len, struct npl_profile **out, char *err,
+                       size_t errsz);
+/* Read and parse a file (EFBIG over NPL_PROF_MAX_TEXT; a FIFO or device is EINVAL). */
+int npl__profile_load(const char *path, struct npl_profile **out, char *err, size_t errsz);
+/* The profile as JSON text (malloc'ed, NUL-terminated; *len its length), the advice of arrays
+ * that have one included. NULL + errno on failure. Parses again to the same profile. */
+char *npl__profile_format(const struct npl_profile *p, size_t *len);
+void npl__profile_free(struct npl_profile *p);
+/* A synthetic topology of the profile's machine (its node ids, one CPU each) for the classifier. */
+int npl__profile_topo(const struct npl_profile *p, npl_topo **out, char *err, size_t errsz);
+/* "file.c:42" if set, else "OBJECT+0xOFFSET[#ORDINAL]" (basename of the object). */
+void npl__site_label(const struct npl_prof_site *s, char *buf, size_t size);
+void npl__advice_clear(struct npl_prof_advice *a); /* frees chunk_nodes / next_touch */
+/* Set errno, the message (and npl_last_error() in the library): returns -1. */
+int npl__prof_fail(char *err, size_t errsz, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- classify.c (pure: no system call, no file, no environment) ---- */
+/* What the classifier needs of one array. Thread t is numbered as numaplace pins threads
+ * (OpenMP: the main thread 0, then creation order). */
+struct npl_prof_input {
+    uint64_t bytes, chunk_bytes, page_size, nchunks;
+    const int32_t *first_touch;            /* nchunks: thread or -1; NULL: unknown */
+    const struct npl_prof_sample *samples; /* phase = index into phases */
+    size_t nsamples;
+    int nthreads;
+    const int *thread_nodes;               /* node OS id of each thread */
+    int rw_known;
+    const char *pin;                       /* the profile's pin strategy ("compact", "scatter"), or NULL */
+    const struct npl_prof_phase *phases;   /* in order of first entry; NULL: one phase */
+    uint32_t nphases;
+    const struct npl_prof_transition *transitions;
+    uint32_t ntransitions;
+};
+
+/* A classifier context: the machine's nodes and the thread count (it builds the helper
+ * topologies once). topo: the machine (a synthetic one from npl__profile_topo() or any npl_topo
+ * whose usable nodes are the machine's). */
+struct npl_prof_ctx;
+int npl__classify_ctx(struct npl_prof_ctx **out, const npl_topo *topo, int nthreads, char *err,
+                      size_t errsz);
+void npl__classify_ctx_free(struct npl_prof_ctx *c);
+/* Classify one array: fills *out (npl__advice_clear frees what it holds). */
+int npl__classify(struct npl_prof_ctx *c, const struct npl_prof_input *in,
+                  struct npl_prof_advice *out, char *err, size_t errsz);
+/* The input of array a of profile p. */
+void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array *a,
+                        struct npl_prof_input *in);
+
+#include <signal.h>
+
+/* ==== the run-time side: site identity (site.c) ==== */
+#define NPL_SITE_PATH 512
+struct npl_site_object {
+    uintptr_t bias, lo, hi; /* load bias; [lo, hi) covers its PT_LOAD segments */
+    int runtime;            /* the C, C++ or Fortran runtime, or numaplace: walked out of */
+    int main;               /* the program itself */
+    char path[NPL_SITE_PATH];
+    char build_id[129];     /* lower-case hex, "" when the object has none */
+};
+/* A site as the run-time tables key it: the object (a hash of its build-id, else its path) and
+ * the offset from its load bias. */
+struct npl_site_key {
+    uint64_t object_hash, offset;
+};
+/* The loaded object holding addr: 0 and a copy, or -1. Not async-signal-safe (dl_iterate_phdr);
+ * safe inside malloc. */
+int npl__site_object(const void *addr, struct npl_site_object *out);
+int npl__site_main_object(struct npl_site_object *out);
+const char *npl__site_exe_path(void); /* /proc/self/exe, read once */
+/* The call site of an allocation whose allocator returns to ra: ra, or when ra lies in a runtime
+ * object, the first frame of the stack outside them. */
+const void *npl__site_caller(const void *ra);
+/* Load the unwinder and the object table now (call once before the first large allocation). */
+void npl__site_warm(void);
+/* ra -> key (and its object): 0, or -1 when no loaded object holds ra */
+int npl__site_resolve(const void *ra, struct npl_site_key *key, struct npl_site_object *obj);
+uint64_t npl__site_hash_object(const char *path, const char *build_id);
+/* The next ordinal at that site (0 first), per process; UINT32_MAX when the table is full. */
+uint32_t npl__site_next_ordinal(const struct npl_site_key *k);
+void npl__site_reset_ordinals(void);
+/* The static arrays of a loaded object (path as the loader names it; NULL: the program): each
+ * OBJECT symbol of at least threshold bytes in a writable segment (RELRO excluded), from .symtab,
+ * else .dynsym, else one per writable segment. cb(symbol, offset in the object, address, bytes).
+ * Returns how many. */
+typedef void (*npl_static_cb)(const char *symbol, uint64_t offset, uintptr_t addr, size_t bytes,
+                              void *ctx);
+int npl__site_statics(const char *path, size_t threshold, npl_static_cb cb, void *ctx);
+/* The GNU build-id of an ELF file on disk (its PT_NOTE), lower-case hex: 0, or -1 ("" in out:
+ * not an ELF file, or none). */
+int npl__elf_build_id(const char *path, char *out, size_t size);
+
+
+/* ==== the raw profile (sampler.c): one shared file between the profiled process, which
+ * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
+ * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
+#define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
+#define NPL_RAW_VERSION 1
+#define NPL_RAW_OBJECTS 256
+#define NPL_RAW_ARRAYS 4096
+#define NPL_RAW_THREADS 1024
+#define NPL_RAW_NODES 256        /* node ids at or above it are not counted per thread */
+#define NPL_RAW_PHASES 4096
+#define NPL_RAW_WINDOWS 1024     /* time-window phases at most (the last one then goes on) */
+#define NPL_RAW_TRANS 8192
+#define NPL_RAW_CHUNKS 65536     /* chunks of one array at most (a chunk grows by powers of 2) */
+#define NPL_RAW_UNITS 1024       /* first-touch traps of one array at most */
+#define NPL_RAW_FT ((size_t)1 << 22)   /* first-touch entries, all arrays */
+#define NPL_RAW_ROWS ((size_t)1 << 20) /* sample rows (array, phase, chunk, thread), dense */
+#define NPL_RAW_INDEX ((size_t)1 << 18) /* their hash index: memory grows with the rows used */
+#define NPL_RAW_WINDOW_SECONDS 0.1
+
+enum { NPL_RAW_FREE = 0, NPL_RAW_FILLING = 1, NPL_RAW_LIVE = 2, NPL_RAW_GONE = 3 };
+enum { NPL_RAW_KIND_HEAP = 0, NPL_RAW_KIND_STATIC = 1, NPL_RAW_KIND_LIBRARY = 2 };
+enum { NPL_RAW_PHASE_WINDOW = 0, NPL_RAW_PHASE_REGION = 1, NPL_RAW_PHASE_SERIAL = 2 };
+#define NPL_RAW_FT_ARMED (-2) /* first-touch entry: protected, not touched yet */
+#define NPL_RAW_FT_BUSY (-3)  /* being resolved by a fault handler */
+#define NPL_RAW_NONE UINT32_MAX
+
+struct npl_raw_object {
+    char path[NPL_SITE_PATH];
+    char build_id[129];
+};
+struct npl_raw_array {
+    _Atomic uint32_t state;
+    uint32_t kind;             /* NPL_RAW_KIND_* */
+    uint32_t object, ordinal;  /* object: index into objects */
+    uint64_t offset;           /* site offset in the object */
+    char symbol[128];          /* a static array's symbol */
+    uint64_t bytes, chunk_bytes, nchunks, unit_chunks;
+    uint64_t ft;               /* its first entry in ft[] (nchunks entries); UINT64_MAX: none */
+    uintptr_t base;            /* its address in the process that owns the profile */
+    int prot;                  /* the protection it had (restored after a trap) */
+    _Atomic uint64_t ft_left;  /* first-touch units still protected */
+    _Atomic uint64_t samples;
+};
+struct npl_raw_phase {
+    uint32_t kind;             /* NPL_RAW_PHASE_* */
+    uint32_t object;           /* a region's code address: object and offset; else NPL_RAW_NONE */
+    uint64_t offset;
+    uintptr_t code;
+    _Atomic uint64_t entries;
+};
+struct npl_raw_row {
+    _Atomic uint64_t key;      /* NPL_RAW_KEY(array, phase, chunk, thread); 0 empty */
+    _Atomic uint32_t reads, writes;
+};
+struct npl_raw_trans {
+    _Atomic uint64_t key;      /* 1 + (from << 32 | to) */
+    _Atomic uint64_t count;
+};
+struct npl_raw {
+    uint64_t magic, version, size;
+    _Atomic int32_t owner_pid;   /* the process image the profile is of (0: none yet) */
+    _Atomic uint64_t owner_token;
+    _Atomic uint64_t handover;   /* the owner execs having recorded nothing: its token */
+    double rate, period;         /* sampled pages per second; seconds between rounds */
+    uint64_t threshold, page_size;
+    int32_t rw_known;
+    double t_start;              /* CLOCK_MONOTONIC of the owner's start */
+    char program[NPL_SITE_PATH], program_build_id[129];
+    _Atomic uint64_t samples, idle, ft_faults, rows_dropped, arrays_dropped, ft_dropped, others,
+        rounds, widened, protect_failed, prepared;
+    _Atomic uint32_t nthreads, nphases, nobjects, narrays, ntrans;
+    _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
+    struct npl_raw_phase phases[NPL_RAW_PHASES];
+    struct npl_raw_trans trans[NPL_RAW_TRANS];
+    struct npl_raw_object objects[NPL_RAW_OBJECTS];
+    struct npl_raw_array arrays[NPL_RAW_ARRAYS];
+    _Atomic uint64_t ft_used;
+    _Atomic int32_t ft[NPL_RAW_FT];
+    _Atomic uint64_t rows_used;
+    _Atomic uint32_t index[NPL_RAW_INDEX]; /* 1 + a row of rows[], 0 empty */
+    struct npl_raw_row rows[NPL_RAW_ROWS];
+};
+#define NPL_RAW_KEY(a, ph, c, t) \
+    (1 + ((uint64_t)(a) << 42 | (uint64_t)(ph) << 30 | (uint64_t)(c) << 10 | (uint64_t)(t)))
+#define NPL_RAW_KEY_ARRAY(k) ((uint32_t)(((k) - 1) >> 42))
+#define NPL_RAW_KEY_PHASE(k) ((uint32_t)((((k) - 1) >> 30) & 0xfff))
+#define NPL_RAW_KEY_CHUNK(k) ((uint32_t)((((k) - 1) >> 10) & 0xfffff))
+#define NPL_RAW_KEY_THREAD(k) ((uint32_t)(((k) - 1) & 0x3ff))
+
+/* ==== the raw profile becomes a profile (collect.c: also compiled into the command) ==== */
+struct npl_collect_info {
+    const char *program, *program_build_id; /* when no process image claimed the raw profile */
+    const int *nodes;                       /* the machine's usable nodes */
+    int nnodes;
+    uint64_t page_size;
+    int binding;                            /* enum npl_prof_binding */
+    const char *binding_detail;
+    double rate, seconds;
+};
+int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
+                          struct npl_profile **out, char *err, size_t errsz);
+/* p is a profile of the program at path with that build-id: the same build-id when both have
+ * one, else the same path (after realpath) */
+int npl__profile_same_program(const struct npl_profile *p, const char *path, const char *build_id);
+/* The array of p allocated at (object, offset) with that ordinal and kind (enum
+ * npl_prof_site_kind); past the ordinals p has there, its last one there; NULL if none. */
+const struct npl_prof_array *npl__profile_match(const struct npl_profile *p, uint64_t object_hash,
+                                                uint64_t offset, uint64_t ordinal, int kind);
+
+/* ==== the library's own arrays under `numaplace profile` (notify.c) ====
+ * base..base+bytes was allocated at site (a return address; walked out of the runtimes); trap:
+ * it is untouched (first touch is to be recorded). Nothing happens without the interposer. */
+void npl__profile_notify(void *base, size_t bytes, const void *site, int trap);
+
+/* ==== the portable sampler (sampler.c) ====
+ * Tracked arrays are trapped at their first touch (PROT_NONE by units; the first fault of a
+ * unit records its thread and unprotects it, nothing moves), then a sampler thread protects a
+ * budget of random pages every period; a fault on one records (phase, chunk, thread, read or
+ * write, the thread's node) and gives the page back. */
+struct npl_sampler_cfg {
+    const char *shm_path;  /* the raw profile file (NUMAPLACE_PROFILE_SHM) */
+    double rate;           /* sampled pages per second (0: the default) */
+    size_t threshold;
+};
+#define NPL_SAMPLER_DEFAULT_RATE 2000.0
+#define NPL_SAMPLER_PERIOD 0.02
+/* Map the raw profile: 0, or -1 (not a raw profile file, or it cannot be mapped). */
+int npl__sampler_init(const struct npl_sampler_cfg *cfg);
+/* 1 while this process image records (it owns the profile; not a forked child) */
+int npl__sampler_active(void);
+/* Track [base, base + bytes) (page-aligned; heap: fresh, never touched; trap: protect it for its
+ * first touch). Claims the profile for this image on the first call. Returns the array's index,
+ * or -1 (not recording, table full). */
+int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr, uint32_t ordinal,
+                       const char *symbol, uint64_t symbol_offset, int trap);
+/* Before base is freed: no page of it stays protected, nothing more is recorded. */
+void npl__sampler_untrack(void *base);
+/* The fault handler's part: 1 if the fault was ours (the access can be retried), else 0.
+ * Async-signal-safe. */
+int npl__sampler_fault(int sig, siginfo_t *si, void *uctx);
+/* Claim faults for npl__sampler_fault in the process's SIGSEGV/SIGBUS dispatcher (src/sys/); the
+ * others go to the program's own handler. 0, or -1. */
+int npl__sampler_install(void);
+/* A system call is about to read or write [buf, buf + len): its protected pages are given back
+ * (they count as touched by this thread) and none is protected until npl__sampler_done(the
+ * returned token) after the call. */
+int npl__sampler_prepare(const void *buf, size_t len, int write);
+void npl__sampler_done(int token);
+/* Thread numbers: the creation number (main thread 0), and OpenMP's, which wins when set. */
+void npl__sampler_set_thread(int n);
+void npl__sampler_set_omp_thread(int n);
+int npl__sampler_next_thread(void); /* the next creation number (the interposer's numbering) */
+/* Phases: an outermost OpenMP parallel region begins at code / ends. */
+void npl__sampler_region_begin(const void *code);
+void npl__sampler_region_end(void);
+/* exec: an image that recorded nothing hands the profile to the program it becomes (begin);
+ * failed: the exec failed, it keeps it */
+void npl__sampler_exec(int failed);
+/* The stop of the recording (process exit): the sampler thread ends, protections are given back. */
+void npl__sampler_stop(void);
+
+#endif

@@ -1,0 +1,935 @@
+/* sampler.c - the portable access sampler of `numaplace profile`: AutoNUMA's hinting faults in
+ * user space (docs/AUTO.md, "Sampling").
+ *
+ *  - First touch: a tracked array is protected PROT_NONE when it is born, in at most
+ *    NPL_RAW_UNITS units; the first fault in a unit records the thread (and its node) for the
+ *    unit's chunks and gives the unit its protection back. Nothing is moved.
+ *  - Sampling: every NPL_SAMPLER_PERIOD seconds a sampler thread gives back the pages it
+ *    protected that nobody touched for 2 s (idle), and protects new random pages of the arrays
+ *    whose first touch is over, weighted by size: rate x period a round, at most rate / 2 (and
+ *    4,096) protected at a time, each splitting a mapping in three (far below
+ *    vm.max_map_count). A read fault records a read and leaves the page PROT_READ for 100 ms, so
+ *    a write that follows is seen too; a write fault records a write and gives the page back.
+ *    Read and write come from the x86 page-fault error code (REG_ERR bit 1); elsewhere every
+ *    access counts as a read and the raw profile says rw_known = 0.
+ *  - A first-touch unit that cannot be given back (ENOMEM: the map count is reached) gives the
+ *    whole array back (its other units: unknown).
+ *  - The fault handler is async-signal-safe: it reads fixed tables, adds atomics into the shared
+ *    raw profile, makes raw mprotect/getcpu calls, never locks, never allocates.
+ *  - A fault whose page is no longer ours (given back between the fault and the handler) is
+ *    retried; a second fault on the same page, or a fault in no table (once per round: the round
+ *    counter moves before a page is forgotten), is the program's own and goes on.
+ *  - fork(): the child gives every protected page back and records nothing (the profile is the
+ *    parent's); exec(): an image that recorded nothing hands the profile to the program it
+ *    becomes, one that recorded something keeps it (docs/PROFILE.md §5). */
+#define _GNU_SOURCE
+#include "profile/profile.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define MAX_OUT 4096     /* sampled pages protected at a time, at most */
+#define MAX_AGE 100      /* rounds (2 s) a sampled page stays protected untouched: then idle */
+#define READ_AGE 5       /* rounds (100 ms) a page read stays read-only to catch a write */
+
+static struct npl_raw *R;          /* the shared raw profile, NULL when not profiling */
+static size_t R_size;
+static int recording;              /* this image owns R and records into it */
+static int refused;                /* another image owns R: never claim */
+static uint64_t my_token;
+static size_t page;
+static double rate = NPL_SAMPLER_DEFAULT_RATE;
+static pthread_mutex_t track_lock = PTHREAD_MUTEX_INITIALIZER; /* tracking and rounds */
+static pthread_t sampler_thread;
+static int sampler_running;
+static _Atomic int stopping;
+static _Atomic unsigned epoch;     /* rounds whose pages were given back */
+static _Atomic uint32_t cur_phase, serial_phase = NPL_RAW_NONE, last_region = NPL_RAW_NONE;
+static _Atomic int region_depth, regions_seen;
+static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
+static _Atomic int next_thread_no = 1;
+static TLS int thread_no = -1, omp_no = -1;
+static TLS unsigned last_retry_epoch;
+static TLS uintptr_t last_raced; /* the page of this thread's last raced fault */
+
+/* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
+ * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
+ * fails the handler's compare-and-swap); array and born are written before the word. */
+enum { S_FREE = 0, S_ARMED, S_READ, S_BUSY, S_DONE, S_IDLE };
+#define S_STATE(w) ((uint32_t)((w) & 7))
+#define S_PAGE(w) ((uintptr_t)(w) & ~(uintptr_t)4095)
+#define S_WORD(w, st) (((w) & ~(uint64_t)7) | (st))
+static struct slot {
+    _Atomic uint64_t word;
+    uint32_t array;
+    uint64_t born; /* the round that protected it */
+} slots[MAX_OUT];
+static _Atomic uint32_t slots_hi; /* slots in use are below it */
+static _Atomic uint64_t round_no;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int xprotect(uintptr_t a, size_t len, int prot)
+{
+    return syscall(SYS_mprotect, (void *)a, len, prot) < 0 ? -1 : 0;
+}
+
+int npl__sampler_active(void) { return R && recording; }
+
+/* ---- recording (async-signal-safe) ---- */
+static uint32_t my_thread(void)
+{
+    if (omp_no >= 0)
+        return (uint32_t)omp_no;
+    if (thread_no < 0)
+        thread_no = atomic_fetch_add(&next_thread_no, 1); /* a thread we did not see created */
+    return (uint32_t)thread_no;
+}
+
+static void count_node(uint32_t t)
+{
+    unsigned cpu = 0, node = 0;
+    if (syscall(SYS_getcpu, &cpu, &node, NULL) < 0 || node >= NPL_RAW_NODES ||
+        t >= NPL_RAW_THREADS)
+        return;
+    atomic_fetch_add_explicit(&R->thread_node[t][node], 1, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&R->nthreads, memory_order_relaxed);
+    while (t + 1 > n && !atomic_compare_exchange_weak(&R->nthreads, &n, t + 1))
+        ;
+}
+
+static void record(uint32_t array, uint64_t chunk, int write)
+{
+    uint32_t t = my_thread();
+    uint32_t ph = atomic_load_explicit(&cur_phase, memory_order_relaxed);
+    if (t >= NPL_RAW_THREADS || chunk >= NPL_RAW_CHUNKS) {
+        atomic_fetch_add_explicit(&R->rows_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    count_node(t);
+    uint64_t key = NPL_RAW_KEY(array, ph, chunk, t);
+    /* rows are handed out densely (the memory touched grows with the rows used); a hash index
+     * finds them */
+    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 20;
+    for (size_t i = (size_t)(h % NPL_RAW_INDEX), probes = 0; probes < 256;
+         i = (i + 1) % NPL_RAW_INDEX, probes++) {
+        uint32_t v = atomic_load_explicit(&R->index[i], memory_order_acquire);
+        if (v == 0) {
+            uint64_t row = atomic_fetch_add(&R->rows_used, 1);
+            if (row >= NPL_RAW_ROWS)
+                break;
+            atomic_store_explicit(&R->rows[row].key, key, memory_order_relaxed);
+            uint32_t expect = 0;
+            if (atomic_compare_exchange_strong(&R->index[i], &expect, (uint32_t)row + 1)) {
+                v = (uint32_t)row + 1;
+            } else {
+                atomic_store(&R->rows[row].key, 0); /* another thread took the slot: unused */
+                v = expect;
+            }
+        }
+        struct npl_raw_row *r = &R->rows[v - 1];
+        if (atomic_load_explicit(&r->key, memory_order_relaxed) == key) {
+            atomic_fetch_add_explicit(write ? &r->writes : &r->reads, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&R->samples, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&R->arrays[array].samples, 1, memory_order_relaxed);
+            return;
+        }
+    }
+    atomic_fetch_add_explicit(&R->rows_dropped, 1, memory_order_relaxed);
+}
+
+/* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry),
+ * 0 not one of them */
+static int sample_fault(uintptr_t p, int write)
+{
+    uint32_t hi = atomic_load(&slots_hi);
+    for (uint32_t i = 0; i < hi; i++) {
+        struct slot *s = &slots[i];
+        uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+        if (S_PAGE(w) != p || S_STATE(w) == S_FREE)
+            continue;
+        uint32_t st = S_STATE(w);
+        struct npl_raw_array *a = &R->arrays[s->array];
+        if (st == S_ARMED || (st == S_READ && write)) {
+            if (!atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY)))
+                return 2; /* another thread or the sampler took it: retry the access */
+            uint64_t chunk = (p - a->base) / a->chunk_bytes;
+            int writable = (a->prot & PROT_WRITE) != 0;
+            record(s->array, chunk, write);
+            if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
+                s->born = atomic_load_explicit(&round_no, memory_order_relaxed); /* READ_AGE */
+                atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
+                return 1;
+            }
+            xprotect(p, page, a->prot);
+            atomic_store(&s->word, S_WORD(w, S_DONE));
+            return 1;
+        }
+        while (S_STATE(atomic_load(&s->word)) == S_BUSY && S_PAGE(atomic_load(&s->word)) == p)
+            sched_yield();
+        return 2; /* given back meanwhile: retry */
+    }
+    return 0;
+}
+
+/* give a whole array back (ENOMEM on a unit, fork, stop): its armed units become unknown */
+static void give_back_array(struct npl_raw_array *a)
+{
+    if (a->ft != UINT64_MAX && atomic_load(&a->ft_left)) {
+        xprotect(a->base, a->bytes, a->prot);
+        for (uint64_t c = 0; c < a->nchunks; c++) {
+            int32_t expect = NPL_RAW_FT_ARMED;
+            atomic_compare_exchange_strong(&R->ft[a->ft + c], &expect, -1);
+        }
+        atomic_store(&a->ft_left, 0);
+    }
+}
+
+/* a fault on a unit armed for its first touch: 1 handled, 2 raced (resolved by another thread
+ * meanwhile), 3 in a tracked array whose unit is resolved (a sampled page, or raced), 0 not in a
+ * tracked array */
+static int first_touch_fault(uintptr_t addr)
+{
+    if (addr < atomic_load(&live_lo) || addr >= atomic_load(&live_hi))
+        return 0;
+    uint32_t n = atomic_load(&R->narrays);
+    for (uint32_t i = 0; i < n && i < NPL_RAW_ARRAYS; i++) {
+        struct npl_raw_array *a = &R->arrays[i];
+        if (atomic_load(&a->state) != NPL_RAW_LIVE || addr < a->base || addr >= a->base + a->bytes)
+            continue;
+        if (a->ft == UINT64_MAX)
+            return 3;
+        uint64_t c0 = (addr - a->base) / a->chunk_bytes / a->unit_chunks * a->unit_chunks;
+        _Atomic int32_t *e = &R->ft[a->ft + c0];
+        int32_t expect = NPL_RAW_FT_ARMED;
+        if (!atomic_compare_exchange_strong(e, &expect, NPL_RAW_FT_BUSY)) {
+            if (expect != NPL_RAW_FT_BUSY)
+                return 3; /* resolved: a sampled page, or another thread resolved it */
+            while (atomic_load(e) == NPL_RAW_FT_BUSY)
+                sched_yield();
+            return 2; /* resolved by another thread: retry */
+        }
+        uint64_t c1 = c0 + a->unit_chunks < a->nchunks ? c0 + a->unit_chunks : a->nchunks;
+        uintptr_t lo = a->base + c0 * a->chunk_bytes, hi = a->base + c1 * a->chunk_bytes;
+        if (hi > a->base + a->bytes)
+            hi = a->base + a->bytes;
+        uint32_t t = my_thread();
+        atomic_fetch_add_explicit(&R->ft_faults, 1, memory_order_relaxed);
+        if (xprotect(lo, hi - lo, a->prot) < 0) {
+            atomic_store(e, NPL_RAW_FT_ARMED);
+            atomic_fetch_add_explicit(&R->widened, 1, memory_order_relaxed);
+            give_back_array(a); /* the map count is reached: the whole array, unknown */
+            return 1;
+        }
+        count_node(t);
+        for (uint64_t c = c0 + 1; c < c1; c++)
+            atomic_store_explicit(&R->ft[a->ft + c], (int32_t)t, memory_order_relaxed);
+        atomic_store(e, (int32_t)t);
+        atomic_fetch_sub(&a->ft_left, 1);
+        return 1;
+    }
+    return 0;
+}
+
+int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
+{
+    if (!R || sig != SIGSEGV || !si || si->si_code != SEGV_ACCERR)
+        return 0;
+    int saved = errno;
+    uintptr_t a = (uintptr_t)si->si_addr, p = a & ~(uintptr_t)(page - 1);
+    int write = 0;
+#if defined(__x86_64__) && defined(REG_ERR)
+    if (uctx)
+        write = (((ucontext_t *)uctx)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+    (void)uctx;
+#endif
+    int handled = first_touch_fault(a);
+    if (handled == 0 || handled == 3) {
+        int s = sample_fault(p, write);
+        handled = s ? s : handled == 3 ? 2 : 0; /* in an array, not sampled: raced with a
+                                                    * first touch or a give-back */
+    }
+    if (handled == 2) { /* raced: retry, unless this page raced just before (then not ours) */
+        handled = p != last_raced;
+        last_raced = p;
+    } else if (handled) {
+        last_raced = 0;
+    }
+    if (!handled) {
+        /* the sampler may have given the page back after the fault: retry once per round */
+        unsigned ep = atomic_load(&epoch);
+        if (ep != last_retry_epoch) {
+            last_retry_epoch = ep;
+            handled = 1;
+        }
+    }
+    errno = saved;
+    return handled;
+}
+
+/* the claimer of the process's one SIGSEGV/SIGBUS dispatcher (src/sys/faults.c): faults it does
+ * not take go to the program's own handler, or kill as they would have */
+int npl__sampler_install(void) { return npl__fault_claim(npl__sampler_fault); }
+
+/* ---- the raw profile ---- */
+int npl__sampler_init(const struct npl_sampler_cfg *cfg)
+{
+    page = (size_t)sysconf(_SC_PAGESIZE);
+    int fd = open(cfg->shm_path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return npl__fail(errno, "%s: cannot open the raw profile", cfg->shm_path);
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size != sizeof(struct npl_raw)) {
+        close(fd);
+        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", cfg->shm_path);
+    }
+    void *m = mmap(NULL, sizeof(struct npl_raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return npl__fail(errno, "%s: cannot map the raw profile", cfg->shm_path);
+    struct npl_raw *r = m;
+    if (r->magic != NPL_RAW_MAGIC || r->version != NPL_RAW_VERSION || r->size != sizeof *r) {
+        munmap(m, sizeof *r);
+        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", cfg->shm_path);
+    }
+    R = r;
+    R_size = sizeof *r;
+    if (cfg->rate > 0)
+        rate = cfg->rate;
+    my_token = ((uint64_t)getpid() << 32) ^ (uint64_t)(now() * 1e9) ^ (uintptr_t)&my_token;
+    if (!my_token)
+        my_token = 1;
+    thread_no = 0; /* the thread that loads us is the main thread */
+    return 0;
+}
+
+static pthread_mutex_t object_lock = PTHREAD_MUTEX_INITIALIZER; /* tracking and regions intern */
+
+static uint32_t intern_object_locked(const struct npl_site_object *o)
+{
+    uint32_t n = atomic_load(&R->nobjects);
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(R->objects[i].path, o->path) && !strcmp(R->objects[i].build_id, o->build_id))
+            return i;
+    if (n >= NPL_RAW_OBJECTS)
+        return NPL_RAW_NONE;
+    snprintf(R->objects[n].path, sizeof R->objects[n].path, "%s", o->path);
+    snprintf(R->objects[n].build_id, sizeof R->objects[n].build_id, "%s", o->build_id);
+    atomic_store(&R->nobjects, n + 1);
+    return n;
+}
+
+static uint32_t intern_object(const struct npl_site_object *o)
+{
+    pthread_mutex_lock(&object_lock);
+    uint32_t n = intern_object_locked(o);
+    pthread_mutex_unlock(&object_lock);
+    return n;
+}
+
+/* a new phase (the sampler thread's windows and the regions' phases may race: the index is
+ * reserved atomically); past the table, the last one */
+static uint32_t new_phase(uint32_t kind, uint32_t object, uint64_t offset, uintptr_t code)
+{
+    uint32_t n = atomic_load(&R->nphases);
+    do {
+        if (n >= NPL_RAW_PHASES)
+            return NPL_RAW_PHASES - 1;
+    } while (!atomic_compare_exchange_weak(&R->nphases, &n, n + 1));
+    R->phases[n].kind = kind;
+    R->phases[n].object = object;
+    R->phases[n].offset = offset;
+    R->phases[n].code = code;
+    return n;
+}
+
+static void *sampler_main(void *arg);
+
+/* claim the profile for this image (first tracked array): 1 recording, 0 not */
+static int claim(void)
+{
+    if (recording)
+        return 1;
+    if (refused || !R)
+        return 0;
+    int32_t expect = 0;
+    uint64_t from = atomic_load(&R->handover);
+    if (from && from == atomic_load(&R->owner_token) &&
+        atomic_load(&R->owner_pid) == (int32_t)getpid() &&
+        atomic_compare_exchange_strong(&R->handover, &from, 0)) {
+        /* the image we replaced recorded nothing and handed the profile over: start afresh */
+        atomic_store(&R->narrays, 0);
+        atomic_store(&R->nobjects, 0);
+        atomic_store(&R->nphases, 0);
+        atomic_store(&R->ft_used, 0);
+        atomic_store(&R->nthreads, 0);
+    } else if (!atomic_compare_exchange_strong(&R->owner_pid, &expect, (int32_t)getpid())) {
+        refused = 1; /* another process or program image has it */
+        atomic_fetch_add(&R->others, 1);
+        return 0;
+    }
+    atomic_store(&R->owner_token, my_token);
+    R->page_size = page;
+    R->rate = rate;
+    R->period = NPL_SAMPLER_PERIOD;
+#if defined(__x86_64__) && defined(REG_ERR)
+    R->rw_known = 1;
+#endif
+    R->t_start = now();
+    struct npl_site_object o;
+    if (npl__site_main_object(&o) == 0) {
+        snprintf(R->program, sizeof R->program, "%s", o.path);
+        snprintf(R->program_build_id, sizeof R->program_build_id, "%s", o.build_id);
+    }
+    if (atomic_load(&R->nphases) == 0)
+        new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+    atomic_store(&cur_phase, 0);
+    recording = 1;
+    if (npl__sampler_install() < 0) {
+        recording = 0;
+        return 0;
+    }
+    pthread_attr_t at;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals never reach our thread */
+    sampler_running = pthread_create(&sampler_thread, &at, sampler_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+    return 1;
+}
+
+static void widen_live(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t cur = atomic_load(&live_lo);
+    while (lo < cur && !atomic_compare_exchange_weak(&live_lo, &cur, lo))
+        ;
+    cur = atomic_load(&live_hi);
+    while (hi > cur && !atomic_compare_exchange_weak(&live_hi, &cur, hi))
+        ;
+}
+
+int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr, uint32_t ordinal,
+                       const char *symbol, uint64_t symbol_offset, int trap)
+{
+    if (!R || !base || bytes < page)
+        return -1;
+    pthread_mutex_lock(&track_lock);
+    if (!claim()) {
+        pthread_mutex_unlock(&track_lock);
+        return -1;
+    }
+    struct npl_site_object o;
+    uint32_t obj = NPL_RAW_NONE;
+    uint64_t offset = symbol_offset;
+    if (npl__site_object(site_addr, &o) == 0) {
+        obj = intern_object(&o);
+        if (!symbol)
+            offset = (uint64_t)((uintptr_t)site_addr - o.bias);
+    }
+    uint32_t i = atomic_load(&R->narrays);
+    if (i >= NPL_RAW_ARRAYS || obj == NPL_RAW_NONE) {
+        atomic_fetch_add(&R->arrays_dropped, 1);
+        pthread_mutex_unlock(&track_lock);
+        return -1;
+    }
+    struct npl_raw_array *a = &R->arrays[i];
+    atomic_store(&a->state, NPL_RAW_FILLING);
+    a->kind = (uint32_t)kind;
+    a->object = obj;
+    a->ordinal = ordinal;
+    a->offset = offset;
+    snprintf(a->symbol, sizeof a->symbol, "%s", symbol ? symbol : "");
+    uint64_t npages = (bytes + page - 1) / page, cp = 1, unit = 1;
+    while ((npages + cp - 1) / cp > NPL_RAW_CHUNKS)
+        cp *= 2;
+    a->bytes = bytes;
+    a->chunk_bytes = cp * page;
+    a->nchunks = (npages + cp - 1) / cp;
+    while ((a->nchunks + unit - 1) / unit > NPL_RAW_UNITS)
+        unit *= 2;
+    a->unit_chunks = unit;
+    a->base = (uintptr_t)base;
+    a->prot = PROT_READ | PROT_WRITE;
+    a->ft = UINT64_MAX;
+    uint64_t at = atomic_load(&R->ft_used);
+    if (at + a->nchunks <= NPL_RAW_FT) {
+        atomic_store(&R->ft_used, at + a->nchunks);
+        a->ft = at;
+        for (uint64_t c = 0; c < a->nchunks; c++)
+            atomic_store_explicit(&R->ft[at + c], trap ? NPL_RAW_FT_ARMED : -1,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add(&R->ft_dropped, 1);
+    }
+    atomic_store(&a->ft_left, 0);
+    if (trap && a->ft != UINT64_MAX) {
+        atomic_store(&a->ft_left, (a->nchunks + unit - 1) / unit);
+        widen_live(a->base, a->base + a->bytes);
+        atomic_store(&a->state, NPL_RAW_LIVE);
+        atomic_store(&R->narrays, i + 1);
+        if (xprotect(a->base, bytes, PROT_NONE) < 0) {
+            atomic_fetch_add(&R->protect_failed, 1);
+            for (uint64_t c = 0; c < a->nchunks; c++)
+                atomic_store(&R->ft[a->ft + c], -1);
+            atomic_store(&a->ft_left, 0);
+        }
+    } else {
+        widen_live(a->base, a->base + a->bytes);
+        atomic_store(&a->state, NPL_RAW_LIVE);
+        atomic_store(&R->narrays, i + 1);
+    }
+    pthread_mutex_unlock(&track_lock);
+    return (int)i;
+}
+
+/* give back the sampled pages in [lo, hi) protected before round `older` (read ones: read
+ * before round `read_older`; all: 0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX), and free the slots of
+ * those done; track_lock held */
+static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, uint64_t read_older,
+                            int count_idle)
+{
+    uint32_t top = atomic_load(&slots_hi);
+    for (uint32_t i = 0; i < top; i++) {
+        struct slot *s = &slots[i];
+        for (;;) {
+            uint64_t w = atomic_load(&s->word);
+            uintptr_t p = S_PAGE(w);
+            uint32_t st = S_STATE(w);
+            if (st == S_FREE || p < lo || p >= hi)
+                break;
+            if (st == S_BUSY) { /* a handler is on it */
+                sched_yield();
+                continue;
+            }
+            if ((st == S_ARMED && s->born >= older) || (st == S_READ && s->born >= read_older))
+                break; /* still young */
+            if (!atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY)))
+                continue;
+            if (st == S_ARMED || st == S_READ)
+                xprotect(p, page, R->arrays[s->array].prot);
+            if (st == S_ARMED && count_idle)
+                atomic_fetch_add_explicit(&R->idle, 1, memory_order_relaxed);
+            /* free: the generation is kept, so a handler holding the old word fails its CAS */
+            atomic_store(&s->word, (w & 0xff8) | S_FREE);
+            break;
+        }
+    }
+}
+
+void npl__sampler_untrack(void *base)
+{
+    if (!R || !recording)
+        return;
+    pthread_mutex_lock(&track_lock);
+    uint32_t n = atomic_load(&R->narrays);
+    for (uint32_t i = 0; i < n; i++) {
+        struct npl_raw_array *a = &R->arrays[i];
+        if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
+            give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, UINT64_MAX, 0);
+            atomic_store(&a->state, NPL_RAW_GONE);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&track_lock);
+}
+
+/* ---- the sampler thread ---- */
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* a free slot for page p of array (not already sampled): its index, or -1 */
+static int slot_insert(uintptr_t p, uint32_t array)
+{
+    uint32_t top = atomic_load(&slots_hi), free_slot = UINT32_MAX;
+    for (uint32_t i = 0; i < top; i++) {
+        uint64_t w = atomic_load(&slots[i].word);
+        if (S_STATE(w) != S_FREE && S_PAGE(w) == p)
+            return -1; /* sampled already */
+        if (S_STATE(w) == S_FREE && free_slot == UINT32_MAX)
+            free_slot = i;
+    }
+    if (free_slot == UINT32_MAX) {
+        if (top >= MAX_OUT)
+            return -1;
+        free_slot = top;
+    }
+    struct slot *s = &slots[free_slot];
+    uint64_t gen = ((atomic_load(&s->word) >> 3) + 1) & 0x1ff;
+    s->array = array;
+    s->born = atomic_load(&round_no);
+    atomic_store_explicit(&s->word, (uint64_t)p | gen << 3 | S_ARMED, memory_order_release);
+    if (free_slot == top)
+        atomic_store(&slots_hi, top + 1);
+    return (int)free_slot;
+}
+
+static int in_flight(uintptr_t p);
+
+static void round_once(double *last_window)
+{
+    atomic_fetch_add(&round_no, 1);
+    /* pages untouched for MAX_AGE rounds are given back (idle); done ones freed */
+    atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
+    uint64_t r = atomic_load(&round_no);
+    give_back_slots(0, UINTPTR_MAX, r > MAX_AGE ? r - MAX_AGE : 0, r > READ_AGE ? r - READ_AGE : 0,
+                    1);
+    atomic_fetch_add(&R->rounds, 1);
+    /* time windows while no OpenMP region was ever seen */
+    double t = now();
+    if (!atomic_load(&regions_seen) && t - *last_window >= NPL_RAW_WINDOW_SECONDS) {
+        *last_window = t;
+        if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
+            uint32_t from = atomic_load(&cur_phase);
+            uint32_t ph = new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+            atomic_store(&cur_phase, ph);
+            (void)from;
+        }
+    }
+    /* the pages of this round: weighted by the arrays' sizes */
+    uint32_t n = atomic_load(&R->narrays);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (atomic_load(&R->arrays[i].state) == NPL_RAW_LIVE)
+            total += R->arrays[i].bytes / page;
+    if (!total)
+        return;
+    /* rate pages a second, at most rate / 2 protected at a time */
+    int budget = (int)(rate * NPL_SAMPLER_PERIOD + 0.5), cap = (int)(rate / 2);
+    if (budget < 1)
+        budget = 1;
+    if (cap < 64)
+        cap = 64;
+    if (cap > MAX_OUT)
+        cap = MAX_OUT;
+    int out = 0;
+    for (uint32_t k = 0, top = atomic_load(&slots_hi); k < top; k++) {
+        uint32_t st = S_STATE(atomic_load(&slots[k].word));
+        out += st == S_ARMED || st == S_READ || st == S_BUSY;
+    }
+    if (budget > cap - out)
+        budget = cap - out;
+    for (int k = 0, tries = 0; k < budget && tries < 4 * budget; tries++) {
+        uint64_t r = rnd() % total;
+        uint32_t i = 0;
+        for (; i < n; i++) {
+            struct npl_raw_array *a = &R->arrays[i];
+            if (atomic_load(&a->state) != NPL_RAW_LIVE)
+                continue;
+            if (r < a->bytes / page)
+                break;
+            r -= a->bytes / page;
+        }
+        if (i >= n)
+            continue;
+        struct npl_raw_array *a = &R->arrays[i];
+        uint64_t chunk = r * page / a->chunk_bytes;
+        if (a->ft != UINT64_MAX) { /* not while its first touch is pending */
+            int32_t e = atomic_load(&R->ft[a->ft + chunk / a->unit_chunks * a->unit_chunks]);
+            if (e == NPL_RAW_FT_ARMED || e == NPL_RAW_FT_BUSY)
+                continue;
+        }
+        uintptr_t p = a->base + r * page;
+        int s = slot_insert(p, i);
+        if (s < 0)
+            continue;
+        uint64_t w = atomic_load(&slots[s].word);
+        if (xprotect(p, page, PROT_NONE) < 0) {
+            atomic_fetch_add(&R->protect_failed, 1);
+            atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_DONE));
+        } else if (in_flight(p)) { /* a system call is about to touch it: give it back */
+            if (atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_BUSY))) {
+                xprotect(p, page, a->prot);
+                atomic_store(&slots[s].word, S_WORD(w, S_IDLE));
+            }
+            continue;
+        }
+        k++;
+    }
+}
+
+/* the state letter and the thread count of /proc/self/task/TID/stat (fields 3 and 20) */
+static int task_stat(long tid, char *state, long *threads)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p || p[1] != ' ')
+        return -1;
+    *state = p[2];
+    for (int field = 2; p && field < 20; field++)
+        p = strchr(p + 1, ' ');
+    *threads = p ? strtol(p + 1, NULL, 10) : -1;
+    return 0;
+}
+
+/* 1 when this thread is the only one left alive (a main thread that called pthread_exit stays a
+ * zombie, counted, until the whole process ends) */
+static int alone(void)
+{
+    char st, lst;
+    long n, ln;
+    if (task_stat(syscall(SYS_gettid), &st, &n) < 0)
+        return 0;
+    return n == 1 || (n == 2 && task_stat(getpid(), &lst, &ln) == 0 && lst == 'Z');
+}
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    rng_state = (uint64_t)(now() * 1e9) | 1;
+    double last_window = now();
+    struct timespec ts = {0, (long)(NPL_SAMPLER_PERIOD * 1e9)};
+    while (!atomic_load(&stopping)) {
+        nanosleep(&ts, NULL);
+        /* the program's last thread has ended (its main thread called pthread_exit): the
+         * process would end now, as exit(0) would make it; this thread must not keep it alive */
+        if (alone())
+            exit(0);
+        pthread_mutex_lock(&track_lock);
+        if (recording && !atomic_load(&stopping))
+            round_once(&last_window);
+        pthread_mutex_unlock(&track_lock);
+    }
+    return NULL;
+}
+
+/* ---- threads and phases ---- */
+void npl__sampler_set_thread(int n) { thread_no = n; }
+int npl__sampler_next_thread(void) { return atomic_fetch_add(&next_thread_no, 1); }
+void npl__sampler_set_omp_thread(int n) { omp_no = n; }
+
+static void transition(uint32_t to)
+{
+    uint32_t from = atomic_exchange(&last_region, to);
+    if (from == NPL_RAW_NONE)
+        return;
+    uint64_t key = 1 + ((uint64_t)from << 32 | to);
+    for (size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) % NPL_RAW_TRANS, probes = 0;
+         probes < NPL_RAW_TRANS; i = (i + 1) % NPL_RAW_TRANS, probes++) {
+        uint64_t k = atomic_load(&R->trans[i].key);
+        if (k == 0) {
+            uint64_t expect = 0;
+            if (atomic_compare_exchange_strong(&R->trans[i].key, &expect, key)) {
+                atomic_fetch_add(&R->ntrans, 1);
+                k = key;
+            } else {
+                k = expect;
+            }
+        }
+        if (k == key) {
+            atomic_fetch_add(&R->trans[i].count, 1);
+            return;
+        }
+    }
+}
+
+static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void npl__sampler_region_begin(const void *code)
+{
+    if (!npl__sampler_active() || atomic_fetch_add(&region_depth, 1) > 0)
+        return;
+    pthread_mutex_lock(&phase_lock);
+    uint32_t n = atomic_load(&R->nphases), ph = NPL_RAW_NONE;
+    for (uint32_t i = 0; i < n; i++)
+        if (R->phases[i].kind == NPL_RAW_PHASE_REGION && R->phases[i].code == (uintptr_t)code) {
+            ph = i;
+            break;
+        }
+    if (ph == NPL_RAW_NONE) {
+        struct npl_site_object o;
+        uint32_t obj = NPL_RAW_NONE;
+        uint64_t off = 0;
+        if (npl__site_object(code, &o) == 0) {
+            obj = intern_object(&o);
+            off = (uint64_t)((uintptr_t)code - o.bias);
+        }
+        ph = new_phase(NPL_RAW_PHASE_REGION, obj, off, (uintptr_t)code);
+    }
+    atomic_store(&regions_seen, 1);
+    atomic_fetch_add(&R->phases[ph].entries, 1);
+    transition(ph);
+    atomic_store(&cur_phase, ph);
+    pthread_mutex_unlock(&phase_lock);
+}
+
+void npl__sampler_region_end(void)
+{
+    if (!npl__sampler_active() || atomic_fetch_sub(&region_depth, 1) != 1)
+        return;
+    pthread_mutex_lock(&phase_lock);
+    if (atomic_load(&serial_phase) == NPL_RAW_NONE)
+        atomic_store(&serial_phase, new_phase(NPL_RAW_PHASE_SERIAL, NPL_RAW_NONE, 0, 0));
+    uint32_t s = atomic_load(&serial_phase);
+    atomic_fetch_add(&R->phases[s].entries, 1);
+    atomic_store(&cur_phase, s);
+    pthread_mutex_unlock(&phase_lock);
+}
+
+/* ---- system calls into protected pages ----
+ * A range a system call reads or writes is "in flight" from npl__sampler_prepare to
+ * npl__sampler_done: its protected pages are given back first, and the sampler protects none of
+ * it meanwhile. The sampler checks the in-flight table after protecting a page (and gives it back
+ * if it lies in one), prepare registers its range before it looks for protected pages: with
+ * sequentially consistent atomics one of the two always sees the other. */
+#define INFLIGHT 256
+static struct {
+    _Atomic uintptr_t lo, hi;
+} inflight[INFLIGHT];
+static _Atomic int inflight_full; /* ranges that found no slot: no page is sampled meanwhile */
+
+static int in_flight(uintptr_t p)
+{
+    if (atomic_load(&inflight_full))
+        return 1;
+    for (int i = 0; i < INFLIGHT; i++) {
+        uintptr_t lo = atomic_load(&inflight[i].lo);
+        if (lo && p + page > lo && p < atomic_load(&inflight[i].hi))
+            return 1;
+    }
+    return 0;
+}
+
+int npl__sampler_prepare(const void *buf, size_t len, int write)
+{
+    uintptr_t lo = (uintptr_t)buf, hi = lo + len;
+    if (!npl__sampler_active() || !len || hi < lo || hi <= atomic_load(&live_lo) ||
+        lo >= atomic_load(&live_hi))
+        return -1;
+    int saved = errno, slot = -1;
+    for (int i = 0; i < INFLIGHT && slot < 0; i++) {
+        uintptr_t expect = 0;
+        if (atomic_compare_exchange_strong(&inflight[i].lo, &expect, lo ? lo : 1)) {
+            atomic_store(&inflight[i].hi, hi);
+            slot = i;
+        }
+    }
+    if (slot < 0)
+        atomic_fetch_add(&inflight_full, 1);
+    uint32_t n = atomic_load(&R->narrays);
+    for (uint32_t i = 0; i < n; i++) {
+        struct npl_raw_array *a = &R->arrays[i];
+        if (atomic_load(&a->state) != NPL_RAW_LIVE || hi <= a->base || lo >= a->base + a->bytes)
+            continue;
+        atomic_fetch_add(&R->prepared, 1);
+        uintptr_t s = lo > a->base ? lo : a->base;
+        uintptr_t e = hi < a->base + a->bytes ? hi : a->base + a->bytes;
+        /* first-touch units: resolved by this thread, as a touch would */
+        if (a->ft != UINT64_MAX && atomic_load(&a->ft_left))
+            for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page)
+                first_touch_fault(p);
+        /* sampled pages: the access is recorded and the page given back */
+        for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page)
+            sample_fault(p, write);
+    }
+    errno = saved;
+    return slot < 0 ? INFLIGHT : slot;
+}
+
+void npl__sampler_done(int token)
+{
+    if (token < 0)
+        return;
+    if (token >= INFLIGHT)
+        atomic_fetch_sub(&inflight_full, 1);
+    else
+        atomic_store(&inflight[token].lo, 0);
+}
+
+/* ---- fork and the end ---- */
+static void fork_prepare(void) { pthread_mutex_lock(&track_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&track_lock); }
+static void fork_child(void)
+{
+    /* the profile is the parent's: give back every protected page, record nothing */
+    if (R && recording) {
+        atomic_fetch_add(&R->others, 1);
+        uint32_t n = atomic_load(&R->narrays);
+        for (uint32_t i = 0; i < n; i++) {
+            struct npl_raw_array *a = &R->arrays[i];
+            if (atomic_load(&a->state) == NPL_RAW_LIVE)
+                xprotect(a->base, a->bytes, a->prot);
+        }
+        for (uint32_t i = 0; i < MAX_OUT; i++)
+            atomic_store(&slots[i].word, 0);
+        atomic_store(&slots_hi, 0);
+        atomic_store(&live_lo, UINTPTR_MAX);
+        atomic_store(&live_hi, 0);
+        munmap(R, R_size); /* nothing of the parent's profile is reachable from here */
+    }
+    R = NULL;
+    recording = 0;
+    refused = 1;
+    sampler_running = 0;
+    pthread_mutex_unlock(&track_lock);
+}
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void)
+{
+    npl__fault_atfork(); /* before ours: at fork, track_lock is taken before the dispatcher's */
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+/* before the interposer's handlers (priority 101): at fork() this lock is taken after the
+ * interposer has waited for the threads inside the library (which may be untracking) */
+__attribute__((constructor(101))) static void atfork_early(void)
+{
+    pthread_once(&atfork_once, register_atfork);
+}
+
+void npl__sampler_exec(int failed)
+{
+    if (!R || !recording || atomic_load(&R->owner_pid) != (int32_t)getpid())
+        return; /* not the owner (a vfork child shares our memory but not our pid) */
+    if (failed)
+        atomic_store(&R->handover, 0);
+    else if (!atomic_load(&R->ft_faults) && !atomic_load(&R->samples))
+        atomic_store(&R->handover, my_token);
+}
+
+void npl__sampler_stop(void)
+{
+    if (!R || !recording)
+        return;
+    atomic_store(&stopping, 1);
+    pthread_mutex_lock(&track_lock);
+    give_back_slots(0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX, 0);
+    pthread_mutex_unlock(&track_lock);
+}

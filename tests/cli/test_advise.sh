@@ -1,0 +1,141 @@
+#!/bin/sh
+# numaplace advise on the hand-written profiles of tests/profiles/ (2 nodes, 4 threads pinned
+# compact: threads 0-1 on node 0, 2-3 on node 1): the pattern and policy each was written to
+# show, stored advice shown as stored, --json against docs/schema/advise.schema.json, the profiles
+# against docs/schema/profile.schema.json, --write, and every bad profile of tests/profiles/bad/:
+# exit status 2 and one line naming the file, nothing started.
+set -u
+N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
+SRC=${SRC:?set SRC to the source directory}
+P=$SRC/tests/profiles
+T=$(mktemp -d "${TMPDIR:-/tmp}/npl_advise.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
+# "pattern policy next_touch stored" of each array, from --json
+rows() {
+    "$N" advise --json "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for a in d["arrays"]:
+    print(a["pattern"], a["policy"], ",".join(str(p) for p in a["next_touch_phases"]) or "-",
+          "stored" if a["stored"] else "new")'
+}
+check "blocked" "blocked bind_block:threads=4 - new" "$(rows $P/blocked.json)"
+check "cyclic(2 pages)" "cyclic bind_block:pages=2,threads=4 - new" "$(rows $P/cyclic.json)"
+check "serial" "serial bind_all:0 - new" "$(rows $P/serial.json)"
+check "shared read" "shared-read-mostly cyclic - new" "$(rows $P/shared_read.json)"
+check "shared written" "shared-written cyclic - new" "$(rows $P/shared_written.json)"
+check "irregular" "irregular explicit - new" "$(rows $P/irregular.json)"
+check "too few samples" "too-few-samples first_touch - new" "$(rows $P/too_few.json)"
+check "phase change" "phase-changing bind_block:threads=4 1,2 new" "$(rows $P/phase_changing.json)"
+check "several arrays" "blocked bind_block:threads=4 - new
+shared-read-mostly cyclic - new
+serial bind_all:0 - new
+too-few-samples first_touch - new" "$(rows $P/multi.json)"
+check "stored advice shown as it is" "cyclic cyclic_block:4 - stored
+irregular explicit 1 stored" "$(rows $P/advised.json)"
+# exact profiles of the locality harness's programs in the 4-node guest (bench/auto/run_auto
+# --exact-profiles: 8 threads pinned compact, 2 per node): the advice run there reached the per-array
+# oracle (docs/AUTO.md)
+check "guest auto_multi" "blocked bind_block:threads=8 - new
+cyclic bind_block:pages=4,threads=8 - new
+shared-read-mostly cyclic - new
+blocked bind_block:threads=8 - new" "$(rows $P/guest_auto_multi.json)"
+check "guest auto_phase" "phase-changing bind_block:threads=8 1,2 new" "$(rows $P/guest_auto_phase.json)"
+# the table: one row per array after the two header lines, the site as file:line or object+offset
+out=$("$N" advise "$P/multi.json"); rc=$?
+check "table: exit 0" 0 $rc
+check "table: 2 header lines + 4 rows" 6 "$(printf '%s\n' "$out" | wc -l | tr -d ' ')"
+check "table: sites" "solver.c:40 solver.c:41 kernels+0x3000 solver.c:60" \
+    "$(printf '%s\n' "$out" | tail -n 4 | awk '{printf "%s%s", (NR > 1 ? " " : ""), $1}')"
+check "table: sizes" "64 KiB" "$(printf '%s\n' "$out" | sed -n 3p | awk '{print $2, $3}')"
+check "table: replicate said" 1 "$(printf '%s\n' "$out" | grep -c 'cyclic (replicate)')"
+check "table: the reason names the numbers" 1 \
+    "$(printf '%s\n' "$out" | grep -c 'bind_block:threads=4 predicts 0.99 local, first touch 0.99 (164 samples)')"
+check "table: next-touch phases" 1 "$("$N" advise "$P/phase_changing.json" | grep -c '+next-touch@1,2')"
+check "table: stored marked" 2 "$("$N" advise "$P/advised.json" | grep -c '(stored)')"
+check "--verbose lists the candidates" 1 \
+    "$("$N" advise -v "$P/irregular.json" | grep -c 'explicit .*(this input size only)')"
+# --write: the profile with the advice stored in it; read again, every array is stored, unchanged
+"$N" advise --write "$T/w.json" "$P/multi.json" >/dev/null; check "--write: exit 0" 0 $?
+check "--write: stored, same advice" "$(rows $P/multi.json | sed 's/ new$/ stored/')" "$(rows $T/w.json)"
+cp "$P/blocked.json" "$T/in_place.json"
+"$N" advise --write "$T/in_place.json" "$T/in_place.json" >/dev/null; check "--write over FILE" "blocked bind_block:threads=4 - stored" "$(rows $T/in_place.json)"
+"$N" advise --write /nonexistent/dir/p.json "$P/blocked.json" >/dev/null 2>&1; check "--write to a bad place: 1" 1 $?
+# bad profiles: exit 2, one line on stderr naming the file and the problem, nothing on stdout
+for f in "$P"/bad/*; do
+    b=$(basename "$f")
+    "$N" advise "$f" >"$T/out" 2>"$T/err"; rc=$?
+    check "bad $b: exit 2" 2 $rc
+    check "bad $b: one line on stderr" 1 "$(wc -l <"$T/err" | tr -d ' ')"
+    check "bad $b: names the file" 1 "$(grep -c "$b" "$T/err")"
+    check "bad $b: nothing on stdout" 0 "$(wc -c <"$T/out" | tr -d ' ')"
+    "$N" advise --json "$f" >"$T/out" 2>/dev/null; check "bad $b --json: exit 2, no output" "2 0" "$? $(wc -c <"$T/out" | tr -d ' ')"
+done
+check "foreign: said so" 1 "$("$N" advise "$P/bad/foreign_format.json" 2>&1 | grep -c 'not a numaplace profile: format "chrome-trace"')"
+check "version 2: said so" 1 "$("$N" advise "$P/bad/version_2.json" 2>&1 | grep -c 'profile version 2 is not supported')"
+check "truncated: said so" 1 "$("$N" advise "$P/bad/truncated.json" 2>&1 | grep -c 'truncated?')"
+check "NaN: names the member" 1 "$("$N" advise "$P/bad/nan.json" 2>&1 | grep -c 'sampling.rate')"
+"$N" advise /nonexistent/p.json >/dev/null 2>&1; check "missing file: 2" 2 $?
+"$N" advise "$P" >/dev/null 2>&1; check "a directory: 2" 2 $?
+"$N" advise >/dev/null 2>&1; check "no profile: 2" 2 $?
+"$N" advise "$P/blocked.json" "$P/serial.json" >/dev/null 2>&1; check "two profiles: 2" 2 $?
+"$N" advise --frob "$P/blocked.json" >/dev/null 2>&1; check "unknown option: 2" 2 $?
+"$N" advise --help >/dev/null; check "--help: 0" 0 $?
+check "help lists advise" 1 "$("$N" --help | grep -c '^  advise FILE')"
+# schemas: the profiles validate, the bad ones the schema can see do not, --json validates
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    # one python for all: each profile validates, so does advise --json of it; the bad profiles
+    # the schema can see do not
+    for f in "$P"/*.json "$T/w.json"; do "$N" advise --json "$f" >"$T/$(basename "$f").advise"; done
+    python3 - "$SRC/docs/schema" "$T" "$P" "$P"/*.json "$T/w.json" >"$T/schemas" 2>&1 <<'PY'
+import json, os, sys, jsonschema
+sd, tmp, pdir, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+ps, ad = (json.load(open(os.path.join(sd, n + ".schema.json"))) for n in ("profile", "advise"))
+for s in (ps, ad):
+    jsonschema.Draft202012Validator.check_schema(s)
+pv, av = jsonschema.Draft202012Validator(ps), jsonschema.Draft202012Validator(ad)
+for f in files:
+    b = os.path.basename(f)
+    e = list(pv.iter_errors(json.load(open(f)))) + list(av.iter_errors(json.load(open(os.path.join(tmp, b + ".advise")))))
+    print("valid" if not e else "INVALID: " + e[0].message[:200], b)
+for b in ("foreign_format", "version_2", "missing_run", "threads_string", "absurd_nchunks", "unknown_member"):
+    e = list(pv.iter_errors(json.load(open(os.path.join(pdir, "bad", b + ".json")))))
+    print("rejected" if e else "ACCEPTED", b)
+PY
+    check "schemas: ran" 0 $?
+    while read -r verdict name; do
+        case $verdict in
+        valid|rejected) pass=$((pass + 1)) ;;
+        *) fail=$((fail + 1)); echo "FAIL schema: $verdict $name" ;;
+        esac
+    done <"$T/schemas"
+    check "schemas: every file checked" $(( $(ls "$P"/*.json | wc -l) + 1 + 6 )) "$(wc -l <"$T/schemas" | tr -d ' ')"
+    for s in profile advise; do # every property is described
+        python3 - "$SRC/docs/schema/$s.schema.json" <<'PY'; check "$s schema: every property described" 0 $?
+import json, sys
+def walk(x, path):
+    if isinstance(x, dict):
+        for k, v in x.get("properties", {}).items():
+            assert "description" in v, f"{path}.{k} has no description"
+        for k, v in x.items():
+            walk(v, path + "/" + k)
+    elif isinstance(x, list):
+        for v in x:
+            walk(v, path)
+walk(json.load(open(sys.argv[1])), "")
+PY
+    done
+else
+    skip jsonschema "schemas: python3-jsonschema is not installed (scripts/deps.sh)"
+fi
+# the man page
+f=$SRC/docs/man/numaplace-advise.1
+check "man page exists" 1 "$([ -f "$f" ] && echo 1 || echo 0)"
+if ! command -v groff >/dev/null 2>&1; then
+    skip groff "man page rendering: groff is not installed"
+elif [ -f "$f" ]; then
+    check "man page renders without warnings" "" "$(groff -man -Tutf8 -ww -z "$f" 2>&1)"
+fi
+summary test_advise

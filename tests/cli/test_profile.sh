@@ -1,0 +1,103 @@
+#!/bin/sh
+# numaplace profile and run --profile on the host (one node: placement itself is checked in the
+# guest, tests/guest/guest_profile.c). Exact checks:
+#  - a profiled program's stdout and exit status are those of a plain run (128+N for signal N),
+#    for every allocation style, OpenMP under libgomp and libomp, Fortran, fork, exec, system
+#    calls into its arrays, its own SIGSEGV handler, exits and signals;
+#  - the profile: one array per large allocation, the sites of C++ new[] in the program (not in
+#    libstdc++), the same sites in two runs (address randomisation), the patterns of three known
+#    arrays (blocked, cyclic, shared read-mostly), the hardware probe's one line;
+#  - run --profile: the arrays matched again at another input size (the figure printed), a
+#    truncated, foreign or other program's profile refused with status 2 before the program runs.
+set -u
+N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
+P=$(dirname "$N")/progs
+PRE=$(dirname "$N")/libnumaplace_preload.so
+if [ ! -f "$PRE" ] || [ ! -x "$P/profile_edge" ]; then
+    echo "SKIP: $PRE or $P/profile_edge missing (sanitizer builds have no preload)"
+    exit 0
+fi
+T=$(mktemp -d /tmp/npl_test_profile.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+check() { # name, expected, actual
+    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
+}
+# same OPTIONS PROG ARGS: status and stdout under profile OPTIONS equal those of PROG alone
+same() {
+    opts=$1
+    shift
+    "$@" >$T/ref 2>/dev/null
+    r1=$?
+    sh -c '"$@"; echo "status $?" >'"$T/st" sh $N profile --out $T/p.json $opts -- "$@" >$T/got 2>$T/err
+    r2=$(cut -d' ' -f2 <$T/st)
+    check "profile $opts -- $(basename "$1") ${2:-}: status, output" "$r1 $(cksum <$T/ref)" "$r2 $(cksum <$T/got)"
+}
+for prog in alloc_styles cxx_styles omp_styles_gcc omp_styles_clang fortran_omp; do
+    [ -x "$P/$prog" ] || { echo "SKIP: $P/$prog not built"; continue; }
+    same "--threshold 64K" "$P/$prog"
+done
+for m in none thread abort segv term mainexit quick clearenv unsetenv affinity; do
+    same "--threshold 64K" "$P/exit_styles" $m
+done
+head -c 5000000 /dev/urandom >$T/in.bin
+for m in touch fork exec static "exit 5" kill segv segv_early "io $T/in.bin"; do
+    # shellcheck disable=SC2086
+    same "" "$P/profile_edge" $m
+done
+check "the hardware probe says why it is not used, in one line" 1 "$(grep -c '^numaplace profile: hardware sampling not used (.*): sampling by protection faults' $T/err)"
+$N profile --out $T/fork.json -- "$P/profile_edge" fork >/dev/null 2>$T/err
+check "fork: the child is said not to be profiled" 1 "$(grep -c '1 other process .* not profiled' $T/err)"
+
+if ! command -v python3 >/dev/null; then
+    echo "SKIP: python3 missing: the profile's contents are not checked"
+    echo "profile: $pass passed, $fail failed"
+    [ $fail -eq 0 ]
+    exit
+fi
+# the profile's arrays: python3 prints one line per array: kind object offset ordinal bytes pattern
+arrays() {
+    python3 - "$1" <<'PY'
+import json, os, sys
+p = json.load(open(sys.argv[1]))
+for a in p["arrays"]:
+    s = a["site"]
+    adv = a.get("advice") or {}
+    print(s["kind"], os.path.basename(s["object"]), s["offset"], s["ordinal"], a["bytes"],
+          adv.get("pattern", "-"))
+PY
+}
+$N profile --out $T/cxx.json --threshold 64K -- "$P/cxx_styles" >/dev/null 2>&1
+check "cxx_styles: every large block's site is in the program, not in libstdc++" "" "$(arrays $T/cxx.json | awk '$1 == "heap" && $2 != "cxx_styles"')"
+check "cxx_styles: large blocks were profiled" 1 "$(arrays $T/cxx.json | awk 'END {print (NR >= 4)}')"
+# the same identities in two runs (the program's address changes each time)
+OMP_NUM_THREADS=2 $N profile --out $T/a.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
+OMP_NUM_THREADS=2 $N profile --out $T/b.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
+arrays $T/a.json | cut -d' ' -f1-5 >$T/a.txt
+arrays $T/b.json | cut -d' ' -f1-5 >$T/b.txt
+check "patterns3: 3 arrays" 3 "$(wc -l <$T/a.txt)"
+check "patterns3: the same sites in two runs" "$(cat $T/a.txt)" "$(cat $T/b.txt)"
+# the patterns, sampled densely enough to be sure (two threads on one node)
+OMP_NUM_THREADS=2 $N profile --rate 20000 --out $T/p3.json -- "$P/patterns3" 16 20 >/dev/null 2>&1
+check "patterns3: blocked, cyclic, shared-read-mostly" "blocked cyclic shared-read-mostly" "$(arrays $T/p3.json | awk '{printf "%s%s", (NR > 1 ? " " : ""), $6}')"
+
+# run --profile at another input size: every profiled array matched again
+OMP_NUM_THREADS=2 $N run --profile $T/p3.json --verbose -- "$P/patterns3" 24 2 >$T/out 2>$T/err
+r=$?
+check "run --profile, another size: status 0" 0 $r
+check "run --profile, another size: 100% of the profiled bytes matched" 1 "$(grep -c ': 3 of 3 arrays matched again (100.0% of the profiled bytes)' $T/err)"
+grep 'matched again' $T/err
+# refused before the program starts: truncated, foreign, another program's
+head -c 2000 $T/p3.json >$T/trunc.json
+echo '{"format": "something-else", "version": 1}' >$T/foreign.json
+for f in trunc foreign; do
+    $N run --profile $T/$f.json -- "$P/profile_edge" touch >$T/out 2>$T/err
+    check "run --profile $f: status 2, the program not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(wc -l <$T/err)"
+done
+$N run --profile $T/p3.json -- "$P/profile_edge" touch >$T/out 2>$T/err
+check "run --profile of another program: status 2, not started" "2 0" "$? $(wc -c <$T/out)"
+check "run --profile of another program: says whose it is" 1 "$(grep -c 'is a profile of .*patterns3.*, not of .*profile_edge' $T/err)"
+$N run --profile $T/p3.json --pin compact -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
+check "run --profile with another pinning: a warning" 1 "$(grep -c 'warning: the profile was taken without pinning, this run pins with --pin compact' $T/err)"
+echo "profile: $pass passed, $fail failed"
+[ $fail -eq 0 ]

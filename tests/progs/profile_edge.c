@@ -1,0 +1,161 @@
+/* profile_edge.c - programs that `numaplace profile` must not change (tests/cli/test_profile.sh):
+ * each mode allocates arrays over the 1 MiB threshold, touches them, and prints what it saw.
+ *   fork      the parent and a forked child both allocate and touch arrays
+ *   exec      the process replaces itself with `profile_edge touch` (no fork)
+ *   touch     allocate, touch, print a checksum
+ *   segv      the program's own SIGSEGV handler, installed after its arrays: a real fault on a
+ *             PROT_NONE page of its own goes to it (it prints and exits 42)
+ *   segv_early the same, installed before the arrays are allocated
+ *   io FILE   read(2), pread(2), fread(3) of FILE into large arrays, then write(2) of them to
+ *             stdout: the bytes must come back unchanged (no EFAULT from protected pages)
+ *   exit N    exit status N after touching; kill: dies of SIGTERM after touching
+ *   static    a 4 MiB static array written by the main thread and read back */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB (1u << 20)
+static double static_big[MIB / 2]; /* 4 MiB */
+
+static double touch(size_t mib, double seed)
+{
+    size_t n = mib * MIB / sizeof(double);
+    double *a = malloc(n * sizeof *a), s = 0;
+    if (!a)
+        exit(3);
+    for (size_t i = 0; i < n; i++)
+        a[i] = seed + (double)(i % 13);
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t i = 0; i < n; i += 64)
+            s += a[i];
+    free(a);
+    return s;
+}
+
+static char *guard;
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig, (void)ctx;
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "own handler: fault at guard+%ld\n",
+                     (long)((char *)si->si_addr - guard));
+    if (write(1, msg, (size_t)n) < 0)
+        _exit(1);
+    _exit(42);
+}
+
+static void install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+static int segv(int early)
+{
+    guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (early)
+        install();
+    size_t n = 8 * MIB / sizeof(double);
+    double *a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (double)i;
+    if (!early)
+        install();
+    double s = 0;
+    for (int rep = 0; rep < 50; rep++) /* long enough for the sampler's pages to be hit */
+        for (size_t i = 0; i < n; i += 512)
+            s += a[i];
+    printf("sum %.1f\n", s);
+    fflush(stdout);
+    return *(volatile char *)(guard + 100); /* the program's own fault */
+}
+
+static int io(const char *file)
+{
+    size_t n = 6 * MIB;
+    char *a = malloc(n), *b = malloc(n), *c = malloc(n);
+    int fd = open(file, O_RDONLY);
+    if (!a || !b || !c || fd < 0)
+        return 3;
+    ssize_t ra = read(fd, a, n), rb = pread(fd, b, n, 0);
+    FILE *f = fopen(file, "rb");
+    size_t rc = f ? fread(c, 1, n, f) : 0;
+    if (f)
+        fclose(f);
+    close(fd);
+    if (ra < 0 || rb != ra || (ssize_t)rc != ra || memcmp(a, b, (size_t)ra) || memcmp(a, c, rc)) {
+        fprintf(stderr, "io: read %zd, pread %zd, fread %zu\n", ra, rb, rc);
+        return 4;
+    }
+    for (ssize_t off = 0; off < ra;) {
+        ssize_t w = write(1, a + off, (size_t)(ra - off));
+        if (w <= 0)
+            return 5;
+        off += w;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "touch";
+    if (!strcmp(mode, "touch")) {
+        printf("touch %.1f\n", touch(8, 1));
+        return 0;
+    }
+    if (!strcmp(mode, "fork")) {
+        double s = touch(4, 1);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            printf("child %.1f\n", touch(6, 2));
+            return 7;
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        printf("parent %.1f %.1f child status %d\n", s, touch(5, 3), WEXITSTATUS(st));
+        return 0;
+    }
+    if (!strcmp(mode, "exec")) {
+        fflush(stdout);
+        execl("/proc/self/exe", argv[0], "touch", (char *)NULL);
+        return 9;
+    }
+    if (!strcmp(mode, "segv") || !strcmp(mode, "segv_early"))
+        return segv(!strcmp(mode, "segv_early"));
+    if (!strcmp(mode, "io") && argc > 2)
+        return io(argv[2]);
+    if (!strcmp(mode, "exit") && argc > 2) {
+        printf("touch %.1f\n", touch(4, 1));
+        return atoi(argv[2]);
+    }
+    if (!strcmp(mode, "kill")) {
+        printf("touch %.1f\n", touch(4, 1));
+        fflush(stdout);
+        raise(SIGTERM);
+        return 0;
+    }
+    if (!strcmp(mode, "static")) {
+        double s = 0;
+        for (size_t i = 0; i < MIB / 2; i++)
+            static_big[i] = (double)(i % 5);
+        for (size_t i = 0; i < MIB / 2; i += 8)
+            s += static_big[i];
+        printf("static %.1f\n", s);
+        return 0;
+    }
+    fprintf(stderr, "usage: profile_edge fork|exec|touch|segv|segv_early|io FILE|exit N|kill|static\n");
+    return 2;
+}

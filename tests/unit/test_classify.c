@@ -1,0 +1,569 @@
+/* The per-array classifier (src/profile/classify.c) on synthetic access matrices: every pattern,
+ * with 10-20% random samples mixed in, the thresholds at their edges, 1/2/3/4/8-node synthetic
+ * machines, compact and scatter thread maps. The expected pattern and policy of each case were
+ * written from the access pattern that generated it, never copied from the classifier's output;
+ * each matrix is also checked against every OTHER case's expectation, which must fail.
+ * Prints the decision table (case, pattern, policy, predicted local fractions, confidence). */
+#include "check.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+
+
+static npl_topo *synth(const char *desc)
+{
+    npl_topo *t = NULL;
+    if (npl_topo_load_synthetic(&t, desc) < 0) {
+        printf("cannot load synthetic topology %s: %s\n", desc, npl_last_error());
+        exit(2);
+    }
+    return t;
+}
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{ /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static uint64_t below(uint64_t n) { return rnd() % n; }
+
+enum gen { G_BLOCKED, G_CYCLIC, G_SERIAL, G_SHARED, G_IRREGULAR, G_TRANSPOSE };
+
+/* A matrix being built: counts[phase][chunk][thread] reads and writes. */
+struct mat {
+    int nph, nchunks, T;
+    uint64_t *r, *w;
+};
+
+static struct mat mat_new(int nph, int nchunks, int T)
+{
+    struct mat m = {nph, nchunks, T, calloc((size_t)nph * nchunks * T, 8),
+                    calloc((size_t)nph * nchunks * T, 8)};
+    return m;
+}
+
+static void mat_add(struct mat *m, int ph, int chunk, int t, int write, uint64_t n)
+{
+    size_t i = ((size_t)ph * m->nchunks + chunk) * m->T + t;
+    (write ? m->w : m->r)[i] += n;
+}
+
+static int owner_of(enum gen g, int chunk, int nchunks, int T, int k)
+{
+    switch (g) {
+    case G_BLOCKED: return (int)((long)chunk * T / nchunks);
+    case G_CYCLIC: return (chunk / k) % T;
+    case G_SERIAL: return 0;
+    case G_IRREGULAR: return (int)((((uint64_t)chunk * 2654435761u) >> 7) % (uint64_t)T);
+    case G_TRANSPOSE: return chunk % T; /* another owner for nearly every chunk */
+    default: return -1;
+    }
+}
+
+/* n sampled accesses of phase ph: pattern g with a share `noise` of random (chunk, thread);
+ * a share wr of them writes */
+static void gen(struct mat *m, int ph, enum gen g, int k, long n, double noise, double wr)
+{
+    for (long i = 0; i < n; i++) {
+        int chunk = (int)below((uint64_t)m->nchunks), t;
+        if (g == G_SHARED || (double)below(1000000) < noise * 1e6)
+            t = (int)below((uint64_t)m->T);
+        else
+            t = owner_of(g, chunk, m->nchunks, m->T, k);
+        mat_add(m, ph, chunk, t, (double)below(1000000) < wr * 1e6, 1);
+    }
+}
+
+/* the array description of a matrix (samples in phase, chunk, thread order) */
+struct arr {
+    struct npl_prof_input in;
+    struct npl_prof_sample *s;
+    int32_t *ft;
+    struct npl_prof_phase ph[8];
+    struct npl_prof_transition tr[8];
+};
+
+static void arr_from(struct arr *a, const struct mat *m, const int *thread_nodes, const char *pin)
+{
+    memset(a, 0, sizeof *a);
+    size_t n = 0, cap = (size_t)m->nph * m->nchunks * m->T;
+    a->s = malloc(cap * sizeof *a->s);
+    for (int p = 0; p < m->nph; p++)
+        for (int c = 0; c < m->nchunks; c++)
+            for (int t = 0; t < m->T; t++) {
+                size_t i = ((size_t)p * m->nchunks + c) * m->T + t;
+                if (m->r[i] + m->w[i])
+                    a->s[n++] = (struct npl_prof_sample){(uint32_t)p, (uint32_t)c, (uint32_t)t,
+                                                         m->r[i], m->w[i]};
+            }
+    a->ft = malloc((size_t)m->nchunks * sizeof *a->ft);
+    for (int c = 0; c < m->nchunks; c++)
+        a->ft[c] = 0; /* first touched by the main thread (serial initialisation) */
+    for (int p = 0; p < m->nph && p < 8; p++)
+        a->ph[p] = (struct npl_prof_phase){(uint32_t)(10 + p), NPL_PHASE_REGION, NULL, 1};
+    a->in = (struct npl_prof_input){.bytes = (uint64_t)m->nchunks * 4096, .chunk_bytes = 4096,
+                                    .page_size = 4096, .nchunks = (uint64_t)m->nchunks,
+                                    .first_touch = a->ft, .samples = a->s, .nsamples = n,
+                                    .nthreads = m->T, .thread_nodes = thread_nodes, .rw_known = 1,
+                                    .pin = pin, .phases = m->nph > 1 ? a->ph : NULL,
+                                    .nphases = m->nph > 1 ? (uint32_t)m->nph : 0};
+}
+
+static void arr_free(struct arr *a, struct mat *m)
+{
+    free(a->s);
+    free(a->ft);
+    free(m->r);
+    free(m->w);
+}
+
+/* what a case must give: its pattern, policy (NULL: any) and a minimum predicted local
+ * fraction; next-touch phase ids where the pattern is phase-changing */
+struct expect {
+    int pattern;
+    const char *policy;
+    double min_local;
+    const char *next_touch; /* "10,11" or NULL */
+};
+
+static int matches(const struct npl_prof_advice *a, const struct expect *e, char *why, size_t n)
+{
+    char nt[64] = "";
+    for (uint32_t i = 0; i < a->nnext_touch; i++)
+        snprintf(nt + strlen(nt), sizeof nt - strlen(nt), "%s%u", i ? "," : "", a->next_touch[i]);
+    if (a->pattern != e->pattern)
+        snprintf(why, n, "pattern %s, want %s", npl__pattern_name(a->pattern),
+                 npl__pattern_name(e->pattern));
+    else if (e->policy && strcmp(a->policy, e->policy))
+        snprintf(why, n, "policy %s, want %s", a->policy, e->policy);
+    else if (a->local_policy < e->min_local)
+        snprintf(why, n, "predicted local %.3f < %.3f", a->local_policy, e->min_local);
+    else if (strcmp(nt, e->next_touch ? e->next_touch : ""))
+        snprintf(why, n, "next touch [%s], want [%s]", nt, e->next_touch ? e->next_touch : "");
+    else
+        return 1;
+    return 0;
+}
+
+static int table_rows;
+static void print_row(const char *name, const struct npl_prof_advice *a)
+{
+    if (!table_rows++)
+        printf("%-34s %-18s %-34s %6s %6s %6s %5s\n", "case", "pattern", "policy", "local", "ft",
+               "best", "conf");
+    char ft[16];
+    if (a->local_first_touch >= 0)
+        snprintf(ft, sizeof ft, "%.3f", a->local_first_touch);
+    else
+        snprintf(ft, sizeof ft, "-");
+    printf("%-34s %-18s %-34s %6.3f %6s %6.3f %5.2f\n", name, npl__pattern_name(a->pattern),
+           a->policy, a->local_policy, ft, a->local_best, a->confidence);
+    printf("    reason: %s\n", a->reason);
+}
+
+#define MAXCASES 64
+static struct {
+    char name[64];
+    struct npl_prof_advice adv;
+    struct expect exp;
+    char policy[160], next_touch[64]; /* the expectation's strings, kept */
+} cases[MAXCASES];
+static int ncases;
+
+/* classify a on machine topo, check the expectation, keep it for the cross check */
+static void run_case(const char *name, npl_topo *topo, struct arr *a, struct expect e)
+{
+    struct npl_prof_ctx *ctx;
+    char err[512];
+    if (npl__classify_ctx(&ctx, topo, a->in.nthreads, err, sizeof err) < 0) {
+        CHECK(0, "%s: context: %s", name, err);
+        return;
+    }
+    struct npl_prof_advice adv;
+    int rc = npl__classify(ctx, &a->in, &adv, err, sizeof err);
+    npl__classify_ctx_free(ctx);
+    CHECK(rc == 0, "%s: classify failed: %s", name, err);
+    if (rc < 0)
+        return;
+    print_row(name, &adv);
+    char why[256];
+    CHECK(matches(&adv, &e, why, sizeof why), "%s: %s (reason: %s)", name, why, adv.reason);
+    CHECK(adv.confidence >= 0 && adv.confidence <= 1 && adv.local_policy >= 0 &&
+          adv.local_policy <= 1 + 1e-9 && adv.local_best >= adv.local_policy - 1e-9 &&
+          adv.reason[0], "%s: fractions/confidence out of range", name);
+    /* never below the best candidate by more than the margin, nor below first touch (static) */
+    if (adv.pattern != NPL_PAT_PHASE_CHANGING && adv.pattern != NPL_PAT_TOO_FEW) {
+        double m = NPL_PROF_MARGIN_REL * adv.local_best > NPL_PROF_MARGIN_ABS ? NPL_PROF_MARGIN_REL * adv.local_best : NPL_PROF_MARGIN_ABS;
+        CHECK(adv.local_policy >= adv.local_best - m - 1e-9, "%s: %.3f below best %.3f", name,
+              adv.local_policy, adv.local_best);
+        CHECK(adv.local_first_touch < 0 || adv.local_policy >= adv.local_first_touch - m - 1e-9,
+              "%s: %.3f below first touch %.3f", name, adv.local_policy, adv.local_first_touch);
+    }
+    /* the advised policy string parses (or is an explicit map of one node per chunk) */
+    if (strcmp(adv.policy, "explicit")) {
+        npl_policy *p;
+        CHECK(npl_policy_parse(&p, adv.policy) == 0, "%s: policy %s does not parse", name, adv.policy);
+        if (p)
+            npl_policy_free(p);
+        CHECK(adv.chunk_nodes == NULL, "%s: chunk_nodes without explicit", name);
+    } else {
+        CHECK(adv.chunk_nodes && adv.nchunk_nodes == a->in.nchunks, "%s: explicit without map", name);
+    }
+    if (ncases < MAXCASES) {
+        snprintf(cases[ncases].name, sizeof cases[ncases].name, "%s", name);
+        cases[ncases].adv = adv;
+        cases[ncases].exp = e;
+        if (e.policy) {
+            snprintf(cases[ncases].policy, sizeof cases[ncases].policy, "%s", e.policy);
+            cases[ncases].exp.policy = cases[ncases].policy;
+        }
+        if (e.next_touch) {
+            snprintf(cases[ncases].next_touch, sizeof cases[ncases].next_touch, "%s", e.next_touch);
+            cases[ncases].exp.next_touch = cases[ncases].next_touch;
+        }
+        ncases++;
+    } else {
+        npl__advice_clear(&adv);
+    }
+}
+
+static int compact[64], scatter[64];
+
+static void thread_maps(int T, int M)
+{
+    int per = (T + M - 1) / M;
+    for (int t = 0; t < T; t++) {
+        compact[t] = t / per < M ? t / per : M - 1;
+        scatter[t] = t % M;
+    }
+}
+
+/* one generated case */
+static void gen_case(const char *name, npl_topo *topo, int M, int T, enum gen g, int k, long n,
+                     double noise, double wr, const char *pin, struct expect e)
+{
+    thread_maps(T, M);
+    struct mat m = mat_new(1, 256, T);
+    gen(&m, 0, g, k, n, noise, wr);
+    struct arr a;
+    arr_from(&a, &m, pin && !strcmp(pin, "scatter") ? scatter : compact, pin);
+    run_case(name, topo, &a, e);
+    arr_free(&a, &m);
+}
+
+int main(void)
+{
+    npl_topo *t1 = synth("numa:1 core:4 pu:1"), *t2 = synth("numa:2 core:2 pu:1");
+    npl_topo *t3 = synth("numa:3 core:2 pu:1"), *t4 = synth("numa:4 core:2 pu:1");
+    npl_topo *t8 = synth("numa:8 core:1 pu:1");
+    rng_state = 42;
+
+    /* ---- every pattern on 4 nodes x 2 cores, 8 threads pinned compact (2 per node) ---- */
+    gen_case("blocked", t4, 4, 8, G_BLOCKED, 0, 20000, 0, 0.5, "compact",
+             (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=8", 0.99, NULL});
+    gen_case("blocked, 10% noise", t4, 4, 8, G_BLOCKED, 0, 20000, 0.10, 0.5, "compact",
+             (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL});
+    gen_case("blocked, 20% noise", t4, 4, 8, G_BLOCKED, 0, 20000, 0.20, 0.5, "compact",
+             (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=8", 0.82, NULL});
+    gen_case("blocked, scatter pin", t4, 4, 8, G_BLOCKED, 0, 20000, 0.10, 0.5, "scatter",
+             (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=8,pin=scatter", 0.90, NULL});
+    gen_case("cyclic(4 pages)", t4, 4, 8, G_CYCLIC, 4, 20000, 0, 0.5, "compact",
+             (struct expect){NPL_PAT_CYCLIC, "bind_block:pages=4,threads=8", 0.99, NULL});
+    gen_case("cyclic(4 pages), 20% noise", t4, 4, 8, G_CYCLIC, 4, 20000, 0.20, 0.5, "compact",
+             (struct expect){NPL_PAT_CYCLIC, "bind_block:pages=4,threads=8", 0.82, NULL});
+    /* scatter: thread t on node t mod 4, so block b's node is b mod 4: a node-level shape */
+    gen_case("cyclic(2 pages), scatter pin", t4, 4, 8, G_CYCLIC, 2, 20000, 0.10, 0.5, "scatter",
+             (struct expect){NPL_PAT_CYCLIC, "cyclic_block:2", 0.90, NULL});
+    gen_case("serial", t4, 4, 8, G_SERIAL, 0, 5000, 0, 0.5, "compact",
+             (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL});
+    gen_case("serial, 10% noise", t4, 4, 8, G_SERIAL, 0, 5000, 0.10, 0.5, "compact",
+             (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.90, NULL});
+    gen_case("shared, read-mostly (1% writes)", t4, 4, 8, G_SHARED, 0, 20000, 0, 0.01, "compact",
+             (struct expect){NPL_PAT_SHARED_READ, "cyclic", 0.22, NULL});
+    gen_case("shared, written (40%)", t4, 4, 8, G_SHARED, 0, 20000, 0, 0.40, "compact",
+             (struct expect){NPL_PAT_SHARED_WRITTEN, "cyclic", 0.22, NULL});
+    gen_case("irregular owners", t4, 4, 8, G_IRREGULAR, 0, 20000, 0.10, 0.5, "compact",
+             (struct expect){NPL_PAT_IRREGULAR, "explicit", 0.88, NULL});
+    gen_case("too few samples (40)", t4, 4, 8, G_BLOCKED, 0, 40, 0, 0.5, "compact",
+             (struct expect){NPL_PAT_TOO_FEW, "first_touch", 0, NULL});
+
+    /* ---- phases ---- */
+    {
+        /* two regions that alternate (10 -> 11 -> 10 ...): blocked, then another owner per chunk */
+        thread_maps(8, 4);
+        struct mat m = mat_new(2, 256, 8);
+        gen(&m, 0, G_BLOCKED, 0, 10000, 0.05, 0.5);
+        gen(&m, 1, G_TRANSPOSE, 0, 10000, 0.05, 0.5);
+        struct arr a;
+        arr_from(&a, &m, compact, "compact");
+        a.ph[0].entries = a.ph[1].entries = 10;
+        a.tr[0] = (struct npl_prof_transition){0, 1, 10};
+        a.tr[1] = (struct npl_prof_transition){1, 0, 9};
+        a.in.transitions = a.tr;
+        a.in.ntransitions = 2;
+        run_case("phase change, alternating", t4, &a,
+                 (struct expect){NPL_PAT_PHASE_CHANGING, "bind_block:threads=8", 0.85, "10,11"});
+        /* the same without transitions: both entered 10 times, consecutive: they alternate */
+        a.in.ntransitions = 0;
+        run_case("phase change, no transitions", t4, &a,
+                 (struct expect){NPL_PAT_PHASE_CHANGING, "bind_block:threads=8", 0.85, "10,11"});
+        /* entered once each: one change of owners, not worth next-touch: one placement for the
+         * later phase (the steady state) */
+        a.ph[0].entries = a.ph[1].entries = 1;
+        run_case("phase change once", t4, &a,
+                 (struct expect){NPL_PAT_CYCLIC, "bind_block:pages=1,threads=8", 0.85, NULL});
+        arr_free(&a, &m);
+    }
+    {
+        /* serial initialisation (phase 10: thread 0 writes everything, once), then a blocked
+         * compute phase entered 20 times: blocked, fitted after the one-time change */
+        thread_maps(8, 4);
+        struct mat m = mat_new(2, 256, 8);
+        gen(&m, 0, G_SERIAL, 0, 3000, 0, 1.0);
+        gen(&m, 1, G_BLOCKED, 0, 12000, 0.05, 0.3);
+        struct arr a;
+        arr_from(&a, &m, compact, "compact");
+        a.ph[0].entries = 1;
+        a.ph[1].entries = 20;
+        a.tr[0] = (struct npl_prof_transition){0, 1, 1};
+        a.tr[1] = (struct npl_prof_transition){1, 1, 19};
+        a.in.transitions = a.tr;
+        a.in.ntransitions = 2;
+        run_case("serial init, blocked compute", t4, &a,
+                 (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL});
+        CHECK(strstr(cases[ncases - 1].adv.reason, "one-time phase or change") != NULL,
+              "serial init: the reason names the one-time change: %s", cases[ncases - 1].adv.reason);
+        CHECK(cases[ncases - 1].adv.local_first_touch >= 0 &&
+              cases[ncases - 1].adv.local_first_touch < 0.35,
+              "serial init: first touch (all on node 0) predicts about 1/4, got %.3f",
+              cases[ncases - 1].adv.local_first_touch);
+        arr_free(&a, &m);
+    }
+
+    {
+        /* a table written once by the main thread (phase 10, entered once), then read at random
+         * by every thread in a phase entered 3 times: read-mostly, judged on the phase entered
+         * again and again (the writes of the initialisation are 20% of all accesses); on one node
+         * as on four */
+        for (int one = 0; one < 2; one++) {
+            thread_maps(8, one ? 1 : 4);
+            struct mat m = mat_new(2, 256, 8);
+            gen(&m, 0, G_SERIAL, 0, 4000, 0, 1.0);
+            gen(&m, 1, G_SHARED, 0, 16000, 0, 0.0);
+            struct arr a;
+            arr_from(&a, &m, compact, "compact");
+            a.ph[0].entries = 1;
+            a.ph[1].entries = 3;
+            run_case(one ? "1 node: serial init, shared reads" : "serial init, shared reads",
+                     one ? t1 : t4, &a, (struct expect){NPL_PAT_SHARED_READ, one ? "bind_all:0" : "cyclic",
+                                                        one ? 0.99 : 0.22, NULL});
+            arr_free(&a, &m);
+        }
+    }
+
+    /* ---- 1, 2, 3, 4 and 8 nodes ---- */
+    struct {
+        npl_topo *t;
+        int M, T;
+    } machines[] = {{t1, 1, 4}, {t2, 2, 4}, {t3, 3, 6}, {t4, 4, 8}, {t8, 8, 8}};
+    for (size_t i = 0; i < sizeof machines / sizeof *machines; i++) {
+        int M = machines[i].M, T = machines[i].T;
+        char name[64], pol[64];
+        snprintf(name, sizeof name, "%d nodes: blocked", M);
+        snprintf(pol, sizeof pol, "bind_block:threads=%d", T);
+        gen_case(name, machines[i].t, M, T, G_BLOCKED, 0, 20000, 0.10, 0.5, "compact",
+                 (struct expect){NPL_PAT_BLOCKED, pol, 0.88, NULL});
+        snprintf(name, sizeof name, "%d nodes: cyclic(3 pages)", M);
+        /* one thread per node (8 x 8): the owner node of block b is b mod 8, a node-level shape */
+        if (T == M)
+            snprintf(pol, sizeof pol, "cyclic_block:3");
+        else
+            snprintf(pol, sizeof pol, "bind_block:pages=3,threads=%d", T);
+        gen_case(name, machines[i].t, M, T, G_CYCLIC, 3, 20000, 0.10, 0.5, "compact",
+                 (struct expect){NPL_PAT_CYCLIC, pol, 0.88, NULL});
+        snprintf(name, sizeof name, "%d nodes: shared read", M);
+        /* one node: nothing to spread over; every placement is local */
+        gen_case(name, machines[i].t, M, T, G_SHARED, 0, 20000, 0, 0.0, "compact",
+                 (struct expect){NPL_PAT_SHARED_READ, M == 1 ? "bind_all:0" : "cyclic",
+                                 M == 1 ? 0.99 : 0.9 / M, NULL});
+    }
+
+    /* ---- thresholds at their edges ---- */
+    thread_maps(8, 4);
+    {   /* NPL_PROF_MIN_SAMPLES: 64 sampled accesses are enough, 63 are not */
+        for (int n = NPL_PROF_MIN_SAMPLES - 1; n <= NPL_PROF_MIN_SAMPLES; n++) {
+            struct mat m = mat_new(1, 256, 8);
+            for (int i = 0; i < n; i++)
+                mat_add(&m, 0, i, 0, 1, 1); /* thread 0 writes chunks 0..n-1 once */
+            struct arr a;
+            arr_from(&a, &m, compact, "compact");
+            char name[64];
+            snprintf(name, sizeof name, "edge: %d samples", n);
+            run_case(name, t4, &a, n < NPL_PROF_MIN_SAMPLES
+                     ? (struct expect){NPL_PAT_TOO_FEW, "first_touch", 0, NULL}
+                     : (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL});
+            arr_free(&a, &m);
+        }
+    }
+    {   /* NPL_PROF_READ_MOSTLY: writes 5% of accesses are read-mostly, 6% are not */
+        for (int w = 5; w <= 6; w++) {
+            struct mat m = mat_new(1, 64, 8);
+            for (int c = 0; c < 64; c++)
+                for (int t = 0; t < 8; t++) {
+                    mat_add(&m, 0, c, t, 0, (uint64_t)(100 - w));
+                    mat_add(&m, 0, c, t, 1, (uint64_t)w);
+                }
+            struct arr a;
+            arr_from(&a, &m, compact, "compact");
+            char name[64];
+            snprintf(name, sizeof name, "edge: shared, %d%% writes", w);
+            run_case(name, t4, &a, (struct expect){w == 5 ? NPL_PAT_SHARED_READ : NPL_PAT_SHARED_WRITTEN,
+                                                   "cyclic", 0.24, NULL});
+            CHECK(cases[ncases - 1].adv.replicate == (w == 5), "%s: replicate %d", name,
+                  cases[ncases - 1].adv.replicate);
+            arr_free(&a, &m);
+        }
+    }
+    {   /* NPL_PROF_OWNED: each chunk's owner thread (blocked) makes 80% of its accesses -> owned;
+         * 79% -> shared. The rest comes from one thread on another node. */
+        for (int own = 79; own <= 80; own++) {
+            struct mat m = mat_new(1, 64, 8);
+            for (int c = 0; c < 64; c++) {
+                int o = c * 8 / 64;
+                mat_add(&m, 0, c, o, 1, (uint64_t)own);
+                mat_add(&m, 0, c, (o + 2) % 8, 1, (uint64_t)(100 - own));
+            }
+            struct arr a;
+            arr_from(&a, &m, compact, "compact");
+            char name[64];
+            snprintf(name, sizeof name, "edge: owner makes %d%%", own);
+            run_case(name, t4, &a, own == 80
+                     ? (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=8", 0.80, NULL}
+                     : (struct expect){NPL_PAT_SHARED_WRITTEN, NULL, 0.78, NULL});
+            arr_free(&a, &m);
+        }
+    }
+    {   /* NPL_PROF_SERIAL: thread 0 makes 90% -> serial; 89% (thread 1 owning the last chunks,
+         * both on node 0) -> not serial, and bind_all:0 serves it whole */
+        for (int s = 89; s <= 90; s++) {
+            struct mat m = mat_new(1, 100, 8);
+            for (int c = 0; c < 100; c++)
+                mat_add(&m, 0, c, c < s ? 0 : 1, 1, 10);
+            struct arr a;
+            arr_from(&a, &m, compact, "compact");
+            char name[64];
+            snprintf(name, sizeof name, "edge: one thread makes %d%%", s);
+            run_case(name, t4, &a, s == 90 ? (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL}
+                                           : (struct expect){NPL_PAT_IRREGULAR, "bind_all:0", 0.99, NULL});
+            arr_free(&a, &m);
+        }
+    }
+    {   /* the guard's margin, max(0.02, 5% of the best): shared written data whose accesses come
+         * 52% / 48% from two nodes: cyclic (0.50) is within the margin of bind_all (0.52) and
+         * kept; at 53% / 47% it is not (0.50 < 0.53 - 0.0265): bind_all:0 replaces it */
+        int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        for (int a0 = 52; a0 <= 53; a0++) {
+            struct mat m = mat_new(1, 64, 8);
+            for (int c = 0; c < 64; c++) {
+                for (int t = 0; t < 4; t++)
+                    mat_add(&m, 0, c, t, 1, (uint64_t)a0);
+                for (int t = 4; t < 8; t++)
+                    mat_add(&m, 0, c, t, 1, (uint64_t)(100 - a0));
+            }
+            struct arr a;
+            arr_from(&a, &m, tn2, "compact");
+            char name[64];
+            snprintf(name, sizeof name, "edge: guard, node shares %d/%d", a0, 100 - a0);
+            run_case(name, t2, &a, (struct expect){NPL_PAT_SHARED_WRITTEN,
+                                                   a0 == 52 ? "cyclic" : "bind_all:0", 0.49, NULL});
+            CHECK((strstr(cases[ncases - 1].adv.reason, "instead") != NULL) == (a0 == 53),
+                  "%s: the reason says when the guard replaced the rule: %s", name,
+                  cases[ncases - 1].adv.reason);
+            arr_free(&a, &m);
+        }
+    }
+    {   /* the guard against first touch: data shared by every thread but first touched where 70%
+         * of its accesses come from: cyclic (0.50) would lose to first touch (0.70) */
+        int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        struct mat m = mat_new(1, 64, 8);
+        for (int c = 0; c < 64; c++) {
+            for (int t = 0; t < 4; t++)
+                mat_add(&m, 0, c, t, 0, 35);
+            for (int t = 4; t < 8; t++)
+                mat_add(&m, 0, c, t, 0, 15);
+        }
+        struct arr a;
+        arr_from(&a, &m, tn2, "compact");
+        run_case("guard: first touch beats spreading", t2, &a,
+                 (struct expect){NPL_PAT_SHARED_READ, "bind_all:0", 0.69, NULL});
+        CHECK(cases[ncases - 1].adv.local_first_touch > 0.70 - 1e-9 && cases[ncases - 1].adv.local_first_touch < 0.70 + 1e-9,
+              "first touch predicted exactly 0.70: %.6f", cases[ncases - 1].adv.local_first_touch);
+        arr_free(&a, &m);
+    }
+
+    /* ---- each case against every other case's expectation: a wrong pattern must fail ---- */
+    int cross_fail = 0, cross_checked = 0;
+    for (int i = 0; i < ncases; i++)
+        for (int j = 0; j < ncases; j++) {
+            const struct expect *e = &cases[j].exp;
+            const struct expect *mine = &cases[i].exp;
+            int same = e->pattern == mine->pattern &&
+                       ((!e->policy && !mine->policy) || (e->policy && mine->policy &&
+                                                          !strcmp(e->policy, mine->policy))) &&
+                       !strcmp(e->next_touch ? e->next_touch : "", mine->next_touch ? mine->next_touch : "");
+            char why[256];
+            if (i == j || same || (!e->policy && e->pattern == mine->pattern))
+                continue;
+            cross_checked++;
+            if (matches(&cases[i].adv, e, why, sizeof why)) {
+                cross_fail++;
+                printf("FAIL cross: case \"%s\" also matches the expectation of \"%s\"\n",
+                       cases[i].name, cases[j].name);
+            }
+        }
+    CHECK(cross_fail == 0 && cross_checked > 100, "%d of %d cross checks matched a wrong expectation",
+          cross_fail, cross_checked);
+
+    /* ---- bad input is an error, never a crash ---- */
+    {
+        struct npl_prof_ctx *ctx;
+        char err[256];
+        CHECK(npl__classify_ctx(&ctx, t4, 0, err, sizeof err) == -1 && errno == EINVAL,
+              "0 threads rejected");
+        CHECK(npl__classify_ctx(&ctx, t4, 4, err, sizeof err) == 0, "context");
+        int tn[4] = {0, 1, 2, 9}; /* node 9 does not exist */
+        struct npl_prof_sample s = {0, 0, 0, 1, 0};
+        struct npl_prof_input in = {.bytes = 8192, .chunk_bytes = 4096, .page_size = 4096,
+                                    .nchunks = 2, .samples = &s, .nsamples = 1, .nthreads = 4,
+                                    .thread_nodes = tn};
+        struct npl_prof_advice adv;
+        errno = 0;
+        CHECK(npl__classify(ctx, &in, &adv, err, sizeof err) == -1 && errno == EINVAL &&
+              strstr(err, "node 9"), "a thread on an unknown node: %s", err);
+        tn[3] = 3;
+        in.nchunks = 3;
+        CHECK(npl__classify(ctx, &in, &adv, err, sizeof err) == -1 && errno == EINVAL,
+              "inconsistent chunks rejected");
+        in.nchunks = 2;
+        s.chunk = 2;
+        CHECK(npl__classify(ctx, &in, &adv, err, sizeof err) == -1 && errno == EINVAL,
+              "a sample past the chunks rejected: %s", err);
+        s.chunk = 0;
+        CHECK(npl__classify(ctx, &in, &adv, err, sizeof err) == 0 && adv.pattern == NPL_PAT_TOO_FEW,
+              "one sample: too few");
+        npl__advice_clear(&adv);
+        npl__classify_ctx_free(ctx);
+    }
+
+    for (int i = 0; i < ncases; i++)
+        npl__advice_clear(&cases[i].adv);
+    npl_topo_destroy(t1);
+    npl_topo_destroy(t2);
+    npl_topo_destroy(t3);
+    npl_topo_destroy(t4);
+    npl_topo_destroy(t8);
+    return check_summary("test_classify");
+}

@@ -1,0 +1,353 @@
+/* The profile format v1 reader and writer (src/profile/format.c): a table of bad inputs, each
+ * rejected with EINVAL and a message naming the problem (never a crash); the limits at their
+ * edges; files that cannot be profiles; every profile of tests/profiles/ read, written and read
+ * again to the same text.  Usage: test_profile_format SOURCE_DIR */
+#include "check.h"
+#include "profile/profile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *BASE =
+    "{\"format\":\"numaplace-profile\",\"version\":1,"
+    "\"program\":{\"path\":\"/bin/x\",\"build_id\":null},"
+    "\"machine\":{\"nodes\":[0,1],\"page_size\":4096},"
+    "\"run\":{\"threads\":2,\"thread_nodes\":[0,1],\"thread_cpus\":null,"
+    "\"binding\":{\"source\":\"none\",\"detail\":null}},"
+    "\"sampling\":{\"backend\":\"fault\",\"rate\":100,\"samples\":6,\"seconds\":0.5,\"rw_known\":true},"
+    "\"phases\":[{\"id\":0,\"kind\":\"window\",\"site\":null,\"entries\":1}],"
+    "\"arrays\":[{\"site\":{\"object\":\"/bin/x\",\"build_id\":null,\"offset\":16,\"ordinal\":0,"
+    "\"kind\":\"heap\"},\"bytes\":8192,\"chunk_bytes\":4096,\"nchunks\":2,\"first_touch\":[0,-1],"
+    "\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]}]}";
+
+/* BASE with the first `from` replaced by `to` (malloc'ed) */
+static char *edit(const char *from, const char *to)
+{
+    const char *at = strstr(BASE, from);
+    if (!at) {
+        printf("test bug: \"%s\" is not in BASE\n", from);
+        exit(2);
+    }
+    size_t n = strlen(BASE) - strlen(from) + strlen(to) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%.*s%s%s", (int)(at - BASE), BASE, to, at + strlen(from));
+    return s;
+}
+
+static void expect_bad(const char *name, const char *text, size_t len, const char *msg)
+{
+    struct npl_profile *p = (struct npl_profile *)1;
+    char err[1024] = "";
+    errno = 0;
+    int rc = npl__profile_parse(text, len, &p, err, sizeof err);
+    CHECK(rc == -1 && errno == EINVAL && p == NULL, "%s: rc %d errno %d", name, rc, errno);
+    CHECK(strstr(err, msg) != NULL, "%s: message \"%s\" does not say \"%s\"", name, err, msg);
+    CHECK(!strcmp(npl_last_error(), err), "%s: npl_last_error() is not the message", name);
+}
+
+static void bad_edit(const char *from, const char *to, const char *msg)
+{
+    char *s = edit(from, to), name[160];
+    snprintf(name, sizeof name, "%.60s -> %.60s", from, to);
+    expect_bad(name, s, strlen(s), msg);
+    free(s);
+}
+
+static struct npl_profile *good(const char *name, const char *text)
+{
+    struct npl_profile *p = NULL;
+    char err[1024] = "";
+    int rc = npl__profile_parse(text, strlen(text), &p, err, sizeof err);
+    CHECK(rc == 0 && p, "%s: rejected: %s", name, err);
+    return p;
+}
+
+/* format -> parse -> format gives the same text */
+static void round_trip(const char *name, const struct npl_profile *p)
+{
+    size_t n1, n2;
+    char *t1 = npl__profile_format(p, &n1), err[1024] = "";
+    struct npl_profile *q = NULL;
+    CHECK(t1 && npl__profile_parse(t1, n1, &q, err, sizeof err) == 0, "%s: written text does not "
+          "parse: %s", name, err);
+    char *t2 = q ? npl__profile_format(q, &n2) : NULL;
+    CHECK(t2 && n1 == n2 && !memcmp(t1, t2, n1), "%s: written twice differs", name);
+    if (q) {
+        CHECK(q->narrays == p->narrays && q->threads == p->threads && q->nphases == p->nphases,
+              "%s: counts differ after a round trip", name);
+        for (uint32_t i = 0; i < q->narrays && i < p->narrays; i++)
+            CHECK(q->arrays[i].nsamples == p->arrays[i].nsamples &&
+                  q->arrays[i].has_advice == p->arrays[i].has_advice &&
+                  (!q->arrays[i].has_advice ||
+                   !strcmp(q->arrays[i].advice.policy, p->arrays[i].advice.policy)),
+                  "%s: array %u differs after a round trip", name, i);
+    }
+    free(t1);
+    free(t2);
+    npl__profile_free(q);
+}
+
+static char *nest(int levels) /* "extra": an object holding levels-2 nested arrays */
+{
+    char *s = malloc((size_t)levels * 2 + 64);
+    int k = sprintf(s, "\"version\":1,\"extra\":{\"a\":");
+    for (int i = 0; i < levels - 2; i++)
+        s[k++] = '[';
+    for (int i = 0; i < levels - 2; i++)
+        s[k++] = ']';
+    strcpy(s + k, "},");
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    const char *src = argc > 1 ? argv[1] : ".";
+
+    /* ---- the base profile is good, and reads as written ---- */
+    struct npl_profile *p = good("base", BASE);
+    if (p) {
+        CHECK(p->nnodes == 2 && p->threads == 2 && p->narrays == 1 && p->arrays[0].nsamples == 2 &&
+              p->arrays[0].samples[1].chunk == 1 && p->arrays[0].samples[1].writes == 3 &&
+              p->arrays[0].first_touch[1] == -1 && p->rate == 100 && p->seconds == 0.5 &&
+              p->rw_known == 1 && p->binding == NPL_BIND_NONE && !p->thread_cpus,
+              "base: fields read back");
+        round_trip("base", p);
+        npl__profile_free(p);
+    }
+
+    /* ---- a table of bad inputs: each names its problem ---- */
+    bad_edit("\"numaplace-profile\"", "\"chrome-trace\"", "not a numaplace profile: format \"chrome-trace\"");
+    bad_edit("\"version\":1", "\"version\":2", "version 2 is not supported");
+    bad_edit("\"version\":1", "\"version\":1,\"version\":1", "\"version\" given twice");
+    bad_edit("\"version\":1", "\"version\":1,\"traceEvents\":[]", "not a numaplace profile: unknown member \"traceEvents\"");
+    bad_edit("\"threads\":2", "\"threads\":\"2\"", "run.threads: expected a number, found a string");
+    bad_edit("\"threads\":2", "\"threads\":2.5", "run.threads: expected an integer");
+    bad_edit("\"threads\":2", "\"threads\":0", "run.threads: 0 is out of range");
+    bad_edit("\"threads\":2", "\"threads\":2000", "out of range (1..1024)");
+    bad_edit("\"rate\":100", "\"rate\":NaN", "sampling.rate: expected a number, found something that is not JSON");
+    bad_edit("\"rate\":100", "\"rate\":Infinity", "sampling.rate: expected a number");
+    bad_edit("\"rate\":100", "\"rate\":1e400", "sampling.rate: an absurd number");
+    bad_edit("\"rate\":100", "\"rate\":-1", "sampling.rate: -1 is out of range");
+    bad_edit("\"rate\":100", "\"rate\":1.", "no digit after '.'");
+    bad_edit("\"rate\":100", "\"rate\":+1", "expected a number");
+    bad_edit("\"nchunks\":2", "\"nchunks\":3", "nchunks is 3; 8192 bytes in chunks of 4096 make 2");
+    bad_edit("\"nchunks\":2", "\"nchunks\":99999999999", "arrays[0].nchunks: 99999999999 is out of range");
+    bad_edit("\"bytes\":8192", "\"bytes\":0", "arrays[0]: bytes is 0");
+    bad_edit("\"bytes\":8192", "\"bytes\":8192,\"bytes\":8192", "\"bytes\" given twice");
+    bad_edit("\"bytes\":8192", "\"bytes\":8192,\"colour\":1", "arrays[0].colour: unknown member \"colour\"");
+    bad_edit("\"chunk_bytes\":4096", "\"chunk_bytes\":4000", "nchunks is 2; 8192 bytes in chunks of 4000 make 3");
+    bad_edit("\"chunk_bytes\":4096,\"nchunks\":2", "\"chunk_bytes\":6144,\"nchunks\":2", "chunk_bytes 6144 is not a multiple of the page size 4096");
+    bad_edit("\"page_size\":4096", "\"page_size\":4097", "not a power of two");
+    bad_edit("[0,1,1,0,3]", "[0,2,1,0,3]", "arrays[0].samples[1]: its chunk is past nchunks");
+    bad_edit("[0,1,1,0,3]", "[0,1,2,0,3]", "arrays[0].samples[1]: its thread is not one of the run's");
+    bad_edit("[0,1,1,0,3]", "[0,1,1,0,0]", "it counts no access");
+    bad_edit("[0,1,1,0,3]", "[5,1,1,0,3]", "its phase is not in phases");
+    bad_edit("[0,1,1,0,3]", "[0,1,1,0]", "arrays[0].samples[1]: 4 values in a row, not 5");
+    bad_edit("[0,1,1,0,3]", "[0,1,1,0,3,9]", "more than 5 values in a row");
+    bad_edit("[0,1,1,0,3]", "[0,1,1,0,1099511627777]", "out of range");
+    bad_edit("[0,1,1,0,3]", "{}", "expected an array of integers, found an object");
+    bad_edit("\"first_touch\":[0,-1]", "\"first_touch\":[0]", "first_touch has 1 entries for 2 chunks");
+    bad_edit("\"first_touch\":[0,-1]", "\"first_touch\":[0,-2]", "arrays[0].first_touch[1]: -2 is out of range");
+    bad_edit("\"first_touch\":[0,-1]", "\"first_touch\":[0,5]", "thread 5 is not one of the run's 2 threads");
+    bad_edit("\"thread_nodes\":[0,1]", "\"thread_nodes\":[0,7]", "run.thread_nodes[1]: node 7 is not one of machine.nodes");
+    bad_edit("\"thread_nodes\":[0,1]", "\"thread_nodes\":[0]", "thread_nodes has 1 entries for 2 threads");
+    bad_edit("\"thread_cpus\":null", "\"thread_cpus\":[3]", "thread_cpus has 1 entries for 2 threads");
+    bad_edit("\"nodes\":[0,1]", "\"nodes\":[1,0]", "distinct and ascending");
+    bad_edit("\"nodes\":[0,1]", "\"nodes\":[]", "machine.nodes: no node");
+    bad_edit("\"kind\":\"heap\"", "\"kind\":\"stack\"", "\"stack\" is not heap or static");
+    bad_edit("\"source\":\"none\"", "\"source\":\"taskset\"", "is not pin, omp or none");
+    bad_edit("\"backend\":\"fault\"", "\"backend\":\"pebs\"", "is not fault or perf");
+    bad_edit("\"build_id\":null},\"machine\"", "\"build_id\":\"XYZ\"},\"machine\"", "hexadecimal");
+    bad_edit("\"build_id\":null},\"machine\"", "\"build_id\":\"abc\"},\"machine\"", "an even number");
+    bad_edit(",\"rw_known\":true", "", "sampling: member \"rw_known\" is missing");
+    bad_edit("\"program\":{\"path\":\"/bin/x\",\"build_id\":null},", "", "member \"program\" is missing");
+    bad_edit("\"path\":\"/bin/x\"", "\"path\":\"/bin/\x01x\"", "a control character in a string");
+    bad_edit("\"path\":\"/bin/x\"", "\"path\":\"/bin/\xff\"", "invalid UTF-8");
+    bad_edit("\"path\":\"/bin/x\"", "\"path\":\"/bin/\xc0\xaf\"", "invalid UTF-8"); /* overlong '/' */
+    bad_edit("\"path\":\"/bin/x\"", "\"path\":\"/bin/\\u0000\"", "a NUL character");
+    bad_edit("\"path\":\"/bin/x\"", "\"path\":\"\\ud800\"", "a lone surrogate");
+    bad_edit("\"path\":\"/bin/x\"", "\"path\":\"\\q\"", "a bad escape \\q");
+    bad_edit("\"offset\":16", "\"offset\":016", "a number with a leading zero");
+    bad_edit("\"offset\":16", "\"offset\":99999999999999999999", "out of range");
+    bad_edit("\"arrays\":[", "\"arrays\":{", "arrays: expected an array, found an object");
+    bad_edit("\"phases\":[{\"id\":0", "\"phases\":[{\"id\":0},{\"id\":0", "phases[0]: member \"kind\" is missing");
+    bad_edit("\"entries\":1}]", "\"entries\":1},{\"id\":0,\"kind\":\"window\",\"site\":null,\"entries\":1}]",
+             "phase id 0 given twice");
+    bad_edit("\"arrays\":[", "\"transitions\":[[0,9,1]],\"arrays\":[", "transitions[0]: phase 9 is not in phases");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"blocked\",\"policy\":\"explicit\",\"confidence\":1,"
+             "\"local\":{\"policy\":1,\"first_touch\":null,\"best\":1},\"reason\":\"r\",\"replicate\":false,"
+             "\"next_touch_phases\":[],\"samples\":1},\"samples\":[[", "policy \"explicit\" needs chunk_nodes");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"striped\",\"policy\":\"cyclic\"},\"samples\":[[",
+             "unknown pattern \"striped\"");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"blocked\",\"policy\":\"cyclic:9\",\"confidence\":1,"
+             "\"local\":{\"policy\":1,\"first_touch\":null,\"best\":1},\"reason\":\"r\",\"replicate\":false,"
+             "\"next_touch_phases\":[],\"samples\":1},\"samples\":[[", "advice.policy: policy \"cyclic:9\"");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"blocked\",\"policy\":\"cyclic\",\"confidence\":1.5},"
+             "\"samples\":[[", "advice.confidence: 1.5 is out of range");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"irregular\",\"policy\":\"explicit\",\"confidence\":1,"
+             "\"local\":{\"policy\":1,\"first_touch\":null,\"best\":1},\"reason\":\"r\",\"replicate\":false,"
+             "\"next_touch_phases\":[3],\"samples\":1,\"chunk_nodes\":[0,1]},\"samples\":[[",
+             "next_touch_phases: phase 3 is not in phases");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"irregular\",\"policy\":\"explicit\",\"confidence\":1,"
+             "\"local\":{\"policy\":1,\"first_touch\":null,\"best\":1},\"reason\":\"r\",\"replicate\":false,"
+             "\"next_touch_phases\":[],\"samples\":1,\"chunk_nodes\":[0,4]},\"samples\":[[",
+             "chunk_nodes: node 4 is not one of machine.nodes");
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"irregular\",\"policy\":\"explicit\",\"confidence\":1,"
+             "\"local\":{\"policy\":1,\"first_touch\":null,\"best\":1},\"reason\":\"r\",\"replicate\":false,"
+             "\"next_touch_phases\":[],\"samples\":1,\"chunk_nodes\":[0]},\"samples\":[[",
+             "advice.chunk_nodes has 1 entries for 2 chunks");
+    {   /* whole-text problems */
+        size_t n = strlen(BASE);
+        char *s = malloc(n + 8);
+        snprintf(s, n + 8, "%s x", BASE);
+        expect_bad("text after", s, strlen(s), "text after the profile's object");
+        expect_bad("truncated", BASE, n / 2, "(truncated?)");
+        expect_bad("truncated at the last brace", BASE, n - 1, "(truncated?)");
+        expect_bad("empty", "", 0, "profile: empty");
+        expect_bad("a JSON array", "[]", 2, "not a numaplace profile: expected a JSON object, found an array");
+        expect_bad("text", "numaplace profile", 17, "found something that is not JSON");
+        expect_bad("NUL byte", "{\0}", 3, "expected a member name");
+        free(s);
+    }
+    {   /* nesting: 16 levels are read (inside "extra", skipped), 17 are not */
+        char *n16 = nest(16), *n17 = nest(17);
+        char *s16 = edit("\"version\":1,", n16), *s17 = edit("\"version\":1,", n17);
+        struct npl_profile *q = good("16 levels", s16);
+        npl__profile_free(q);
+        expect_bad("17 levels", s17, strlen(s17), "extra: nesting deeper than 16 levels");
+        free(n16);
+        free(n17);
+        free(s16);
+        free(s17);
+        /* a million opening brackets: an error, not a stack overflow */
+        size_t big = 1 << 20;
+        char *deep = malloc(big + 64);
+        int k = sprintf(deep, "{\"extra\":{\"a\":");
+        memset(deep + k, '[', big);
+        deep[k + big] = 0;
+        expect_bad("a million brackets", deep, strlen(deep), "nesting deeper than 16 levels");
+        free(deep);
+    }
+    {   /* good variants: a byte order mark, extra members kept out, UTF-8 and escapes */
+        size_t n = strlen(BASE);
+        char *bom = malloc(n + 4);
+        snprintf(bom, n + 4, "\xEF\xBB\xBF%s", BASE);
+        npl__profile_free(good("byte order mark", bom));
+        free(bom);
+        char *s = edit("\"version\":1,", "\"version\":1,\"extra\":{\"tool\":\"x\",\"v\":[1,{\"a\":null}]},");
+        npl__profile_free(good("extra", s));
+        free(s);
+        s = edit("\"kind\":\"heap\"}", "\"kind\":\"heap\",\"symbol\":\"caf\\u00e9\",\"where\":\"r\\u00e9seau.c:7 \\ud83d\\ude00\"}");
+        struct npl_profile *q = good("escapes", s);
+        if (q) {
+            CHECK(!strcmp(q->arrays[0].site.symbol, "caf\xc3\xa9") &&
+                  !strcmp(q->arrays[0].site.where, "r\xc3\xa9seau.c:7 \xf0\x9f\x98\x80"),
+                  "escapes decoded: %s %s", q->arrays[0].site.symbol, q->arrays[0].site.where);
+            round_trip("escapes", q);
+            char label[128];
+            npl__site_label(&q->arrays[0].site, label, sizeof label);
+            CHECK(!strcmp(label, q->arrays[0].site.where), "label is the source line: %s", label);
+            free(q->arrays[0].site.where);
+            q->arrays[0].site.where = NULL;
+            q->arrays[0].site.ordinal = 2;
+            npl__site_label(&q->arrays[0].site, label, sizeof label);
+            CHECK(!strcmp(label, "x+0x10#2"), "label without a source line: %s", label);
+        }
+        npl__profile_free(q);
+        free(s);
+        /* -0 is 0; 1E2 is a number; fractions are read without the locale */
+        s = edit("\"seconds\":0.5", "\"seconds\":2.5E-1");
+        q = good("exponent", s);
+        CHECK(q && q->seconds == 0.25, "2.5E-1 read as 0.25");
+        npl__profile_free(q);
+        free(s);
+        s = edit("\"offset\":16", "\"offset\":-0");
+        q = good("minus zero", s);
+        CHECK(q && q->arrays[0].site.offset == 0, "-0 read as 0");
+        npl__profile_free(q);
+        free(s);
+        /* a written invalid UTF-8 path comes out as U+FFFD, still JSON */
+        q = good("base", BASE);
+        if (q) {
+            free(q->program_path);
+            q->program_path = strdup("/bin/\xff\xfe\"quote\\");
+            size_t n1;
+            char *t = npl__profile_format(q, &n1);
+            struct npl_profile *r = NULL;
+            char err[512];
+            CHECK(t && npl__profile_parse(t, n1, &r, err, sizeof err) == 0 &&
+                  !strcmp(r->program_path, "/bin/\xef\xbf\xbd\xef\xbf\xbd\"quote\\"),
+                  "invalid UTF-8 written as U+FFFD: %s", t ? err : "no text");
+            npl__profile_free(r);
+            free(t);
+        }
+        npl__profile_free(q);
+    }
+
+    /* ---- files ---- */
+    {
+        struct npl_profile *q = NULL;
+        char err[1024];
+        errno = 0;
+        CHECK(npl__profile_load("/nonexistent/profile.json", &q, err, sizeof err) == -1 &&
+              errno == ENOENT && strstr(err, "/nonexistent/profile.json"), "missing file: %s", err);
+        CHECK(npl__profile_load("/", &q, err, sizeof err) == -1 && errno == EISDIR, "a directory");
+        char fifo[] = "/tmp/npl_profile_fifo_XXXXXX";
+        int fd = mkstemp(fifo);
+        if (fd >= 0) {
+            close(fd);
+            unlink(fifo);
+            if (mkfifo(fifo, 0600) == 0) {
+                CHECK(npl__profile_load(fifo, &q, err, sizeof err) == -1 && errno == EINVAL,
+                      "a FIFO is refused without waiting: %s", err);
+                unlink(fifo);
+            }
+        }
+        char big[] = "/tmp/npl_profile_big_XXXXXX";
+        fd = mkstemp(big);
+        if (fd >= 0) {
+            CHECK(ftruncate(fd, (off_t)NPL_PROF_MAX_TEXT + 1) == 0, "sparse file");
+            close(fd);
+            CHECK(npl__profile_load(big, &q, err, sizeof err) == -1 && errno == EFBIG,
+                  "over 256 MiB: EFBIG: %s", err);
+            unlink(big);
+        }
+    }
+
+    /* ---- every profile of tests/profiles/ reads and round-trips; every bad one fails ---- */
+    const char *dirs[2] = {"tests/profiles", "tests/profiles/bad"};
+    int seen[2] = {0, 0};
+    for (int d = 0; d < 2; d++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", src, dirs[d]);
+        DIR *dir = opendir(path);
+        struct dirent *e;
+        while (dir && (e = readdir(dir))) {
+            if (e->d_name[0] == '.' || !strcmp(e->d_name, "bad"))
+                continue;
+            char f[4400], err[1024] = "";
+            snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+            struct npl_profile *q = NULL;
+            int rc = npl__profile_load(f, &q, err, sizeof err);
+            seen[d]++;
+            if (d == 0) {
+                CHECK(rc == 0, "%s: %s", e->d_name, err);
+                if (q)
+                    round_trip(e->d_name, q);
+            } else {
+                CHECK(rc == -1 && (errno == EINVAL) && strstr(err, e->d_name) && !strchr(err, '\n'),
+                      "%s: a bad profile gives one line naming the file: rc %d: %s", e->d_name, rc, err);
+            }
+            npl__profile_free(q);
+        }
+        if (dir)
+            closedir(dir);
+    }
+    CHECK(seen[0] >= 10 && seen[1] >= 12, "profiles found: %d good, %d bad (run with the source "
+          "directory as argument)", seen[0], seen[1]);
+
+    return check_summary("test_profile_format");
+}
