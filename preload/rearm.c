@@ -9,8 +9,8 @@
  *    over a first touch under the MPOL_LOCAL policy that every arm sets on the whole range.
  *  - First arm (the first new region at which the range has pages): a full arm when the pages
  *    were put there by a policy (`--policy`), or when a first touch left them on one node (a
- *    serial initialization) and the machine has several; otherwise (a parallel first touch spread
- *    them) a sample arm.
+ *    serial initialization, or any first touch on a machine of one node, where the arms still run
+ *    and then back off); otherwise (a parallel first touch spread them) a sample arm.
  *  - ACTIVE ranges get a full arm at each new region. After K_OFF full arm(s) in a row that moved
  *    fewer than 1/X_OFF of the pages touched, the range backs off (PROBING).
  *  - PROBING ranges get a sample arm (SAMPLES chunks in one run at a pseudo-random place,
@@ -67,7 +67,6 @@ struct rstate {
 
 static struct rstate st[256];
 static pthread_mutex_t rule_lock = PTHREAD_MUTEX_INITIALIZER;
-static int machine_nodes;           /* usable nodes: 1 = nowhere to move pages to */
 static _Atomic int pending;         /* ranges with a promotion or a profile: every entry counts */
 static _Atomic uint64_t next_due = UINT64_MAX; /* the first entry at which a range samples */
 static uint64_t entry_seq;          /* the entry being decided (reg->seq) */
@@ -204,7 +203,7 @@ static int listed(const struct rstate *s, const void *code)
 static void on_region(const struct npl__region *reg, void *arg)
 {
     (void)arg;
-    if (reg->level != 1 || machine_nodes <= 1)
+    if (reg->level != 1)
         return;
     int is_new = reg->count == 1;
     if (!is_new && !atomic_load(&pending) && reg->seq < atomic_load(&next_due)) {
@@ -282,8 +281,6 @@ int npl__rearm_set_regions(const void *base, const void *const *codes, int n)
 
 void npl__rearm_init(void)
 {
-    const npl_topo *t = npl_topo_self();
-    machine_nodes = t ? npl_topo_node_count(t, 0) : 0;
     if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
         npl__debug("next-touch: cannot subscribe to region entries");
 }
