@@ -172,7 +172,7 @@ if ${CC:-cc} -DPLUGIN -fopenmp -shared -fPIC -O1 -o $T/omp_plugin.so "$SRC/tests
     done
     check "dlopen'ed OpenMP library: it ran" 1 "$(grep -c '^sum ' $T/got)"
 else
-    echo "SKIP: cannot build an OpenMP library with ${CC:-cc} -fopenmp"
+    skip openmp "the dlopen'ed OpenMP library cases: cannot build one with ${CC:-cc} -fopenmp"
 fi
 # a static binary: the interposer cannot reach it; run applies the kernel policy and says so
 if ${CC:-cc} -static -O1 -o $T/exit_static "$SRC/tests/progs/exit_styles.c" -lpthread 2>/dev/null; then
