@@ -39,6 +39,8 @@ struct entry {
     uint64_t object_hash;
     npl_policy *pol;            /* NULL: explicit map, or left to first touch */
     int explicit_map;
+    npl_policy *scaled;         /* explicit map: the best shape that holds at any size, used
+                                 * when the block comes at another size (NULL: first touch) */
     uint64_t matched_bytes;     /* allocated under it in this run */
     unsigned matched;
 };
@@ -63,6 +65,31 @@ static int nlive;
 int npl__preload_apply_active(void) { return active; }
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* The best evaluated placement that holds at another size, for array a of the profile (advised
+ * an explicit per-chunk map, which does not): NULL when first touch is that placement or the
+ * classifier cannot run here. */
+static npl_policy *scalable_choice(struct npl_prof_ctx *ctx, const struct npl_prof_array *a)
+{
+    char err[256];
+    struct npl_prof_input in;
+    struct npl_prof_advice adv;
+    memset(&adv, 0, sizeof adv);
+    npl_policy *pol = NULL;
+    npl__profile_input(P, a, &in);
+    if (!ctx || npl__classify(ctx, &in, &adv, err, sizeof err) < 0)
+        return NULL;
+    for (int i = 0; i < adv.ncand; i++) { /* best first */
+        if (!adv.cand[i].scalable)
+            continue;
+        if (!strcmp(adv.cand[i].policy, "first_touch") ||
+            npl_policy_parse(&pol, adv.cand[i].policy) == 0)
+            break;
+        pol = NULL;
+    }
+    npl__advice_clear(&adv);
+    return pol;
+}
 
 static void tell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tell(const char *fmt, ...)
@@ -104,6 +131,9 @@ int npl__preload_apply_init(size_t threshold)
     E = calloc(P->narrays ? P->narrays : 1, sizeof *E);
     if (!E)
         return 0;
+    struct npl_prof_ctx *ctx = NULL; /* the classifier, for explicit maps' scalable choice */
+    npl_topo *ctx_topo = NULL;
+    int ctx_failed = 0;
     for (uint32_t i = 0; i < P->narrays; i++) {
         const struct npl_prof_array *a = &P->arrays[i];
         struct entry *e = &E[nE++];
@@ -111,8 +141,14 @@ int npl__preload_apply_init(size_t threshold)
         e->object_hash = npl__site_hash_object(a->site.object, a->site.build_id);
         if (!a->has_advice)
             continue;
-        if (!strcmp(a->advice.policy, "explicit"))
+        if (!strcmp(a->advice.policy, "explicit")) {
             e->explicit_map = a->advice.chunk_nodes != NULL && a->advice.nchunk_nodes > 0;
+            if (e->explicit_map && !ctx && !ctx_failed &&
+                (npl__profile_topo(P, &ctx_topo, err, sizeof err) < 0 ||
+                 npl__classify_ctx(&ctx, ctx_topo, P->threads, err, sizeof err) < 0))
+                ctx_failed = 1;
+            e->scaled = e->explicit_map ? scalable_choice(ctx, a) : NULL;
+        }
         else if (strcmp(a->advice.policy, "first_touch") &&
                  npl_policy_parse(&e->pol, a->advice.policy) < 0) {
             char site[256];
@@ -122,6 +158,8 @@ int npl__preload_apply_init(size_t threshold)
             e->pol = NULL;
         }
     }
+    npl__classify_ctx_free(ctx);
+    npl_topo_destroy(ctx_topo);
     active = 1;
     if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
         npl__debug("apply: cannot subscribe to region entries");
@@ -197,10 +235,13 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
     void *p = NULL;
     if (e->explicit_map && (n + page_size() - 1) / page_size() !=
                                (e->a->bytes + page_size() - 1) / page_size()) {
+        char best[192] = "first touch";
+        if (e->scaled)
+            npl_policy_format(e->scaled, best, sizeof best);
         tell("numaplace run: profile: %zu bytes from +%#llx#%u: its explicit map is for %llu "
-             "bytes only: the default applies\n", n, (unsigned long long)k.offset, ord,
-             (unsigned long long)e->a->bytes);
-        p = npl_alloc_array(&sh, def, flags);
+             "bytes only: the best shape at any size applies (%s)\n", n,
+             (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
+        p = npl_alloc_array(&sh, e->scaled, flags);
     } else if (e->explicit_map) {
         p = npl_alloc_array(&sh, NULL, flags);
         if (p && place_explicit(p, n, e) < 0)

@@ -596,6 +596,13 @@ static int slot_insert(uintptr_t p, uint32_t array)
 
 static int in_flight(uintptr_t p);
 
+#define SMALL_WEIGHT 64
+static uint64_t weight(const struct npl_raw_array *a)
+{
+    uint64_t pages = a->bytes / page;
+    return pages > SMALL_WEIGHT || pages == 0 ? pages : SMALL_WEIGHT;
+}
+
 static void round_once(double *last_window)
 {
     atomic_fetch_add(&round_no, 1);
@@ -616,12 +623,14 @@ static void round_once(double *last_window)
             (void)from;
         }
     }
-    /* the pages of this round: weighted by the arrays' sizes */
+    /* the pages of this round: weighted by the arrays' sizes, each weighing at least
+     * SMALL_WEIGHT pages, so that a small array heavily used (a CG vector beside its matrix)
+     * gathers enough samples to be classified rather than left to first touch */
     uint32_t n = atomic_load(&R->narrays);
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         if (atomic_load(&R->arrays[i].state) == NPL_RAW_LIVE)
-            total += R->arrays[i].bytes / page;
+            total += weight(&R->arrays[i]);
     if (!total)
         return;
     /* rate pages a second, at most rate / 2 protected at a time */
@@ -646,13 +655,14 @@ static void round_once(double *last_window)
             struct npl_raw_array *a = &R->arrays[i];
             if (atomic_load(&a->state) != NPL_RAW_LIVE)
                 continue;
-            if (r < a->bytes / page)
+            if (r < weight(a))
                 break;
-            r -= a->bytes / page;
+            r -= weight(a);
         }
         if (i >= n)
             continue;
         struct npl_raw_array *a = &R->arrays[i];
+        r %= a->bytes / page; /* a small array's pages, drawn more often */
         uint64_t chunk = r * page / a->chunk_bytes;
         if (a->ft != UINT64_MAX) { /* not while its first touch is pending */
             int32_t e = atomic_load(&R->ft[a->ft + chunk / a->unit_chunks * a->unit_chunks]);
