@@ -70,7 +70,7 @@ static int tool_init(ompt_function_lookup_t lookup, int device, ompt_data_t *dat
 
 static void tool_fini(ompt_data_t *data) { (void)data; }
 
-static int set(const char *name)
+static int env_set(const char *name)
 {
     const char *e = getenv(name);
     return e && *e;
@@ -86,8 +86,8 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
     const char *e = getenv(NPL_ENV_NEXT_TOUCH);
     if (e && *e && npl_env_parse_next_touch(e, &nt_on, &chunk) < 0)
         nt_on = 1; /* the constructor says so and takes it as on */
-    return npl__regions_wanted() || nt_on || set(NPL_ENV_PROFILE_SHM) ||
-                   set(NPL_ENV_PROFILE_APPLY)
+    return npl__regions_wanted() || nt_on || env_set(NPL_ENV_PROFILE_SHM) ||
+                   env_set(NPL_ENV_PROFILE_APPLY)
                ? &result
                : NULL;
 }
