@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$rounds" ] || { [ "$level" = --quick ] && rounds=1 || rounds=3; }
 N="$B/numaplace"
-command -v likwid-bench >/dev/null || { echo "SKIP: likwid-bench missing (apt-get install likwid)"; exit 0; }
+command -v likwid-bench >/dev/null || { echo "report_vs_likwid: not run: likwid-bench is missing (apt-get install likwid)"; exit 77; }
 [ -x "$N" ] || { echo "report_vs_likwid: $N not built"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

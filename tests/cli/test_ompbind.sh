@@ -12,12 +12,13 @@ N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 P=$(dirname "$N")/progs
 T=$(mktemp -d /tmp/npl_test_ompbind.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, ok, bad, skip, summary
 NC=$(nproc)
-if [ "$NC" -lt 2 ]; then echo "SKIP: one CPU here; binding forms need 2"; exit 0; fi
+if [ "$NC" -lt 2 ]; then
+    skip one-cpu "the program's own OpenMP binding under run: one CPU here, the binding forms need 2"
+    summary ompbind; exit
+fi
 LIBOMP=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 # the probe's lines with the CPU kept only where the mask is one CPU (else the scheduler picks)
 norm() { awk '{ if ($6 ~ /[,-]/) $4 = "*"; print }' "$1"; }
@@ -61,8 +62,11 @@ EOF
 for rt in gcc clang gcc+libomp; do
     prog=$P/omp_probe_${rt%+libomp}
     pre=
-    if [ "$rt" = gcc+libomp ]; then pre=$LIBOMP; [ -n "$pre" ] || { echo "SKIP: no libomp.so.5"; continue; }; fi
-    [ -x "$prog" ] || { echo "SKIP: $prog not built"; continue; }
+    if [ "$rt" = gcc+libomp ]; then
+        pre=$LIBOMP
+        [ -n "$pre" ] || { skip libomp "the binding forms under gcc on a preloaded libomp: no /usr/lib/llvm-*/lib/libomp.so.5 (libomp-dev)"; continue; }
+    fi
+    [ -x "$prog" ] || { skip "prog-$(basename "$prog")" "the binding forms under $rt: $prog is not built (OpenMP; clang-14)"; continue; }
     while IFS='|' read -r form th warn; do
         set -f
         # GOMP_CPU_AFFINITY=1 0 has a blank: the value is everything after the first '='
@@ -76,7 +80,7 @@ for rt in gcc clang gcc+libomp; do
         }
         runenv "$prog" >$T/plain 2>/dev/null
         lines=$(wc -l <$T/plain)
-        [ "$lines" -ge 1 ] || { fail=$((fail + 1)); echo "FAIL $rt $form: the plain run printed nothing"; continue; }
+        [ "$lines" -ge 1 ] || { bad "$rt $form: the plain run printed nothing"; continue; }
         norm $T/plain >$T/plain.n
         for mode in "" "--policy cyclic" "config"; do
             if [ "$mode" = config ]; then
@@ -85,8 +89,8 @@ for rt in gcc clang gcc+libomp; do
                 runenv $N run $mode -- "$prog" >$T/run 2>$T/err
             fi
             norm $T/run >$T/run.n
-            if cmp -s $T/plain.n $T/run.n; then pass=$((pass + 1)); else
-                fail=$((fail + 1)); echo "FAIL $rt [$form] run ${mode:-(no flag)}: threads differ from the plain run"
+            if cmp -s $T/plain.n $T/run.n; then ok; else
+                bad "$rt [$form] run ${mode:-(no flag)}: threads differ from the plain run"
                 sed 's/^/  plain | /' $T/plain.n; sed 's/^/  run   | /' $T/run.n
             fi
             check "$rt [$form] run ${mode:-(no flag)}: oversubscription warning" "$warn" "$(grep -c oversubscribed $T/err)"
@@ -110,5 +114,4 @@ d = json.load(open(sys.argv[1]))
 print(d["program_binding"], d["program_binding_cpus"], sum("oversubscribed" in w for w in d["warnings"]))' $T/j.json)"
 check "no binding, no config: the config's pin still applies" "compact" "$(NUMAPLACE_CONFIG=$T/pin.conf $N run -- sh -c 'echo $NUMAPLACE_PIN')"
 check "a binding variable: the config's pin is not passed" "" "$(OMP_PROC_BIND=close NUMAPLACE_CONFIG=$T/pin.conf $N run -- sh -c 'echo $NUMAPLACE_PIN')"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary ompbind

@@ -13,16 +13,17 @@ set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 P=$(dirname "$N")/progs
 PRE=$(dirname "$N")/libnumaplace_preload.so
-if [ ! -f "$PRE" ] || [ ! -x "$P/profile_edge" ]; then
-    echo "SKIP: $PRE or $P/profile_edge missing (sanitizer builds have no preload)"
-    exit 0
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$TESTS/check.sh" # check, skip, summary
+if [ ! -f "$PRE" ]; then
+    skip_no_interposer "numaplace profile and run --profile" "$PRE"; summary profile; exit
+fi
+if [ ! -x "$P/profile_edge" ]; then
+    skip prog-profile_edge "numaplace profile and run --profile: $P/profile_edge is not built"
+    summary profile; exit
 fi
 T=$(mktemp -d /tmp/npl_test_profile.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # name, expected, actual
-    if [ "$2" = "$3" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1: got [$3] want [$2]"; fi
-}
 # same OPTIONS PROG ARGS: status and stdout under profile OPTIONS equal those of PROG alone
 same() {
     opts=$1
@@ -34,7 +35,7 @@ same() {
     check "profile $opts -- $(basename "$1") ${2:-}: status, output" "$r1 $(cksum <$T/ref)" "$r2 $(cksum <$T/got)"
 }
 for prog in alloc_styles cxx_styles omp_styles_gcc omp_styles_clang fortran_omp; do
-    [ -x "$P/$prog" ] || { echo "SKIP: $P/$prog not built"; continue; }
+    [ -x "$P/$prog" ] || { skip "prog-$prog" "profile -- $prog: $P/$prog is not built (scripts/deps.sh)"; continue; }
     same "--threshold 64K" "$P/$prog"
 done
 for m in none thread abort segv term mainexit quick clearenv unsetenv affinity; do
@@ -50,10 +51,8 @@ $N profile --out $T/fork.json -- "$P/profile_edge" fork >/dev/null 2>$T/err
 check "fork: the child is said not to be profiled" 1 "$(grep -c '1 other process .* not profiled' $T/err)"
 
 if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 missing: the profile's contents are not checked"
-    echo "profile: $pass passed, $fail failed"
-    [ $fail -eq 0 ]
-    exit
+    skip python3 "the profile's contents (arrays, sites, patterns) and run --profile: no python3"
+    summary profile; exit
 fi
 # the phases come from the one region hook (preload/regions.c): omp_styles enters 9 outermost
 # regions at 5 sites (and 2 nested ones, not phases) under libgomp, libomp, and a gcc build on a
@@ -97,9 +96,17 @@ for a in p["arrays"]:
           adv.get("pattern", "-"))
 PY
 }
+if [ -x "$P/cxx_styles" ]; then
 $N profile --out $T/cxx.json --threshold 64K -- "$P/cxx_styles" >/dev/null 2>&1
 check "cxx_styles: every large block's site is in the program, not in libstdc++" "" "$(arrays $T/cxx.json | awk '$1 == "heap" && $2 != "cxx_styles"')"
 check "cxx_styles: large blocks were profiled" 1 "$(arrays $T/cxx.json | awk 'END {print (NR >= 4)}')"
+else
+    skip prog-cxx_styles "the sites of C++ new[]: $P/cxx_styles is not built (no C++ compiler)"
+fi
+if [ ! -x "$P/patterns3" ]; then
+    skip prog-patterns3 "the patterns and run --profile: $P/patterns3 is not built (no OpenMP)"
+    summary profile; exit
+fi
 # the same identities in two runs (the program's address changes each time)
 OMP_NUM_THREADS=2 $N profile --out $T/a.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
 OMP_NUM_THREADS=2 $N profile --out $T/b.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
@@ -129,5 +136,4 @@ check "run --profile of another program: status 2, not started" "2 0" "$? $(wc -
 check "run --profile of another program: says whose it is" 1 "$(grep -c 'is a profile of .*patterns3.*, not of .*profile_edge' $T/err)"
 $N run --profile $T/p3.json --pin compact -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
 check "run --profile with another pinning: a warning" 1 "$(grep -c 'warning: the profile was taken without pinning, this run pins with --pin compact' $T/err)"
-echo "profile: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary profile

@@ -194,7 +194,8 @@ static void test_failures(void)
         no_growth("NPL_F_HUGETLB | NPL_F_STRICT, empty pools (ENOMEM)", f_hugetlb_strict);
         no_growth("NPL_F_HUGETLB, empty pools: base pages, then freed", f_hugetlb_fallback);
     } else {
-        printf("SKIP: empty hugetlb pool cases: this guest has free 2 MiB pages\n");
+        SKIP("hugetlb-pool-free", "the empty hugetlb pool cases: this guest has free 2 MiB "
+             "pages");
     }
     npl_free(victim);
     npl_policy_free(on_full);

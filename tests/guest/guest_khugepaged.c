@@ -424,12 +424,19 @@ int main(int argc, char **argv)
     saved_alloc = kh_read("alloc_sleep_millisecs");
     atexit(kh_restore);
     /* THP must be "always" or "madvise" (the guest's mode is always) and khugepaged's knobs
-     * writable: otherwise nothing is tested, and that is a failure, not a pass */
-    CHECK(strstr(mode, "[always]") || strstr(mode, "[madvise]"), "THP enabled: %s", mode);
-    CHECK(kh_write("scan_sleep_millisecs", 1) == 0 && kh_write("alloc_sleep_millisecs", 1) == 0,
-          "khugepaged set to scan every millisecond: %s", strerror(errno));
+     * writable: otherwise nothing can be tested, a skip (a failure under CI=true) */
+    mode[strcspn(mode, "\n")] = 0;
+    if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]")) {
+        SKIP("thp-never", "khugepaged's collapses: THP is %s in this guest", mode);
+        return check_summary("guest_khugepaged");
+    }
+    if (kh_write("scan_sleep_millisecs", 1) != 0 || kh_write("alloc_sleep_millisecs", 1) != 0) {
+        SKIP("khugepaged-knobs", "khugepaged's collapses: cannot set it to scan every "
+             "millisecond: %s", strerror(errno));
+        return check_summary("guest_khugepaged");
+    }
     numa_balancing_off();
-    printf("guest_khugepaged: %d nodes, THP %s", N, mode);
+    printf("guest_khugepaged: %d nodes, THP %s\n", N, mode);
     for (int r = 0; r < runs && t_fail == 0; r++)
         one_run();
     return check_summary("guest_khugepaged");

@@ -231,8 +231,14 @@ static void test_forms(void)
     snprintf(libomp, sizeof libomp, "%s/libomp.so.5", dir);
     for (int r = 0; r < 3; r++) {
         snprintf(prog, sizeof prog, "%s/omp_probe_%s", dir, r == 1 ? "clang" : "gcc");
-        if (access(prog, X_OK) || (r == 2 && access(libomp, R_OK))) {
-            printf("SKIP: %s: %s missing\n", rts[r], r == 2 ? libomp : prog);
+        if (access(prog, X_OK)) {
+            SKIP(r == 1 ? "prog-omp_probe_clang" : "prog-omp_probe_gcc",
+                 "the binding forms under %s: %s is not in this guest", rts[r], prog);
+            continue;
+        }
+        if (r == 2 && access(libomp, R_OK)) {
+            SKIP("libomp", "the binding forms under gcc on a preloaded libomp: %s is not in this "
+                 "guest (libomp-dev)", libomp);
             continue;
         }
         snprintf(pre, sizeof pre, "LD_PRELOAD=%s", libomp);
@@ -375,23 +381,21 @@ int main(int argc, char **argv)
         dir = getenv("NPL_PROGS");
     numa_balancing_off(); /* 5. counts pages where the policy put them */
     const npl_topo *t = npl_topo_self();
-    if (t && npl_topo_node_count(t, 0) != N) {
-        printf("SKIP: this machine has %d usable nodes, not %d\n", npl_topo_node_count(t, 0), N);
-        N = npl_topo_node_count(t, 0);
+    if (N < 2 || !t || npl_topo_node_count(t, 0) != N) {
+        printf("usage: guest_ompbind --nodes N --cpus-per-node K (in a guest of N >= 2 nodes; "
+               "this one has %d)\n", t ? npl_topo_node_count(t, 0) : -1);
+        return 120;
     }
-    if (t)
-        K = npl_topo_cpu_count(t) / (N > 0 ? N : 1);
+    K = npl_topo_cpu_count(t) / N;
     C = N * K;
     if (C < 2 || C > 64) {
-        printf("SKIP: %d CPUs (the forms need 2 to 64)\n", C);
-        printf("guest_ompbind: %d passed, %d failed\n", t_pass, t_fail);
-        return 0;
+        SKIP("ompbind-cpus", "the binding forms: %d CPUs here, the probe's masks need 2 to 64", C);
+        return check_summary("guest_ompbind");
     }
     char self[4096];
     ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
     self[l > 0 ? l : 0] = 0;
     test_local(self);
     test_forms();
-    printf("guest_ompbind: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("guest_ompbind");
 }

@@ -197,15 +197,17 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "--child"))
         return child(strtoul(argv[2], NULL, 10), atoi(argv[3]), argc >= 8 ? argv + 4 : NULL);
     guest_args(argc, argv, &N, &KC);
-    if (N < 2) {
-        printf("SKIP guest_profile: one node\n");
-        return 0;
+    if (N < 2 || !npl_topo_self() || npl_topo_node_count(npl_topo_self(), 0) != N) {
+        printf("usage: guest_profile --nodes N --cpus-per-node K (in a guest of N >= 2 nodes)\n");
+        return 120;
     }
     numa_balancing_off();
     char self[512], threads[16];
     ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (l <= 0)
+    if (l <= 0) {
+        printf("FAIL guest_profile: /proc/self/exe cannot be read\n");
         return 1;
+    }
     self[l] = 0;
     snprintf(threads, sizeof threads, "%d", N * KC);
     setenv("OMP_NUM_THREADS", threads, 1);

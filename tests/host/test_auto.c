@@ -97,18 +97,18 @@ int main(int argc, char **argv)
     }
     const char *np = getenv("NUMAPLACE");
     if (!np) {
-        printf("SKIP test_auto: NUMAPLACE (the numaplace binary) not set\n");
-        return 0;
+        SKIP("numaplace-cli", "npl_alloc_auto from a profile of this program: NUMAPLACE (the "
+             "numaplace binary) is not set");
+        return check_summary("auto");
     }
     char prof[] = "/tmp/npl_test_auto.XXXXXX";
     int fd = mkstemp(prof);
-    if (fd < 0)
-        return 1;
-    close(fd);
     char self[512];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0)
-        return 1;
+    CHECK(fd >= 0 && sl > 0, "a temporary profile (%d) and /proc/self/exe (%zd)", fd, sl);
+    if (fd < 0 || sl <= 0)
+        return check_summary("auto");
+    close(fd);
     self[sl] = 0;
     pid_t pid = fork();
     if (pid == 0) {

@@ -1234,14 +1234,16 @@ static void failures_give_back(void)
         no_growth("NPL_F_HUGETLB | NPL_F_STRICT, empty pool (ENOMEM)", f_hugetlb_strict);
         no_growth("NPL_F_HUGETLB, empty pool: base pages, then freed", f_hugetlb_fallback);
     } else {
-        printf("SKIP: empty hugetlb pool cases: this machine has free 2 MiB pages\n");
+        SKIP("hugetlb-pool-free", "the empty hugetlb pool cases: this machine has free 2 MiB "
+             "pages");
     }
     no_growth("a node that does not exist (EINVAL)", f_bad_node);
     if (npl_topo_node_count(npl_topo_self(), 0) == 1)
         no_growth("a plan naming a node the kernel refuses, in the workers (EINVAL)",
                   f_foreign_plan);
     else
-        printf("SKIP: the foreign-plan case needs a one-node machine (node 1 exists here)\n");
+        SKIP("multinode-host", "the foreign-plan case needs a one-node machine (node 1 exists "
+             "here)");
     no_growth("failed npl_apply / npl_apply_part (EINVAL)", f_apply);
     no_growth("failed npl_replicate (ENOMEM)", f_replicate);
     no_growth("failed next-touch arms (EINVAL, EACCES, EFAULT, ENOSPC)", f_next_touch_arm);

@@ -14,7 +14,7 @@ static npl_topo *synth(const char *desc)
 {
     npl_topo *t = NULL;
     if (npl_topo_load_synthetic(&t, desc) < 0) {
-        printf("cannot load synthetic topology %s: %s\n", desc, npl_last_error());
+        printf("FAIL: cannot load synthetic topology %s: %s\n", desc, npl_last_error());
         exit(2);
     }
     return t;
@@ -128,6 +128,5 @@ int main(void)
     }
     npl_topo_destroy(t4);
     npl_topo_destroy(t3);
-    printf("test_lazy: %d passed, %d failed\n", t_pass, t_fail);
-    return t_fail ? 1 : 0;
+    return check_summary("test_lazy");
 }
