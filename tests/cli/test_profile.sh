@@ -70,9 +70,9 @@ LIBOMP=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 gcc_offsets=
 for v in gcc clang gcc+libomp; do
     prog=$P/omp_styles_${v%+libomp}
-    [ -x "$prog" ] || { echo "SKIP: $prog not built"; continue; }
+    [ -x "$prog" ] || { skip "prog-omp_styles_${v%+libomp}" "the phases under $v: $prog is not built (scripts/deps.sh)"; continue; }
     if [ $v = gcc+libomp ]; then
-        [ -n "$LIBOMP" ] || { echo "SKIP: no /usr/lib/llvm-*/lib/libomp.so.5 (libomp-dev)"; continue; }
+        [ -n "$LIBOMP" ] || { skip libomp "the phases of a gcc build on a preloaded libomp: no /usr/lib/llvm-*/lib/libomp.so.5 (libomp-dev)"; continue; }
         OMP_NUM_THREADS=2 $N profile --threshold 64K --out $T/ph.json -- \
             sh -c 'LD_PRELOAD="$LD_PRELOAD $1" exec "$0" 20000' "$prog" "$LIBOMP" >/dev/null 2>&1
     else
