@@ -97,19 +97,39 @@ static inline long long bench_vmstat(const char *name)
     return found;
 }
 
+/* The numaplace variant's page size (--pages 4k|2m): 0, base pages; else 2 MiB hugetlb pages
+ * (MAP_HUGETLB: reserve them first, e.g. tools/numavm --hugepages). The plain variant mallocs:
+ * `numaplace run --huge 2M` gives it huge pages. */
+static size_t bench_huge;
+
+/* "4k" (0) or "2m"; -1 for anything else (the plain variant takes 4k only) */
+static inline int bench_set_pages(const char *s)
+{
+    if (!strcmp(s, "4k"))
+        bench_huge = 0;
+#ifdef BENCH_NPL
+    else if (!strcmp(s, "2m"))
+        bench_huge = (size_t)2 << 20;
+#endif
+    else
+        return -1;
+    return 0;
+}
+
 /* page-aligned, untouched memory (first touch decides where it goes): its own mapping in the
  * numaplace variant (next-touch arms whole pages), malloc'ed in the plain variant so that
  * `numaplace run`'s interposer sees it */
 static inline size_t bench_round(size_t bytes)
 {
-    return bytes ? (bytes + BENCH_PAGE - 1) & ~(BENCH_PAGE - 1) : BENCH_PAGE;
+    size_t pg = bench_huge ? bench_huge : BENCH_PAGE;
+    return bytes ? (bytes + pg - 1) & ~(pg - 1) : pg;
 }
 
 static inline void *bench_alloc(size_t bytes)
 {
 #ifdef BENCH_NPL
-    void *p = mmap(NULL, bench_round(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    void *p = mmap(NULL, bench_round(bytes), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (bench_huge ? MAP_HUGETLB : 0), -1, 0);
     return p == MAP_FAILED ? NULL : p;
 #else
     void *p = NULL;

@@ -19,7 +19,9 @@
  *              being migrated by the kernel, are counted apart as unknown_accesses).
  *
  *   cg_bench [--rows N] [--partners K] [--iters I] [--scheme si|pi|simig] [--measure 1,5,20]
- *            [--pin compact|scatter|none] [--seed S]
+ *            [--pin compact|scatter|none] [--seed S] [--pages 4k|2m]
+ * --pages 2m (numaplace variant): the arrays on 2 MiB hugetlb pages, next-touch chunks of one huge
+ * page (bench/nt_adaptive compares the first iteration's migration cost with 4 KiB pages).
  * The numaplace variant (BENCH_NPL) pins with npl_omp_pin_team and arms next-touch with
  * npl_next_touch_arm; the plain variant (bench/progs/cg_plain) has neither, scheme simig is
  * refused, and it is meant to run under `numaplace run --next-touch --pin scatter`. */
@@ -334,7 +336,8 @@ static int parse(int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {
         {"rows", 1, 0, 'n'}, {"partners", 1, 0, 'k'}, {"iters", 1, 0, 'i'}, {"scheme", 1, 0, 's'},
-        {"measure", 1, 0, 'm'}, {"pin", 1, 0, 'P'}, {"seed", 1, 0, 'S'}, {0, 0, 0, 0}};
+        {"measure", 1, 0, 'm'}, {"pin", 1, 0, 'P'}, {"seed", 1, 0, 'S'}, {"pages", 1, 0, 'G'},
+        {0, 0, 0, 0}};
     *o = (struct opts){75000, 10, 20, 3, {1, 5, 20}, SI, "scatter", 42};
     for (int ch; (ch = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
         if (ch == 'n' || ch == 'k' || ch == 'i') {
@@ -352,6 +355,9 @@ static int parse(int argc, char **argv, struct opts *o)
             o->pin = optarg;
         } else if (ch == 'S') {
             o->seed = strtoull(optarg, NULL, 0);
+        } else if (ch == 'G') {
+            if (bench_set_pages(optarg) < 0)
+                return -1;
         } else {
             return -1;
         }
@@ -416,14 +422,16 @@ static int arm_all(struct cg *cg)
 static void print_header(const struct cg *cg, const struct opts *o, double init_s)
 {
     printf("{\"program\": \"cg\", \"variant\": \"%s\", \"scheme\": \"%s\", \"rows\": %d, "
-           "\"partners\": %d, \"nnz\": %ld, \"threads\": %d, \"pin\": \"%s\", \"init_seconds\": %.6f,\n"
+           "\"partners\": %d, \"nnz\": %ld, \"threads\": %d, \"pin\": \"%s\", \"pages\": \"%s\", "
+           "\"init_seconds\": %.6f,\n"
            " \"thread_nodes\": [",
 #ifdef BENCH_NPL
            "api",
 #else
            "plain",
 #endif
-           scheme_names[o->scheme], cg->n, o->partners, cg->nnz, cg->nthreads, o->pin, init_s);
+           scheme_names[o->scheme], cg->n, o->partners, cg->nnz, cg->nthreads, o->pin,
+           bench_huge ? "2m" : "4k", init_s);
     for (int t = 0; t < cg->nthreads; t++)
         printf("%s%d", t ? ", " : "", cg->tnode[t]);
     printf("],\n \"locality\": [");
@@ -435,7 +443,8 @@ int main(int argc, char **argv)
     static struct cg cg;
     if (parse(argc, argv, &o) < 0 || omp_get_max_threads() > 1024) {
         fprintf(stderr, "usage: cg_bench [--rows N>=64] [--partners K] [--iters I] "
-                        "[--scheme si|pi|simig] [--measure 1,5,20] [--pin compact|scatter|none]\n");
+                        "[--scheme si|pi|simig] [--measure 1,5,20] [--pin compact|scatter|none] "
+                        "[--pages 4k|2m]\n");
         return 2;
     }
 #ifdef BENCH_NPL

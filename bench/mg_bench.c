@@ -18,6 +18,7 @@
  * remote when its page is not on the node of the accessing thread.
  *
  *   mg_bench [--n N] [--iters I] [--scheme si|pi|simig] [--measure 1,2,4] [--pin compact|scatter|none]
+ *            [--pages 4k|2m]   (2m, numaplace variant: 2 MiB hugetlb arrays, one-huge-page chunks)
  * The numaplace variant (BENCH_NPL) pins with npl_omp_pin_team and arms next-touch with
  * npl_next_touch_arm; the plain variant (bench/progs/mg_plain) has neither (scheme simig is
  * refused) and is meant for `numaplace run`/`profile`. */
@@ -532,7 +533,8 @@ static int parse(int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {{"n", 1, 0, 'n'},       {"iters", 1, 0, 'i'},
                                               {"scheme", 1, 0, 's'},  {"measure", 1, 0, 'm'},
-                                              {"pin", 1, 0, 'P'},     {0, 0, 0, 0}};
+                                              {"pin", 1, 0, 'P'},     {"pages", 1, 0, 'G'},
+                                              {0, 0, 0, 0}};
     *o = (struct opts){64, 4, 3, {1, 2, 4}, SI, "scatter"};
     for (int ch; (ch = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
         if (ch == 'n' || ch == 'i') {
@@ -547,6 +549,9 @@ static int parse(int argc, char **argv, struct opts *o)
                 o->measure[o->nmeasure++] = (int)strtol(s, &s, 10);
         } else if (ch == 'P') {
             o->pin = optarg;
+        } else if (ch == 'G') {
+            if (bench_set_pages(optarg) < 0)
+                return -1;
         } else {
             return -1;
         }
@@ -586,7 +591,8 @@ int main(int argc, char **argv)
     static struct mg mg;
     if (parse(argc, argv, &o) < 0 || omp_get_max_threads() > MAX_THREADS) {
         fprintf(stderr, "usage: mg_bench [--n N (a power of 2, 4..1024)] [--iters I] "
-                        "[--scheme si|pi|simig] [--measure 1,2,4] [--pin compact|scatter|none]\n");
+                        "[--scheme si|pi|simig] [--measure 1,2,4] [--pin compact|scatter|none] "
+                        "[--pages 4k|2m]\n");
         return 2;
     }
     stencil_init();
@@ -633,13 +639,15 @@ int main(int argc, char **argv)
     norm = rnorm(&mg);
     long long mig1 = bench_vmstat("numa_pages_migrated"), hint1 = bench_vmstat("numa_hint_faults");
     printf("{\"program\": \"mg\", \"variant\": \"%s\", \"scheme\": \"%s\", \"n\": %d, \"levels\": %d, "
-           "\"threads\": %d, \"pin\": \"%s\", \"init_seconds\": %.6f,\n \"thread_nodes\": [",
+           "\"threads\": %d, \"pin\": \"%s\", \"pages\": \"%s\", \"init_seconds\": %.6f,\n "
+           "\"thread_nodes\": [",
 #ifdef BENCH_NPL
            "api",
 #else
            "plain",
 #endif
-           scheme_names[o.scheme], o.n, mg.lt, mg.nthreads, o.pin, init_s);
+           scheme_names[o.scheme], o.n, mg.lt, mg.nthreads, o.pin, bench_huge ? "2m" : "4k",
+           init_s);
     for (int t = 0; t < mg.nthreads; t++)
         printf("%s%d", t ? ", " : "", mg.tnode[t]);
     printf("],\n \"locality\": [");

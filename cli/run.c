@@ -19,8 +19,9 @@
  *   --nodes SET    memory and CPUs restricted to SET: the policy gets "@SET" (no policy: bind_all
  *                  over SET; a policy naming nodes outside SET is refused), the kernel policy
  *                  binds memory to SET, the CPU affinity is narrowed to SET's CPUs (never widened).
- *   --next-touch   the transparent next-touch mode: libnumaplace_preload.so (which is also the
- *                  OMPT tool) + LLVM's libomp.
+ *   --next-touch   the transparent next-touch mode, in libnumaplace_preload.so: the program keeps
+ *                  its own OpenMP runtime (libgomp's region entry points, libomp's OMPT);
+ *                  a dynamically linked program, with or without OpenMP.
  * Defaults come from the platform config file ([policy] default, threshold; [threads] pin;
  * [machine] nodes, cpus).
  * Exit status: the program's; 2 bad usage, unknown policy or nodes outside the allowed set (or a
@@ -38,7 +39,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <hwloc.h>
 #include <limits.h>
 #include <libgen.h>
@@ -63,8 +63,8 @@ static int usage(FILE *f, int rc)
             "  --huge thp|2M    large allocations on transparent or 2 MiB hugetlb pages\n"
             "  --threshold B    allocations of at least B bytes are placed (default 1M; K/M/G)\n"
             "  --first N        only the first N (>= 1) large allocations are placed\n"
-            "  --next-touch     pages follow the threads that touch them first at each new\n"
-            "                   OpenMP parallel region (LLVM libomp is preloaded)\n"
+            "  --next-touch     pages follow the threads that touch them first at new OpenMP\n"
+            "                   parallel regions, on the program's own runtime (libgomp or libomp)\n"
             "  --profile FILE   each array gets the policy a profile advises for it (numaplace\n"
             "                   profile), matched by its allocation site; others get --policy\n"
             "  -v, --verbose    print what run does on stderr: thread -> CPU -> node, the policy,\n"
@@ -81,26 +81,6 @@ static int usage(FILE *f, int rc)
 static int find_beside(const char *env_name, const char *file, char *out, size_t size)
 {
     return cli_find_file(env_name, &file, 1, out, size);
-}
-
-static int find_libomp(char *out, size_t size)
-{
-    const char *env = getenv(NPL_ENV_LIBOMP);
-    if (env) {
-        snprintf(out, size, "%s", env);
-        return access(out, R_OK);
-    }
-    glob_t g;
-    int rc = glob("/usr/lib/llvm-*/lib/libomp.so.5", 0, NULL, &g);
-    if (rc == 0 && g.gl_pathc > 0)
-        snprintf(out, size, "%s", g.gl_pathv[g.gl_pathc - 1]);
-    else if (access("/usr/local/bin/libomp.so.5", R_OK) == 0) /* the test guest's layout */
-        snprintf(out, size, "/usr/local/bin/libomp.so.5");
-    else
-        rc = -1;
-    if (rc == 0)
-        globfree(&g);
-    return rc == 0 || access(out, R_OK) == 0 ? 0 : -1;
 }
 
 /* PROG as execvp would find it: 0 and the path, or 127 (not found) / 126 (not executable) */
@@ -167,7 +147,7 @@ struct run_ctx {
     char polstr[512];
     npl_policy *pol;
     int kernel; /* the policy is (also) the process-wide kernel policy */
-    char preload[4096], omp[4096];
+    char preload[4096];
     int need_preload;
     int *order, norder; /* --pin's CPU order */
     int profiling;      /* numaplace profile: the interposer is needed whatever the flags */
@@ -374,12 +354,9 @@ static int find_helpers(struct run_ctx *c)
         c->preload[0] = 0;
         c->need_preload = 0;
     }
-    if (nt && (!c->dynamic || find_libomp(c->omp, sizeof c->omp) < 0)) {
-        fprintf(stderr, c->dynamic ? "numaplace run: --next-touch needs LLVM's libomp.so.5 "
-                                     "(apt-get install libomp5-14, or " NPL_ENV_LIBOMP ")\n"
-                                   : "numaplace run: --next-touch needs a dynamically linked "
-                                     "program\n");
-        return c->dynamic ? EXIT_FAILED : EXIT_USAGE;
+    if (nt && !c->dynamic) {
+        fprintf(stderr, "numaplace run: --next-touch needs a dynamically linked program\n");
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -569,8 +546,8 @@ static int export_env(const struct run_ctx *c)
     if (c->pin && export_pin_env(c))
         return EXIT_FAILED;
     char pre[12800] = "";
-    if (*c->preload) /* one interposer (it is also the OMPT tool), then libomp for --next-touch */
-        snprintf(pre, sizeof pre, "%s%s%s", c->preload, *c->omp ? " " : "", c->omp);
+    if (*c->preload) /* one interposer; the program's own OpenMP runtime is left as it is */
+        snprintf(pre, sizeof pre, "%s", c->preload);
     if (*pre) {
         const char *old = getenv("LD_PRELOAD");
         size_t l = strlen(pre);

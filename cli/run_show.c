@@ -161,8 +161,9 @@ static void show_text(const struct run_shown *r, const struct cpu_use *u, const 
     fprintf(stderr, "%s huge      %s (system THP mode: %s)\n", p,
             hnote ? hnote : "as the system gives them", *thp ? thp : "unknown");
     if (r->next_touch)
-        fprintf(stderr, "%s next-touch pages follow the first thread that touches them in each "
-                        "new OpenMP parallel region (LLVM libomp)\n", p);
+        fprintf(stderr, "%s next-touch pages follow the first thread that touches them at new "
+                        "OpenMP parallel regions, on the program's own runtime; what was armed "
+                        "and moved is reported at exit\n", p);
     if (r->cfg_pin_skipped)
         fprintf(stderr, "%s note      the config's [threads] pin = %s is not applied: the program "
                         "binds its threads itself (--pin would replace that)\n", p,

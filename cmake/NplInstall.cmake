@@ -50,7 +50,9 @@ install(FILES ${PROJECT_BINARY_DIR}/numaplaceConfig.cmake ${PROJECT_BINARY_DIR}/
         DESTINATION ${NPL_CMAKE_DIR})
 
 # CPack: one .deb (library, headers, CLI, man pages) installed under /usr; Depends computed by
-# dpkg-shlibdeps from the ELF files (libhwloc15, libcjson1, libgomp1, libc6)
+# dpkg-shlibdeps from the ELF files (libhwloc15, libcjson1, libgomp1, libc6). Nothing depends on
+# LLVM's libomp: `run --next-touch` sees each program's regions through its own runtime
+# (libnumaplace_preload.so links no OpenMP runtime)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME numaplace)
 set(CPACK_PACKAGE_VENDOR "numaplace")

@@ -13,7 +13,8 @@
  *    defined for any size; an explicit chunk map is applied only at the profiled size (else the
  *    default, said under --verbose).
  *  - Phase-changing arrays are registered for next-touch and armed exactly when a parallel
- *    region that the profile recorded among their next-touch phases begins (regions.c calls in).
+ *    region that the profile recorded among their next-touch phases begins (a subscriber of the
+ *    region hook, regions.c: outermost region entries).
  *  - The profile must be of this program (the command checks it before exec, exit 2); here a
  *    mismatch only stops the profile from being applied, with one line on stderr.
  * Under NUMAPLACE_VERBOSE each matched or unmatched block is one line on stderr, and at the end
@@ -103,6 +104,8 @@ static void tell(const char *fmt, ...)
     npl__preload_say("%s%s", buf, "");
 }
 
+static void on_region(const struct npl__region *r, void *arg);
+
 int npl__preload_apply_init(size_t threshold)
 {
     (void)threshold;
@@ -158,6 +161,8 @@ int npl__preload_apply_init(size_t threshold)
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(ctx_topo);
     active = 1;
+    if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
+        npl__debug("apply: cannot subscribe to region entries");
     return 1;
 }
 
@@ -342,7 +347,7 @@ static int phase_of(const void *code)
     return found;
 }
 
-void npl__preload_apply_region(const void *code)
+static void apply_region(const void *code)
 {
     if (!active || !nlive)
         return;
@@ -361,6 +366,13 @@ void npl__preload_apply_region(const void *code)
             }
     }
     pthread_mutex_unlock(&lock);
+}
+
+static void on_region(const struct npl__region *r, void *arg)
+{
+    (void)arg;
+    if (r->level == 1)
+        apply_region(r->code);
 }
 
 __attribute__((destructor)) static void apply_report(void)

@@ -29,9 +29,8 @@
  * load-time snapshot (libgomp binds the initial thread to its first place before that), and
  * removes the variable: children and later programs take their own snapshot. */
 #define NPL_ENV_START_CPUS "NUMAPLACE_START_CPUS"
-/* read by run: where the interposer and LLVM's libomp are (default: beside the binary, glob) */
+/* read by run: where the interposer is (default: beside the binary) */
 #define NPL_ENV_PRELOAD "NUMAPLACE_PRELOAD"
-#define NPL_ENV_LIBOMP "NUMAPLACE_LIBOMP"
 /* read by the library on both sides: debug lines on stderr */
 #define NPL_ENV_DEBUG "NUMAPLACE_DEBUG"
 

@@ -1,5 +1,6 @@
 /* init.c - libnumaplace_preload.so's constructor: the environment `numaplace run` sets
- * (preload/env.h), read once before main, the interposer's messages, and libomp detection.
+ * (preload/env.h), read once before main, the interposer's messages, and libomp detection
+ * (for pinning).
  *
  *  - NUMAPLACE_POLICY (any policy string; first_touch or unset: allocations not intercepted),
  *    NUMAPLACE_THRESHOLD (default 1 MiB), NUMAPLACE_FIRST, NUMAPLACE_HUGE: alloc.c.
@@ -14,9 +15,9 @@
  *    snapshot, which libgomp's constructor may already have narrowed (take_start_cpus).
  *  - NUMAPLACE_NEXT_TOUCH=1 (or a chunk size >= 4096): the transparent next-touch mode. Large
  *    allocations are still placed under NUMAPLACE_POLICY (or first touch) AND registered for
- *    next-touch; the OMPT tool in ompt.c re-arms every registered range at each OpenMP parallel
- *    region from a new code address. Without an OMPT runtime (libgomp) the ranges are simply
- *    never armed: the program runs unchanged (a warning under NUMAPLACE_DEBUG).
+ *    next-touch; the re-arm rule (rearm.c) arms them at OpenMP parallel region entries, seen
+ *    through the program's own runtime (regions.c: libgomp's entry points, libomp's OMPT). A
+ *    program without OpenMP regions runs unchanged: its ranges stay registered, never armed.
  *  - Static arrays are placed before main (statics.c).
  *
  * Messages: one line on stderr when the environment is wrong (the interposer then stays out of
@@ -249,6 +250,9 @@ __attribute__((constructor)) static void preload_init(void)
         !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg->active = 0;
     npl__preload_alloc_init(); /* whose malloc the program has */
+    /* before the first parallel region; under run --profile the profile arms its arrays */
+    if (cfg->next_touch && cfg->active && !npl__preload_apply_active())
+        npl__rearm_init();
     if (cfg->active)
         npl__preload_place_static();
     npl__preload_leave();

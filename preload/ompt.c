@@ -1,56 +1,46 @@
-/* ompt.c - the OpenMP tools part of libnumaplace_preload.so: LLVM's libomp tells it where
- * parallel regions begin and end, and each thread's number in its team; it passes them to the
- * interposer's one region hook (regions.c), which the profile's phases, next-touch's re-arming
- * (`numaplace run --next-touch`) and `run --profile` share. GCC's libgomp has no OMPT: regions.c
- * wraps its GOMP_* entry points instead.
+/* ompt.c - the libomp source of the region hook (regions.c): libnumaplace_preload.so is also an
+ * OMPT tool (OpenMP 5 tools interface; ompt_start_tool is exported by preload.map). LLVM's libomp
+ * tells it where parallel regions begin and end, and each thread's number in its team; the hook
+ * passes them on to its subscribers (the profile's phases, next-touch's re-arm, run --profile).
  *
- * LLVM's libomp calls ompt_start_tool (exported by preload.map) at its initialization; the tool
- * starts only when one of those users is on. This file never exits the process and never changes
+ * LLVM's libomp calls ompt_start_tool at its initialization; the tool starts only when someone
+ * subscribed to the hook, or when NUMAPLACE_NEXT_TOUCH, NUMAPLACE_PROFILE_SHM or
+ * NUMAPLACE_PROFILE_APPLY is set (should the runtime initialize before the constructor, or a
+ * profiled run only subscribe at its first array), so that a program nobody watches runs on
+ * libomp exactly as without it. Its parallel_begin callback reports each team (not leagues: teams
+ * constructs) with OMPT's codeptr_ra. A region that entered through the interposer's GOMP_*
+ * wrappers (a gcc program on libomp) is reported there already: libomp's report of it carries a
+ * return address inside this library and is dropped, and so is its end. GCC's libgomp has no
+ * OMPT: its regions come from the wrappers. This file never exits the process and never changes
  * its status. omp-tools.h comes from libomp-dev; nothing here links libomp. */
 #define _GNU_SOURCE
 #include "base/base.h"
 #include "env.h"
 #include "preload.h"
-#include "profile/profile.h"
 
 #include <omp-tools.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "numaplace/migrate.h"
-
-
-static int tool_started;
-
-static void warn(const char *msg)
-{
-    if (getenv(NPL_ENV_DEBUG) && write(2, msg, strlen(msg)) < 0)
-        return;
-}
-
-/* a gcc-built program on libomp enters through the interposer's GOMP_* wrappers: codeptr_ra is
- * then inside them, and the program's own call site is the one they recorded */
-static const void *region_site(const void *codeptr_ra)
-{
-    const void *s = npl__regions_gomp_site();
-    return s ? s : codeptr_ra;
-}
-
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *par,
                               unsigned int requested, int flags, const void *codeptr_ra)
 {
-    (void)task, (void)frame, (void)par, (void)requested, (void)flags;
-    npl__region_begin(region_site(codeptr_ra));
+    (void)task, (void)frame, (void)par;
+    if (flags & ompt_parallel_league)
+        return;
+    if (npl__regions_in_self(codeptr_ra))
+        npl__regions_enter_again();
+    else
+        npl__regions_enter(codeptr_ra, requested, NPL__REGION_OMPT);
 }
 
 static void on_parallel_end(ompt_data_t *par, ompt_data_t *task, int flags,
                             const void *codeptr_ra)
 {
-    (void)par, (void)task, (void)flags, (void)codeptr_ra;
-    npl__region_end();
+    (void)par, (void)task, (void)codeptr_ra;
+    if (!(flags & ompt_parallel_league))
+        npl__regions_leave();
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *par, ompt_data_t *task,
@@ -58,46 +48,60 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *par, o
 {
     (void)par, (void)task, (void)actual;
     if (endpoint == ompt_scope_begin && (flags & ompt_task_implicit))
-        npl__region_thread((int)index);
+        npl__regions_thread((int)index);
 }
 
 static int tool_init(ompt_function_lookup_t lookup, int device, ompt_data_t *data)
 {
     (void)device, (void)data;
     ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
-    if (!set || set(ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin) == ompt_set_never ||
+    if (!set ||
+        set(ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin) == ompt_set_never ||
         set(ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end) == ompt_set_never) {
-        warn("numaplace preload: the OpenMP runtime refuses the parallel-begin callback: "
-             "nothing will be migrated\n");
+        npl__debug("ompt: the OpenMP runtime refuses the parallel-begin/end callbacks: no region "
+                   "will be seen");
         return 0; /* the tool is off; the program runs unchanged */
     }
     set(ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task); /* thread numbers */
-    npl__regions_ompt_started();
-    npl__preload_enter();
-    npl_get_support(); /* probe now, outside any callback */
-    npl__preload_leave();
-    tool_started = 1;
-    npl__debug("ompt: the OpenMP runtime started the next-touch tool");
+    npl__regions_in_self(NULL); /* find our own bounds now, outside any region */
+    npl__debug("ompt: the OpenMP runtime started the region tool");
     return 1;
 }
 
 static void tool_fini(ompt_data_t *data) { (void)data; }
+
+static int env_set(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e;
+}
 
 EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version,
                                                  const char *runtime_version)
 {
     static ompt_start_tool_result_t result = {tool_init, tool_fini, {0}};
     (void)omp_version, (void)runtime_version;
-    /* profiling: from the start, before the sampler claims the profile at the first array */
-    return npl__preload_next_touch() || npl__preload_profiling() || npl__preload_apply_active()
-               ? &result : NULL;
+    int nt_on = 0;
+    uint64_t chunk;
+    const char *e = getenv(NPL_ENV_NEXT_TOUCH);
+    if (e && *e && npl_env_parse_next_touch(e, &nt_on, &chunk) < 0)
+        nt_on = 1; /* the constructor says so and takes it as on */
+    return npl__regions_wanted() || nt_on || env_set(NPL_ENV_PROFILE_SHM) ||
+                   env_set(NPL_ENV_PROFILE_APPLY)
+               ? &result
+               : NULL;
 }
 
-/* a warning only: the exit status and the program's buffered output are never touched */
-__attribute__((destructor)) static void check_started(void)
+/* a debug line only: the exit status and the program's buffered output are never touched */
+__attribute__((destructor)) static void check_seen(void)
 {
-    if (npl__preload_next_touch() && !npl__regions_seen())
-        warn("numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP parallel region was "
-             "seen (no OpenMP, OMP_TOOL=disabled under libomp, or no parallel region): nothing "
-             "was migrated\n");
+    struct npl__regions_stats rs;
+    npl__regions_stats(&rs);
+    if (npl__preload_next_touch() && rs.entries == 0 && getenv(NPL_ENV_DEBUG)) {
+        static const char msg[] = "numaplace preload: " NPL_ENV_NEXT_TOUCH " is set but no OpenMP "
+                                  "parallel region was seen (no OpenMP, OMP_TOOL=disabled under "
+                                  "libomp, or no parallel region): nothing was re-armed\n";
+        if (write(2, msg, sizeof msg - 1) < 0)
+            return;
+    }
 }

@@ -11,9 +11,10 @@
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
  *   statics.c   the executable's writable segments, placed before main
- *   ompt.c      the OMPT tool: LLVM libomp's parallel regions and thread numbers -> regions.c
- *   regions.c   OpenMP parallel regions (libgomp's GOMP_parallel* wrapped; ompt.c under libomp):
- *               one hook for the profile's phases, next-touch's re-arming and run --profile
+ *   regions.c   the one OpenMP region hook (libgomp's GOMP_parallel* entry points interposed;
+ *               ompt.c under libomp): the profile's phases, next-touch's re-arm, run --profile
+ *   ompt.c      its libomp source (the OMPT tool: parallel_begin/end, implicit_task)
+ *   rearm.c     the transparent next-touch mode's re-arm rule (a subscriber of the hook)
  *   profile.c   numaplace profile: large blocks and static arrays tracked by the sampler
  *   apply.c     numaplace run --profile: each array under its advised policy
  *   io.c        read/write and relatives: protected pages given back before a system call */
@@ -99,15 +100,63 @@ void npl__preload_place_static(void);
  * or by the caller (free) if the thread is not created. NULL: nothing wrapped. */
 void *npl__preload_signals_wrap(void *(**start)(void *), void **arg);
 
-/* ---- OpenMP parallel regions (regions.c; ompt.c feeds it under libomp) ---- */
-void npl__region_begin(const void *code);
-void npl__region_end(void);
-void npl__region_thread(int num); /* this thread's number in its team */
-void npl__regions_ompt_started(void);
-const void *npl__regions_gomp_site(void);
-int npl__regions_seen(void);
+/* ---- OpenMP parallel regions (regions.c, ompt.c): one hook for every user ----
+ * npl__regions_subscribe(fn, arg, events): fn(region, arg) is called for the events asked
+ * (a mask), whichever runtime runs the region (libgomp: its GOMP_parallel* entry points,
+ * interposed; LLVM's libomp: OMPT):
+ *  - NPL__REGION_BEGIN: the start of every parallel region the program starts, on the
+ *    encountering thread, before the team starts;
+ *  - NPL__REGION_END: its end, on the same thread, after the team joined (the same fields);
+ *  - NPL__REGION_THREAD: on each thread of a team as it starts the region: thread is its number
+ *    in the team (the other fields are 0, index -1).
+ * Subscribe from a constructor (before the first region; the OMPT tool is only started when
+ * someone subscribed, or NUMAPLACE_NEXT_TOUCH, NUMAPLACE_PROFILE_SHM or NUMAPLACE_PROFILE_APPLY is
+ * set). Calls may come from several threads at once (nested regions); fn runs inside the
+ * interposer (npl__preload_enter: its allocations and threads are not intercepted) and must not
+ * start parallel regions. Up to 8 subscribers; 0, or -1 when full, fn is NULL or events 0. */
+enum { NPL__REGION_GOMP = 1, NPL__REGION_OMPT = 2 }; /* where a region entry was seen */
+enum { NPL__REGION_BEGIN = 1, NPL__REGION_END = 2, NPL__REGION_THREAD = 4 }; /* events (bits) */
+struct npl__region {
+    int event;         /* NPL__REGION_BEGIN, _END or _THREAD */
+    const void *code;  /* the region's code address: the outlined body (libgomp ABI) or OMPT's
+                        * codeptr_ra (libomp); a run-time address: dladdr() gives object+offset */
+    uint64_t seq;      /* region entries in the process so far, this one included (1, 2, ...) */
+    uint64_t count;    /* entries of this code address so far, this one included (1: new) */
+    int index;         /* a small id of the code address (< 4096), -1 past the table */
+    unsigned threads;  /* the team size asked (num_threads, else the runtime's default); 0 unknown */
+    int level;         /* nesting level of the region: 1 outermost */
+    int source;        /* NPL__REGION_GOMP or NPL__REGION_OMPT */
+    int thread;        /* NPL__REGION_THREAD: the thread's number in its team; else -1 */
+};
+typedef void (*npl__region_fn)(const struct npl__region *region, void *arg);
+int npl__regions_subscribe(npl__region_fn fn, void *arg, unsigned events);
+/* someone subscribed */
+int npl__regions_wanted(void);
+/* the sources (the GOMP wrappers, ompt.c): a region entry; a second report of a region already
+ * reported (its end is not reported again either); the end of the innermost region this thread
+ * entered; this thread's number in the team it starts */
+void npl__regions_enter(const void *code, unsigned threads, int source);
+void npl__regions_enter_again(void);
+void npl__regions_leave(void);
+void npl__regions_thread(int num);
+/* addr lies inside libnumaplace_preload.so */
+int npl__regions_in_self(const void *addr);
+struct npl__regions_stats {
+    uint64_t entries, distinct;
+    int sources; /* bits 1 << NPL__REGION_GOMP, 1 << NPL__REGION_OMPT */
+};
+void npl__regions_stats(struct npl__regions_stats *out);
 
-/* ---- numaplace profile (profile.c) ---- */
+/* ---- the transparent next-touch mode (rearm.c) ---- */
+/* subscribe the re-arm rule (constructor, NUMAPLACE_NEXT_TOUCH on, no profile applied) */
+void npl__rearm_init(void);
+/* a profile's exact rule for one range: the range registered at base is re-armed at the entries
+ * of these region code addresses that follow an entry of another region, and at no other; the
+ * online rule leaves it alone. n = 0 gives it back to the online rule. 0, or -1 (no such
+ * registered range yet, or no memory) */
+int npl__rearm_set_regions(const void *base, const void *const *codes, int n);
+
+/* ---- numaplace profile (profile.c): subscribes the sampler's phases to the region hook ---- */
 int npl__preload_profile_init(size_t threshold); /* 1: profiling */
 int npl__preload_profiling(void);
 /* a tracked large block for a caller that returns to ra (NULL: none); its release */
@@ -115,7 +164,7 @@ void *npl__preload_profile_map(size_t n, const void *ra);
 void npl__preload_profile_unmap(void *p, size_t n);
 void npl__preload_profile_exec(int failed); /* before an exec (0), after a failed one (1) */
 
-/* ---- numaplace run --profile (apply.c) ---- */
+/* ---- numaplace run --profile (apply.c): arms its phase-changing arrays at region entries ---- */
 int npl__preload_apply_init(size_t threshold); /* 1: a profile is applied */
 int npl__preload_apply_active(void);
 /* a block of n bytes for a caller that returns to ra, under the profile's policy for its site
@@ -123,7 +172,6 @@ int npl__preload_apply_active(void);
 void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags);
 void npl__preload_apply_free(void *p);
 void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);
-void npl__preload_apply_region(const void *code);
 
 /* ---- system calls into tracked memory (io.c) ---- */
 void npl__preload_io_resolve(void);

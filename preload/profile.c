@@ -5,7 +5,10 @@
  * as `run` would make them without a policy: page-aligned, nothing placed, nothing populated.
  *
  * Static arrays are found once, before main, in the program and in the shared objects loaded
- * with it (objects dlopen'ed later are not scanned). */
+ * with it (objects dlopen'ed later are not scanned).
+ *
+ * Phases: the sampler hears of the outermost OpenMP parallel regions (their entries and ends)
+ * and of each team thread's number from the region hook (regions.c), subscribed before main. */
 #define _GNU_SOURCE
 #include "profile/profile.h"
 #include "env.h"
@@ -22,6 +25,17 @@ static int profiling;
 static size_t threshold = (size_t)1 << 20;
 
 int npl__preload_profiling(void) { return profiling; }
+
+static void on_region(const struct npl__region *r, void *arg)
+{
+    (void)arg;
+    if (r->event == NPL__REGION_THREAD)
+        npl__sampler_set_omp_thread(r->thread);
+    else if (r->level == 1 && r->event == NPL__REGION_BEGIN)
+        npl__sampler_region_begin(r->code);
+    else if (r->level == 1)
+        npl__sampler_region_end();
+}
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
@@ -86,6 +100,9 @@ int npl__preload_profile_init(size_t thr)
     }
     threshold = thr;
     profiling = 1;
+    if (npl__regions_subscribe(on_region, NULL,
+                               NPL__REGION_BEGIN | NPL__REGION_END | NPL__REGION_THREAD) < 0)
+        npl__debug("profile: cannot subscribe to region entries: no phases");
     npl__site_warm();
     track_statics();
     return 1;

@@ -18,4 +18,31 @@ void npl__next_touch_forget(void *addr, size_t len);
  * protection restored), 0 if not. No error message, errno unchanged: for frees. */
 int npl__next_touch_disarm_quiet(void *addr);
 
+/* ---- for the transparent next-touch mode's re-arm rule (preload/rearm.c) ---- */
+/* A registered or armed range as the rule sees it. */
+struct npl__nt_range {
+    void *base;
+    size_t len, chunk;
+    uint64_t id;          /* new at each registration (a range freed and registered again is
+                           * another) */
+    uint64_t arms;        /* arms so far */
+    int sampled;          /* the last arm protected a sample of its chunks */
+    uint64_t armed_pages; /* pages of the chunks the last arm protected */
+    uint64_t got_pages;   /* since the last arm: pages of the chunks resolved by a touch */
+    uint64_t got_moved;   /*   of them, the pages that changed node */
+};
+/* the active ranges, at most max, into out; returns how many */
+int npl__next_touch_ranges(struct npl__nt_range *out, int max);
+/* Re-arm the range registered as id, MPOL_LOCAL over all of it but protecting only: with
+ * present, the chunks that have a page in memory (private anonymous base-page ranges; other
+ * chunks are left to a first touch under MPOL_LOCAL, which gives the same placement); with
+ * sample > 0, about `sample` chunks in a few runs at pseudo-random places that `seed` varies.
+ * 0, 1 (no range has that id any more: freed, or dropped because its memory changed) or -1
+ * (error set). */
+int npl__next_touch_rearm_range(uint64_t id, int present, size_t sample, unsigned seed);
+/* Of `samples` pages (at most 256) spread evenly over range id: how many are in memory
+ * (*present) and how many of those are on the node that holds the most (*on_top). 0, 1 (no such
+ * range) or -1 (error set). */
+int npl__next_touch_where(uint64_t id, unsigned samples, unsigned *present, unsigned *on_top);
+
 #endif

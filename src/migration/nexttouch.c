@@ -91,6 +91,12 @@ struct slot {
     uint64_t inode, file_off;
     unsigned dev_major, dev_minor;
     _Atomic unsigned char *state; /* mmap'ed, nchunks entries */
+    /* for the transparent mode's re-arm rule (npl__next_touch_ranges): the registration's id,
+     * its arms, and since the last arm the pages of the chunks resolved and those that changed
+     * node */
+    uint64_t id, arms, armed_pages;
+    _Atomic uint64_t got_pages, got_moved;
+    int last_sample; /* the last arm was a sample */
 };
 
 static struct slot slots[NPL_NEXT_TOUCH_MAX_RANGES];
@@ -109,6 +115,7 @@ static __thread unsigned retired_seen __attribute__((tls_model("initial-exec")))
  * malloc touching a heap page of an armed range) must not wait for that arm to end */
 static __thread int arming_thread __attribute__((tls_model("initial-exec")));
 static _Atomic unsigned next_seq;
+static _Atomic uint64_t next_id; /* registrations so far (a slot's id) */
 static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
 
 static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -162,7 +169,7 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
     int small_nodes[SMALL_BATCH], small_status[SMALL_BATCH];
     void **pages = small_pages;
     int *nodes = small_nodes, *status = small_status, taken = -1;
-    size_t cap = SMALL_BATCH, n = len / ps, absent = 0;
+    size_t cap = SMALL_BATCH, n = len / ps, absent = 0, moved = 0;
     struct batch *pl = atomic_load(&pool);
     for (int b = 0; pl && b < POOL && n > SMALL_BATCH && taken < 0; b++) {
         unsigned char free_ = 0;
@@ -197,7 +204,7 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
             continue;
         for (size_t i = 0; i < nmv; i++) {
             if (status[i] == (int)node)
-                atomic_fetch_add_explicit(&st_moved, 1, memory_order_relaxed);
+                moved++;
             else if (status[i] == -ENOENT || status[i] == -EFAULT)
                 absent++;
             else
@@ -210,6 +217,9 @@ static void place_chunk(struct slot *s, size_t c, unsigned node)
      * and file ranges: read-populated, nothing written, no copy-on-write break) */
     if (absent)
         syscall(SYS_madvise, start, len, s->populate);
+    atomic_fetch_add_explicit(&st_moved, moved, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->got_moved, moved, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->got_pages, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&st_chunks, 1, memory_order_relaxed);
 }
 
@@ -515,33 +525,151 @@ static void drop(struct slot *s)
     npl__debug("next-touch: forgot %p+%zu", (void *)s->base, s->len);
 }
 
-/* Protect everything, MPOL_LOCAL, all chunks armed. The slot must be quiesced (odd seq, no
- * handler inside); seq becomes even again on return, whatever happens. Returns 0, -1 (error set)
- * or 1: the memory is not the recorded mapping any more (nothing done; the caller drops it). */
-static int arm_slot(struct slot *s)
+/* which chunks an arm protects: every one (the public calls), or for the transparent mode's
+ * rule only those with a page in memory (arming a chunk that has none gains nothing over a first
+ * touch under MPOL_LOCAL) and/or a sample: runs of up to SAMPLE_RUN chunks at pseudo-random
+ * places (few runs: protecting each costs a TLB shootdown, 0.1-0.3 s in a busy 8-vCPU emulated
+ * guest; random: a fixed stride can fall in step with a program's blocks and see only their
+ * edges) */
+struct arm_how {
+    int present;
+    size_t sample;  /* chunks in the sample; 0: every chunk */
+    unsigned seed;
+};
+#define MAX_RUNS 128  /* more separate runs to protect than this: protect the whole range */
+#define SAMPLE_RUN 8
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Mark ARMED the chunks `how` selects (the others DONE): those of the sample that, with
+ * how->present, have a page in memory. Private anonymous base-page ranges ask mincore(2); in
+ * others (files, shared, hugetlb) every chunk counts as present. */
+static void select_chunks(struct slot *s, const struct arm_how *how)
+{
+    size_t ps = psz(), n = s->nchunks;
+    int ask = how->present && s->populate == MADV_POPULATE_WRITE && s->page == ps;
+    if (how->sample && how->sample < n) {
+        for (size_t c = 0; c < n; c++)
+            atomic_store(&s->state[c], DONE);
+        size_t runs = (how->sample + SAMPLE_RUN - 1) / SAMPLE_RUN;
+        for (size_t r = 0; r < runs; r++) { /* run r starts in the r-th part of the range */
+            size_t part = n / runs, len = SAMPLE_RUN < part ? SAMPLE_RUN : part;
+            size_t c0 = r * part + mix64(((uint64_t)how->seed << 32) ^ (s->id << 8) ^ r) %
+                                       (part - len + 1);
+            for (size_t c = c0; c < c0 + len; c++)
+                atomic_store(&s->state[c], ARMED);
+        }
+    } else {
+        for (size_t c = 0; c < n; c++)
+            atomic_store(&s->state[c], ARMED);
+    }
+    if (!ask)
+        return;
+    unsigned char vec[4096];
+    size_t np = s->len / ps;
+    for (size_t p0 = 0; p0 < np; p0 += sizeof vec) { /* selected chunks with nothing in memory */
+        size_t k = np - p0 < sizeof vec ? np - p0 : sizeof vec;
+        if (mincore(s->base + p0 * ps, k * ps, vec) < 0)
+            continue; /* cannot tell: armed */
+        for (size_t i = 0; i < k; i++) /* bit 1: a page of the chunk is in memory */
+            if (vec[i] & 1) {
+                size_t c = (p0 + i) * ps / s->chunk;
+                if (atomic_load(&s->state[c]) == ARMED)
+                    atomic_store(&s->state[c], 3); /* ARMED, seen present (temporary) */
+            }
+    }
+    for (size_t c = 0; c < n; c++) { /* 3 -> ARMED; ARMED never seen present -> DONE */
+        unsigned char v = atomic_load(&s->state[c]);
+        atomic_store(&s->state[c], v == 3 ? ARMED : DONE);
+    }
+}
+
+/* protect the chunks marked ARMED in s->state (runs of them), the others keep s->prot; 0 or -1 */
+static int protect_selected(struct slot *s)
+{
+    for (size_t c = 0; c < s->nchunks;) {
+        if (atomic_load(&s->state[c]) != ARMED) {
+            c++;
+            continue;
+        }
+        size_t e = c;
+        while (e < s->nchunks && atomic_load(&s->state[e]) == ARMED)
+            e++;
+        char *a = s->base + c * s->chunk, *b = e >= s->nchunks ? s->base + s->len
+                                                                : s->base + e * s->chunk;
+        if (mprotect(a, (size_t)(b - a), PROT_NONE) < 0)
+            return -1;
+        c = e;
+    }
+    return 0;
+}
+
+/* Protect (the chunks `how` selects: all when how is NULL), MPOL_LOCAL over the whole range.
+ * The slot must be quiesced (odd seq, no handler inside); seq becomes even again on return,
+ * whatever happens. Returns 0, -1 (error set) or 1: the memory is not the recorded mapping any
+ * more (nothing done; the caller drops it). */
+static int arm_slot_how(struct slot *s, const struct arm_how *how)
 {
     struct npl_counter cnt = {0};
     int rc = 0;
     if (!still_ours(s))
         return 1;
+    size_t sel = s->nchunks, runs = 1, pages = s->len / s->page;
+    if (how && (how->present || how->sample)) { /* which chunks: marked ARMED for now */
+        int was_armed = 0, prev = 0;
+        for (size_t c = 0; c < s->nchunks && !was_armed; c++)
+            was_armed = atomic_load(&s->state[c]) == ARMED;
+        select_chunks(s, how);
+        sel = runs = pages = 0;
+        for (size_t c = 0; c < s->nchunks; c++) {
+            int on = atomic_load(&s->state[c]) == ARMED;
+            sel += (size_t)on;
+            runs += (size_t)(on && !prev);
+            prev = on;
+            if (on)
+                pages += (c + 1 == s->nchunks ? s->len - c * s->chunk : s->chunk) / s->page;
+        }
+        if (runs > MAX_RUNS) /* too many mappings: every chunk, as the public arm does */
+            sel = s->nchunks, pages = s->len / s->page;
+        /* chunks still armed from the last arm that this one leaves out: accessible again */
+        if (was_armed && sel < s->nchunks && mprotect(s->base, s->len, s->prot) < 0)
+            rc = npl__fail(errno, "mprotect on %p+%zu failed", (void *)s->base, s->len);
+    }
     /* MPOL_LOCAL: pages faulted in later land on the toucher's node, and the range keeps a
      * policy, so automatic NUMA balancing still leaves it alone (kernels without MPOL_LOCAL in
      * mbind: MPOL_DEFAULT) */
-    if (npl__mbind(&cnt, s->base, s->len, MPOL_LOCAL, NULL, 0, 0) < 0 &&
+    if (rc == 0 && npl__mbind(&cnt, s->base, s->len, MPOL_LOCAL, NULL, 0, 0) < 0 &&
         npl__mbind(&cnt, s->base, s->len, MPOL_DEFAULT, NULL, 0, 0) < 0) {
         rc = npl__fail(errno, "mbind on the armed range failed");
-    } else if (mprotect(s->base, s->len, PROT_NONE) < 0) {
+    } else if (rc == 0 && sel == s->nchunks && mprotect(s->base, s->len, PROT_NONE) < 0) {
         rc = npl__fail(errno, "mprotect(PROT_NONE) on %p+%zu failed", (void *)s->base, s->len);
-        mprotect(s->base, s->len, s->prot); /* it may have been applied in part */
-        for (size_t c = 0; c < s->nchunks; c++)
-            atomic_store(&s->state[c], DONE);
-    } else {
+    } else if (rc == 0 && sel < s->nchunks && sel && protect_selected(s) < 0) {
+        rc = npl__fail(errno, "mprotect(PROT_NONE) on %p+%zu failed", (void *)s->base, s->len);
+    } else if (rc == 0 && sel == s->nchunks) {
         for (size_t c = 0; c < s->nchunks; c++)
             atomic_store(&s->state[c], ARMED);
     }
+    if (rc < 0) {
+        mprotect(s->base, s->len, s->prot); /* it may have been applied in part */
+        for (size_t c = 0; c < s->nchunks; c++)
+            atomic_store(&s->state[c], DONE);
+    }
+    s->arms++;
+    s->armed_pages = rc == 0 ? pages : 0;
+    s->last_sample = how && how->sample;
+    atomic_store(&s->got_pages, 0);
+    atomic_store(&s->got_moved, 0);
     publish_seq(s, new_seq());
     return rc;
 }
+
+static int arm_slot(struct slot *s) { return arm_slot_how(s, NULL); }
 
 /* KernelPageSize of the mapping holding addr (smaps), or the base page size */
 static size_t mapping_page_size(const void *addr)
@@ -737,6 +865,11 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
     s->page = ps;
     s->nchunks = n;
     s->state = st;
+    s->id = atomic_fetch_add(&next_id, 1) + 1;
+    s->arms = s->armed_pages = 0;
+    s->last_sample = 0;
+    atomic_store(&s->got_pages, 0);
+    atomic_store(&s->got_moved, 0);
     for (size_t c = 0; c < n; c++) /* registered: known, all resolved */
         atomic_store(&s->state[c], DONE);
     atomic_store(&s->seq, new_seq() - 1); /* odd: being armed */
@@ -912,4 +1045,73 @@ int npl_next_touch_get_stats(struct npl_next_touch_stats *o)
     o->waits = atomic_load(&st_waits);
     o->widened = atomic_load(&st_widened);
     return 0;
+}
+
+/* ---- the transparent mode's re-arm rule (preload/rearm.c) ---- */
+int npl__next_touch_ranges(struct npl__nt_range *out, int max)
+{
+    int n = 0;
+    lock();
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES && n < max; i++) {
+        struct slot *s = &slots[i];
+        if (!atomic_load(&s->active))
+            continue;
+        out[n++] = (struct npl__nt_range){s->base, s->len, s->chunk, s->id, s->arms,
+                                          s->last_sample, s->armed_pages,
+                                          atomic_load(&s->got_pages), atomic_load(&s->got_moved)};
+    }
+    unlock();
+    return n;
+}
+
+static struct slot *find_id(uint64_t id)
+{
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++)
+        if (atomic_load(&slots[i].active) && slots[i].id == id)
+            return &slots[i];
+    return NULL;
+}
+
+int npl__next_touch_rearm_range(uint64_t id, int present, size_t sample, unsigned seed)
+{
+    struct arm_how how = {present, sample, seed};
+    lock();
+    struct slot *s = find_id(id);
+    int rc = 1;
+    if (s) {
+        quiesce(s);
+        rc = arm_slot_how(s, &how);
+        if (rc > 0)
+            drop(s); /* its memory was unmapped or replaced: not ours to protect */
+    }
+    unlock();
+    return rc;
+}
+
+int npl__next_touch_where(uint64_t id, unsigned samples, unsigned *present, unsigned *on_top)
+{
+    enum { MAXS = 256 };
+    void *pages[MAXS];
+    int status[MAXS], per[64] = {0};
+    *present = *on_top = 0;
+    lock();
+    struct slot *s = find_id(id);
+    size_t np = s ? s->len / s->page : 0, k = samples < MAXS ? samples : MAXS;
+    if (k > np)
+        k = np;
+    for (size_t i = 0; i < k; i++) /* evenly over the range */
+        pages[i] = s->base + (size_t)((double)i * (double)np / (double)k) * s->page;
+    int rc = s ? 0 : 1;
+    if (k && npl__move_pages(NULL, k, pages, NULL, status, 0) < 0)
+        rc = npl__fail(errno, "move_pages query of %p+%zu failed", (void *)s->base, s->len);
+    unlock();
+    for (size_t i = 0; rc == 0 && i < k; i++)
+        if (status[i] >= 0 && status[i] < 64) {
+            ++*present;
+            per[status[i]]++;
+        }
+    for (int n = 0; n < 64; n++)
+        if ((unsigned)per[n] > *on_top)
+            *on_top = (unsigned)per[n];
+    return rc;
 }

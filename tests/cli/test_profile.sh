@@ -54,6 +54,36 @@ if ! command -v python3 >/dev/null; then
     skip python3 "the profile's contents (arrays, sites, patterns) and run --profile: no python3"
     summary profile; exit
 fi
+# the phases come from the one region hook (preload/regions.c): omp_styles enters 9 outermost
+# regions at 5 sites (and 2 nested ones, not phases) under libgomp, libomp, and a gcc build on a
+# preloaded libomp, whose regions enter through the GOMP wrappers and again through OMPT: each
+# counted once, named as under libgomp
+phases() { # profile -> "regions entries offsets"
+    python3 - "$1" <<'PY'
+import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["phases"] if x["kind"] == "region"]
+print(len(r), sum(x["entries"] for x in r),
+      ",".join(str(x["site"]["offset"]) for x in sorted(r, key=lambda x: x["site"]["offset"])))
+PY
+}
+LIBOMP=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
+gcc_offsets=
+for v in gcc clang gcc+libomp; do
+    prog=$P/omp_styles_${v%+libomp}
+    [ -x "$prog" ] || { skip "prog-omp_styles_${v%+libomp}" "the phases under $v: $prog is not built (scripts/deps.sh)"; continue; }
+    if [ $v = gcc+libomp ]; then
+        [ -n "$LIBOMP" ] || { skip libomp "the phases of a gcc build on a preloaded libomp: no /usr/lib/llvm-*/lib/libomp.so.5 (libomp-dev)"; continue; }
+        OMP_NUM_THREADS=2 $N profile --threshold 64K --out $T/ph.json -- \
+            sh -c 'LD_PRELOAD="$LD_PRELOAD $1" exec "$0" 20000' "$prog" "$LIBOMP" >/dev/null 2>&1
+    else
+        OMP_NUM_THREADS=2 $N profile --threshold 64K --out $T/ph.json -- "$prog" 20000 >/dev/null 2>&1
+    fi
+    got=$(phases $T/ph.json)
+    check "profile omp_styles ($v): 5 region phases, 9 entries" "5 9" "${got% *}"
+    [ $v = gcc ] && gcc_offsets=${got##* }
+    [ $v = gcc+libomp ] && check "profile omp_styles: a gcc build's regions have the same names on libomp" \
+        "$gcc_offsets" "${got##* }"
+done
 # the profile's arrays: python3 prints one line per array: kind object offset ordinal bytes pattern
 arrays() {
     python3 - "$1" <<'PY'

@@ -135,9 +135,11 @@ else
 fi
 P=$(dirname "$N")/progs
 if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
-    # --next-touch: one interposer (which is the OMPT tool), then libomp; output and status kept
-    check "--next-touch: LD_PRELOAD is preload then libomp" "libnumaplace_preload.so libomp.so.5" \
+    # --next-touch: the one interposer and nothing else (the program keeps its own OpenMP
+    # runtime); output and status kept
+    check "--next-touch: LD_PRELOAD is the interposer alone" "libnumaplace_preload.so" \
         "$($N run --next-touch -- sh -c 'for f in $LD_PRELOAD; do basename $f; done' | tr '\n' ' ' | sed 's/ $//')"
+    check "--next-touch: no OpenMP runtime path in run's code" 0 "$(cat $SRC/cli/run.c $SRC/preload/env.h | grep -c -e 'libomp\.so' -e 'llvm-')"
     $N run --next-touch -- "$P/printer" 0 >$T/f 2>$T/err; rc=$?
     check "--next-touch printer > file: status 0, output kept" "0 1" "$rc $(grep -c 'buffered line' $T/f)"
     check "--next-touch printer: no warning without NUMAPLACE_DEBUG" 0 "$(wc -c <$T/err)"
@@ -145,6 +147,22 @@ if [ -f "$PRE" ] && [ -x "$P/printer" ]; then
     check "--next-touch sh -c 'echo hi; exit 3'" "3 hi" "$rc $(cat $T/f)"
     $N run --next-touch --policy cyclic -- "$P/printer" 7 >$T/f; rc=$?
     check "--next-touch --policy cyclic printer 7" "7 1" "$rc $(grep -c 'buffered line' $T/f)"
+    $N run --next-touch --json -- "$P/printer" 0 >$T/f 2>$T/err
+    check "--next-touch --json, no OpenMP: the exit line counts no region" 1 "$(grep -c '"event": "next_touch", "regions": 0, "distinct_regions": 0, "region_source": "none"' $T/err)"
+    # the regions of each runtime are seen through the program's own runtime: omp_styles has 11
+    # region entries (1 init, 3 x 2 sweeps, 1 reduction, 1 outer and 2 inner nested) at 6 sites
+    for v in gcc clang; do
+        [ -x "$P/omp_styles_$v" ] || { skip omp-styles "--next-touch region counts under $v: $P/omp_styles_$v is not built (clang-14, libomp-dev)"; continue; }
+        src=libgomp; [ $v = clang ] && src=ompt
+        OMP_NUM_THREADS=2 $N run --next-touch --json -- "$P/omp_styles_$v" 20000 >$T/f 2>$T/err; rc=$?
+        check "--next-touch omp_styles_$v: status 0, the same sum as plain" "0 $(OMP_NUM_THREADS=2 "$P/omp_styles_$v" 20000)" "$rc $(cat $T/f)"
+        check "--next-touch omp_styles_$v: 11 region entries at 6 sites, seen through $src" 1 \
+            "$(grep -c "\"regions\": 11, \"distinct_regions\": 6, \"region_source\": \"$src\"" $T/err)"
+    done
+    if [ -x "$P/omp_probe_gcc" ]; then
+        OMP_NUM_THREADS=2 $N run --next-touch -- "$P/omp_probe_gcc" >$T/p 2>&1
+        check "--next-touch: a gcc program stays on libgomp" 2 "$(grep -c 'runtime libgomp' $T/p)"
+    fi
     if [ -x "$P/printer_omp" ]; then
         $N run --next-touch -- "$P/printer_omp" 5 >$T/f; rc=$?
         check "--next-touch OpenMP printer > file: status 5, output kept" "5 1" "$rc $(grep -c 'buffered line' $T/f)"

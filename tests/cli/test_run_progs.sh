@@ -2,7 +2,8 @@
 # numaplace run on programs written the way users write them (tests/progs/*_styles*, spawner):
 # every way to allocate (C, C++, Fortran), pthreads, std::thread, OpenMP under libgomp and libomp,
 # nested regions, exits from threads, signals, clearenv, closed descriptors, self-set affinity,
-# children started by a shell, system, popen, posix_spawn, vfork, fork and exec, static binaries.
+# children started by a shell, system, popen, posix_spawn, vfork, fork and exec, static binaries,
+# an OpenMP library dlopen'ed with RTLD_LOCAL by a program without OpenMP.
 # Exact checks: the output's checksum and the exit status (128+N for signal N) equal a run
 # without numaplace; children of a --pin run get the process's CPUs (an OpenMP child defaults
 # to one thread per CPU, as without numaplace). One node here: tests/guest/guest_cli.c checks
@@ -162,6 +163,17 @@ for m in system spawn vfork fork execv; do
     $N run --pin compact -- "$P/spawner" $m /bin/sh -c 'exit 5'; check "--pin: $m child's status 5" 5 $?
     $N run --pin compact -- "$P/spawner" $m /bin/sh -c 'kill -TERM $$'; check "--pin: $m child's SIGTERM: 143" 143 $?
 done
+# an OpenMP library dlopen'ed with RTLD_LOCAL by a program without OpenMP: the interposer's
+# GOMP_parallel* find libgomp outside the global scope (no abort), in every mode
+if ${CC:-cc} -DPLUGIN -fopenmp -shared -fPIC -O1 -o $T/omp_plugin.so "$SRC/tests/progs/omp_plugin.c" 2>/dev/null &&
+   ${CC:-cc} -O1 -o $T/dl_host "$SRC/tests/progs/omp_plugin.c" -ldl 2>/dev/null; then
+    for o in "--next-touch" "--policy cyclic" "--pin compact" "--next-touch --policy cyclic"; do
+        same "$o" $T/dl_host $T/omp_plugin.so
+    done
+    check "dlopen'ed OpenMP library: it ran" 1 "$(grep -c '^sum ' $T/got)"
+else
+    skip openmp "the dlopen'ed OpenMP library cases: cannot build one with ${CC:-cc} -fopenmp"
+fi
 # a static binary: the interposer cannot reach it; run applies the kernel policy and says so
 if ${CC:-cc} -static -O1 -o $T/exit_static "$SRC/tests/progs/exit_styles.c" -lpthread 2>/dev/null; then
     same "--policy cyclic" $T/exit_static none

@@ -30,14 +30,15 @@ adds+=(--add tests/guest/in_guest.sh --add tests/expected-skips.txt)
 guest_env=(env "CI=${CI:-}" NPL_EXPECTED_SKIPS=/usr/local/bin/expected-skips.txt)
 # numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
 # that every guest gets as /usr/local (numaplace run finds /usr/local/lib/numaplace/
-# libnumaplace_preload.so, the interposer and transparent next-touch OMPT tool, by itself)
+# libnumaplace_preload.so, the one interposer, by itself)
 stage=$(mktemp -d "${TMPDIR:-/tmp}/npl-stage.XXXXXX") || exit 1
 trap 'rm -rf "$stage"' EXIT
 if cmake --install "$BUILD" --prefix "$stage" >"$stage.log" 2>&1; then adds+=(--install-tree "$stage")
 else echo "run.sh: cmake --install $BUILD failed:"; cat "$stage.log"; exit 1; fi
 rm -f "$stage.log"
-# LLVM's OpenMP runtime, for --next-touch;
-# guest_cli's helper programs (build/progs: OpenMP probes built by gcc and clang)
+# guest_cli's and guest_regions' helper programs (build/progs: OpenMP probes built by gcc and
+# clang); LLVM's OpenMP runtime where a test preloads it over a gcc build on purpose (--next-touch
+# itself needs none)
 for p in "$BUILD"/progs/*; do [ -x "$p" ] && adds+=(--add "$p"); done
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | head -1)
 # an independent count of system calls for guest_arch

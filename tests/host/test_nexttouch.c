@@ -407,6 +407,66 @@ static void test_regressions(void)
     munmap(buf, RACE_PAGES * 4096);
 }
 
+/* the transparent mode's re-arm entry points (preload/rearm.c): only chunks with pages in memory,
+ * samples, and what each arm taught (pages resolved since) */
+static struct npl__nt_range *range_of(void *base)
+{
+    static struct npl__nt_range r[256];
+    int n = npl__next_touch_ranges(r, 256);
+    for (int i = 0; i < n; i++)
+        if (r[i].base == base)
+            return &r[i];
+    return NULL;
+}
+
+static void test_rearm_range(void)
+{
+    size_t bytes = 8 * MIB, chunk = NPL_NEXT_TOUCH_DEFAULT_CHUNK, nchunks = bytes / chunk;
+    unsigned char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                            0);
+    madvise(a, bytes, MADV_NOHUGEPAGE);
+    CHECK(a != MAP_FAILED && npl_next_touch_register(a, bytes, 0) == 0, "register 8 MiB");
+    struct npl__nt_range *r = range_of(a);
+    CHECK(r && r->arms == 0 && r->id > 0 && r->len == bytes && r->chunk == chunk,
+          "a registered range is listed, never armed");
+    uint64_t id = r ? r->id : 0;
+    memset(a, 1, bytes / 4); /* the first quarter in memory: 32 chunks */
+    CHECK(npl__next_touch_rearm_range(id, 1, 0, 0) == 0, "re-arm the chunks in memory");
+    r = range_of(a);
+    CHECK(r && r->arms == 1 && !r->sampled && r->armed_pages == bytes / 4 / 4096 &&
+              r->got_pages == 0,
+          "only the 32 chunks in memory are armed (%llu pages)",
+          r ? (unsigned long long)r->armed_pages : 0);
+    struct npl_next_touch_stats s0, s1;
+    npl_next_touch_get_stats(&s0);
+    for (size_t i = 0; i < bytes; i += 4096)
+        a[i] += 1;
+    npl_next_touch_get_stats(&s1);
+    r = range_of(a);
+    CHECK(s1.chunks - s0.chunks == nchunks / 4 && r && r->got_pages == bytes / 4 / 4096 &&
+              r->got_moved == 0,
+          "touching everything resolves the 32 armed chunks only (%llu), their %llu pages seen, "
+          "none moved (one node)", (unsigned long long)(s1.chunks - s0.chunks),
+          r ? (unsigned long long)r->got_pages : 0);
+    CHECK(npl__next_touch_rearm_range(id, 1, 8, 3) == 0, "a sample of 8 chunks");
+    r = range_of(a);
+    CHECK(r && r->sampled && r->armed_pages == 8 * chunk / 4096 && r->got_pages == 0,
+          "the sample arms 8 chunks (%llu pages)", r ? (unsigned long long)r->armed_pages : 0);
+    CHECK(maps_in(a, bytes) == 3, "one run of chunks protected: 3 mappings (%d)",
+          maps_in(a, bytes));
+    npl_next_touch_get_stats(&s0);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; i += 4096)
+        bad += a[i] != 2 - (i >= bytes / 4), a[i] += 1;
+    npl_next_touch_get_stats(&s1);
+    CHECK(bad == 0 && s1.chunks - s0.chunks == 8 && maps_in(a, bytes) == 1,
+          "touching everything resolves the 8 sampled chunks, data kept, mappings merged (%llu "
+          "chunks, %zu bytes wrong)", (unsigned long long)(s1.chunks - s0.chunks), bad);
+    CHECK(npl__next_touch_rearm_range(id + 1000, 1, 0, 0) == 1, "an unknown id: 1");
+    CHECK(npl_next_touch_disarm(a) == 0 && !range_of(a), "disarm: not listed any more");
+    munmap(a, bytes);
+}
+
 int main(void)
 {
     /* 1. many threads fault the same and different chunks at once: no write lost */
@@ -679,5 +739,6 @@ int main(void)
     npl_free(a);
     npl_policy_free(p);
     test_regressions();
+    test_rearm_range(); /* last: the process-wide counts above start from zero */
     return check_summary("test_nexttouch");
 }

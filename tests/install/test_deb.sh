@@ -6,7 +6,8 @@
 # run numaplace; the guest is a real root with real NUMA nodes. Busybox's dpkg installs the
 # package there (its dpkg database lists only the packages of the .deb's Depends, at this host's
 # versions, whose libraries tools/numavm copied): first refused with an empty database (Depends
-# is checked), then installed. Then /usr/bin/numaplace topo, run --policy cyclic -- true, and
+# is checked), then installed. Then /usr/bin/numaplace topo, run --policy cyclic -- true,
+# run --next-touch -- true (no LLVM libomp in that root: none is needed), and
 # run --policy cyclic -- deb_probe: the interposer mapped from /usr/lib/numaplace/, and an 8 MiB
 # malloc split page by page over the 2 nodes (1024 + 1024 pages, move_pages). On the host: Depends names the package of
 # every library the package's programs need that it does not ship itself.
@@ -58,6 +59,8 @@ cp /tmp/st $st; busybox dpkg -i /root/'$name' >/dev/null 2>&1; echo "dpkg -i rc=
 echo "which: $(command -v numaplace)"
 numaplace topo > /tmp/topo; echo "topo rc=$?"; head -1 /tmp/topo
 numaplace run --policy cyclic -- true 2>/dev/null; echo "run rc=$?"
+ls /usr/lib/llvm-*/lib/libomp.so* /usr/local/bin/libomp.so* >/dev/null 2>&1 && echo "libomp present"
+numaplace run --next-touch -- true; echo "run --next-touch rc=$?"
 numaplace run --policy cyclic -- deb_probe'
 cc -O1 -Wall -Wextra -Werror tests/install/deb_probe.c -o "$tmp/deb_probe" || { echo "FAIL: cannot build deb_probe"; exit 1; }
 out=$(NUMAVM_CACHE=${NUMAVM_CACHE:-} tools/numavm --quiet --nodes 2 --cpus-per-node 1 --mem-per-node 256 \
@@ -71,6 +74,7 @@ which: /usr/bin/numaplace
 topo rc=0
 2 NUMA nodes (2 usable by this process), 2 CPUs and 2 cores allowed
 run rc=0
+run --next-touch rc=0
 preload: /usr/lib/numaplace/libnumaplace_preload.so
 pages per node: 1024 1024"
 [ $rc = 0 ] && [ "$out" = "$want" ] && ok || bad "the guest's output (rc=$rc) is not what was expected:
