@@ -595,6 +595,7 @@ static int slot_insert(uintptr_t p, uint32_t array)
 }
 
 static int in_flight(uintptr_t p);
+static _Atomic uintptr_t protecting; /* the page the sampler is about to protect, or 0 */
 
 #define SMALL_WEIGHT 64
 static uint64_t weight(const struct npl_raw_array *a)
@@ -670,11 +671,17 @@ static void round_once(double *last_window)
                 continue;
         }
         uintptr_t p = a->base + r * page;
-        int s = slot_insert(p, i);
-        if (s < 0)
+        /* announced before the in-flight check, cleared after the protection (see prepare) */
+        atomic_store(&protecting, p);
+        int s = in_flight(p) ? -1 : slot_insert(p, i);
+        if (s < 0) {
+            atomic_store(&protecting, 0);
             continue;
+        }
         uint64_t w = atomic_load(&slots[s].word);
-        if (xprotect(p, page, PROT_NONE) < 0) {
+        int failed = xprotect(p, page, PROT_NONE) < 0;
+        atomic_store(&protecting, 0);
+        if (failed) {
             atomic_fetch_add(&R->protect_failed, 1);
             atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_DONE));
         } else if (in_flight(p)) { /* a system call is about to touch it: give it back */
@@ -817,9 +824,13 @@ void npl__sampler_region_end(void)
 /* ---- system calls into protected pages ----
  * A range a system call reads or writes is "in flight" from npl__sampler_prepare to
  * npl__sampler_done: its protected pages are given back first, and the sampler protects none of
- * it meanwhile. The sampler checks the in-flight table after protecting a page (and gives it back
- * if it lies in one), prepare registers its range before it looks for protected pages: with
- * sequentially consistent atomics one of the two always sees the other. */
+ * it meanwhile. The sampler announces the page it is about to protect (protecting), then checks
+ * the in-flight table, protects, and clears the announcement; prepare registers its range, then
+ * waits while an announced page lies in it, then gives back the protected pages. With
+ * sequentially consistent atomics either the sampler sees the range (and protects nothing in it)
+ * or prepare sees the announcement (and finds the page protected once it is cleared): no page is
+ * protected while the kernel copies into the range (a read(2) into it got EFAULT or a short
+ * count). The sampler's thread blocks every signal, so the wait always ends. */
 #define INFLIGHT 256
 static struct {
     _Atomic uintptr_t lo, hi;
@@ -854,6 +865,8 @@ int npl__sampler_prepare(const void *buf, size_t len, int write)
     }
     if (slot < 0)
         atomic_fetch_add(&inflight_full, 1);
+    for (uintptr_t q; (q = atomic_load(&protecting)) != 0 && q + page > lo && q < hi;)
+        sched_yield();
     uint32_t n = atomic_load(&R->narrays);
     for (uint32_t i = 0; i < n; i++) {
         struct npl_raw_array *a = &R->arrays[i];
