@@ -1412,10 +1412,26 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->ntransitions = p->ntransitions;
 }
 
+/* The advice a small sibling can follow: a blocked or cyclic shape, or, for an array owned in no
+ * such shape (an explicit per-chunk map, which holds at its own size only), the best evaluated
+ * shape that holds at any size; NULL if none. */
+static const char *followable(const struct npl_prof_advice *b)
+{
+    if ((b->pattern == NPL_PAT_BLOCKED || b->pattern == NPL_PAT_CYCLIC) &&
+        strcmp(b->policy, "explicit") != 0)
+        return b->policy;
+    if (b->pattern != NPL_PAT_IRREGULAR)
+        return NULL;
+    for (int i = 0; i < b->ncand; i++) /* best first */
+        if (b->cand[i].scalable)
+            return strcmp(b->cand[i].policy, "first_touch") ? b->cand[i].policy : NULL;
+    return NULL;
+}
+
 /* An array with too few samples (a coarse grid level, a small vector) allocated at the same call
- * site as a well-sampled array, one whose pattern is a shape that holds at any size (blocked or
- * cyclic), is most likely used the same way: it follows that array's advice, said in its reason,
- * rather than being left to first touch (under serial init: all on one node). */
+ * site as a well-sampled array whose advice is a shape that holds at any size is most likely used
+ * the same way: it follows that shape, said in its reason, rather than being left to first touch
+ * (under serial init: all on one node). */
 void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv)
 {
     for (uint32_t i = 0; i < p->narrays; i++) {
@@ -1427,8 +1443,7 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         for (uint32_t j = 0; j < p->narrays; j++) {
             const struct npl_prof_advice *b = adv[j];
             const struct npl_prof_site *sj = &p->arrays[j].site;
-            if (j == i || !b || (b->pattern != NPL_PAT_BLOCKED && b->pattern != NPL_PAT_CYCLIC) ||
-                !strcmp(b->policy, "explicit") || sj->kind != NPL_SITE_HEAP ||
+            if (j == i || !b || !followable(b) || sj->kind != NPL_SITE_HEAP ||
                 sj->offset != si->offset || !si->object || !sj->object ||
                 strcmp(si->object, sj->object) != 0)
                 continue;
@@ -1438,11 +1453,13 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         if (from < 0)
             continue;
         const struct npl_prof_advice *b = adv[from];
-        char site[256];
+        const char *pol = followable(b);
+        char site[256], policy[sizeof a->policy];
         npl__site_label(&p->arrays[from].site, site, sizeof site);
+        snprintf(policy, sizeof policy, "%s", pol);
         uint64_t few = a->samples;
         a->pattern = b->pattern;
-        snprintf(a->policy, sizeof a->policy, "%s", b->policy);
+        snprintf(a->policy, sizeof a->policy, "%s", policy);
         a->period_pages = b->period_pages;
         a->block_threads = b->block_threads;
         a->confidence = b->confidence / 2;
@@ -1450,8 +1467,8 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         a->local_best = b->local_best;
         snprintf(a->reason, sizeof a->reason,
                  "%s (same call site): %llu sampled accesses, fewer than %d, so it follows %s "
-                 "(%s, %llu samples): %s", npl__pattern_name(b->pattern),
+                 "(%s, %llu samples): %s", npl__pattern_name(a->pattern),
                  (unsigned long long)few, NPL_PROF_MIN_SAMPLES, site, npl__pattern_name(b->pattern),
-                 (unsigned long long)b->samples, b->policy);
+                 (unsigned long long)b->samples, policy);
     }
 }

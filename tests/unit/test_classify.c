@@ -254,6 +254,64 @@ static void gen_case(const char *name, npl_topo *topo, int M, int T, enum gen g,
     arr_free(&a, &m);
 }
 
+/* Small arrays of one call site follow its best-sampled array's shape (npl__advice_siblings). */
+static void test_siblings(void)
+{
+    struct npl_prof_array arr[5];
+    struct npl_prof_advice adv[5], *each[5];
+    memset(arr, 0, sizeof arr);
+    memset(adv, 0, sizeof adv);
+    char obj[] = "/bin/app", other[] = "/lib/other.so";
+    uint64_t offset[5] = {0x10, 0x10, 0x10, 0x20, 0x10};
+    for (int i = 0; i < 5; i++) {
+        arr[i].site = (struct npl_prof_site){.object = i == 4 ? other : obj, .offset = offset[i],
+                                             .ordinal = (uint64_t)i, .kind = NPL_SITE_HEAP};
+        adv[i].pattern = NPL_PAT_TOO_FEW;
+        snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+        adv[i].samples = 10;
+        each[i] = &adv[i];
+    }
+    /* 0: blocked, 900 samples; 1: too few; 2: blocked, 300 samples (not the best sampled);
+     * 3: too few at another offset; 4: too few in another object at the same offset */
+    adv[0].pattern = adv[2].pattern = NPL_PAT_BLOCKED;
+    adv[0].samples = 900, adv[2].samples = 300;
+    snprintf(adv[0].policy, sizeof adv[0].policy, "bind_block:threads=8");
+    snprintf(adv[2].policy, sizeof adv[2].policy, "bind_block:threads=4");
+    struct npl_profile p = {.arrays = arr, .narrays = 5};
+    npl__advice_siblings(&p, each);
+    CHECK(adv[1].pattern == NPL_PAT_BLOCKED && !strcmp(adv[1].policy, "bind_block:threads=8") &&
+              strstr(adv[1].reason, "fewer than 64") && strstr(adv[1].reason, "900 samples"),
+          "too few samples: follows the best-sampled array of its site: %s (%s)", adv[1].policy,
+          adv[1].reason);
+    CHECK(!strcmp(adv[2].policy, "bind_block:threads=4"), "a classified array keeps its advice");
+    CHECK(adv[3].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[3].policy, "first_touch"),
+          "another call site: left to first touch (%s)", adv[3].policy);
+    CHECK(adv[4].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[4].policy, "first_touch"),
+          "another object: left to first touch (%s)", adv[4].policy);
+    /* an explicit map holds at its own size only: its best shape at any size is followed */
+    for (int i = 0; i < 5; i++) {
+        adv[i].pattern = NPL_PAT_TOO_FEW;
+        snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+    }
+    adv[0].pattern = NPL_PAT_IRREGULAR;
+    snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+    adv[0].ncand = 3;
+    snprintf(adv[0].cand[0].policy, sizeof adv[0].cand[0].policy, "explicit");
+    snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "bind_block:threads=8");
+    snprintf(adv[0].cand[2].policy, sizeof adv[0].cand[2].policy, "cyclic");
+    adv[0].cand[1].scalable = adv[0].cand[2].scalable = 1;
+    npl__advice_siblings(&p, each);
+    CHECK(!strcmp(adv[1].policy, "bind_block:threads=8") && adv[1].pattern == NPL_PAT_IRREGULAR,
+          "an explicit sibling: its best scalable shape (%s)", adv[1].policy);
+    /* first touch the best at any size: nothing to follow */
+    adv[1].pattern = NPL_PAT_TOO_FEW;
+    snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
+    snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "first_touch");
+    npl__advice_siblings(&p, each);
+    CHECK(adv[1].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[1].policy, "first_touch"),
+          "first touch is the best shape at any size: left to first touch (%s)", adv[1].policy);
+}
+
 int main(void)
 {
     npl_topo *t1 = synth("numa:1 core:4 pu:1"), *t2 = synth("numa:2 core:2 pu:1");
@@ -565,5 +623,6 @@ int main(void)
     npl_topo_destroy(t3);
     npl_topo_destroy(t4);
     npl_topo_destroy(t8);
+    test_siblings();
     return check_summary("test_classify");
 }
