@@ -28,6 +28,7 @@
  * M failed, S skipped". */
 #define _GNU_SOURCE
 #include "check.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <link.h>
@@ -419,34 +420,13 @@ static int run(const int *cpus, int ncpus, char *const argv[])
 /* ---- driver: the interposer's new paths ---- */
 static int run_capture(char *const argv[], const char *out)
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = freopen(out, "w", stdout);
-        if (!f)
-            _exit(125);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_to(out, NULL, argv);
 }
 
 /* stdout and stderr of argv into out */
 static int run_capture_all(char *const argv[], const char *out)
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || dup2(1, 2) < 0)
-            _exit(125);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_to(out, out, argv);
 }
 
 static void show(const char *path, const char *prefix)

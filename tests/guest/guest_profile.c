@@ -16,6 +16,7 @@
  *   guest_profile --child MIB ITERS [POLICY_STA POLICY_BLK POLICY_CYC POLICY_SHR]   the child */
 #define _GNU_SOURCE
 #include "check.h"
+#include "spawn.h"
 
 #include <omp.h>
 #include <sched.h>
@@ -133,17 +134,7 @@ static int child(size_t mib, int iters, char **pols)
 
 static int run_to(const char *out, const char *err, char *const argv[])
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-            _exit(125);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_to(out, err, argv);
 }
 
 static char *slurp(const char *path)

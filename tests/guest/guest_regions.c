@@ -18,6 +18,7 @@
  *   guest_regions --nodes N --cpus-per-node K */
 #define _GNU_SOURCE
 #include "check.h"
+#include "spawn.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,17 +28,7 @@ static int N = 1, K = 1;
 /* argv with stdout to out and stderr to err; the exit status */
 static int run(char *const argv[], const char *out, const char *err)
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-            _exit(125);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_to(out, err, argv);
 }
 
 static char *slurp(const char *path)

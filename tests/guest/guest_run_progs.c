@@ -19,6 +19,7 @@
  * About twenty numaplace runs in all: seconds each under TCG. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -124,17 +125,7 @@ static const char *progs_dir(void)
 
 static int run_to(const char *out, char *const argv[])
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout))
-            _exit(125);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_to(out, NULL, argv);
 }
 
 static void test_styles(const char *self)

@@ -9,6 +9,7 @@
  * subset, since each run costs seconds under TCG. */
 #define _GNU_SOURCE
 #include "check.h"
+#include "spawn.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,17 +19,7 @@ static int N = 1, K = 1;
 /* run argv with stdout and stderr to files; the exit status (128+N for signal N) */
 static int run_to(const char *out, const char *err, char *const argv[])
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-            _exit(125);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_to(out, err, argv);
 }
 
 static int same_file(const char *a, const char *b)

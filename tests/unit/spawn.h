@@ -1,0 +1,34 @@
+/* spawn.h - run a program as a child with its output in files (guest and host tests). */
+#ifndef NPL_SPAWN_H
+#define NPL_SPAWN_H
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* argv (argv[0] searched in PATH) with stdout to the file out and stderr to err (NULL: left as it
+ * is; err the same path as out: both into out). Returns the exit status, 128 + N for signal N,
+ * 125 when a file could not be opened, 127 when argv[0] could not run, -1 when fork or waitpid
+ * failed. */
+static inline int spawn_to(const char *out, const char *err, char *const argv[])
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout))
+            _exit(125);
+        if (err && !strcmp(err, out) ? dup2(1, 2) < 0 : err && !freopen(err, "w", stderr))
+            _exit(125);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+#endif
