@@ -41,7 +41,8 @@ extern "C" {
 
 /** @defgroup npl_versioning Version
  *  The version of the headers (compile time) and of the linked library (run time). The shared
- *  library is libnumaplace.so.0 (SONAME), its symbols are at version node NUMAPLACE_0.2.
+ *  library is libnumaplace.so.0 (SONAME), its symbols are at version nodes NUMAPLACE_0.2 and
+ *  NUMAPLACE_0.3 (the functions added in 0.3: npl_fault_handle and the profile functions).
  *  @{ */
 /** Major version of these headers. */
 #define NPL_VERSION_MAJOR 0
@@ -50,10 +51,10 @@ extern "C" {
 /** Patch version of these headers. */
 #define NPL_VERSION_PATCH 0
 /** Version of these headers as a string, "MAJOR.MINOR.PATCH". */
-#define NPL_VERSION "0.2.0"
+#define NPL_VERSION "0.3.0"
 
 /** Version string of the library that is linked (may differ from NPL_VERSION at build time).
- *  @return a static string such as "0.2.0"; never NULL, sets no errno. */
+ *  @return a static string such as "0.3.0"; never NULL, sets no errno. */
 const char *npl_version(void);
 /** @} */
 

@@ -8,7 +8,7 @@
 #                                    function dropped; a function added) and expects this script
 #                                    to fail on each, naming the changes
 #   scripts/abi_check.sh --exports LIB  only check LIB's dynamic exports: every defined symbol is
-#                                    npl_[a-z0-9]* at version NUMAPLACE_0.2 (ctest abi.exports)
+#                                    npl_[a-z0-9]* at version NUMAPLACE_0.2 or 0.3 (ctest abi.exports)
 #
 # How: the library is built in build/ (RelWithDebInfo: -g; NPL_BUILD_DIR to use another build
 # directory, which must have debug info). --update: `abidw --headers-dir include
@@ -56,16 +56,16 @@ abi_of() {
     abidw $ABIDW_FLAGS --out-file "$2" "$1"
 }
 
-# exports LIB: only npl_ symbols, all at NUMAPLACE_0.2
+# exports LIB: only npl_ symbols, each at NUMAPLACE_0.2 or (the functions added in 0.3) NUMAPLACE_0.3
 exports() {
     syms=$(nm -D --defined-only "$1" | awk '$2 != "A" {print $3}')
-    bad=$(echo "$syms" | grep -v '^npl_[a-z0-9][A-Za-z0-9_]*@@NUMAPLACE_0\.2$' || true)
+    bad=$(echo "$syms" | grep -v '^npl_[a-z0-9][A-Za-z0-9_]*@@NUMAPLACE_0\.[23]$' || true)
     if [ -n "$bad" ]; then
-        echo "abi_check: $1 exports symbols outside the npl_ API or without version NUMAPLACE_0.2:"
+        echo "abi_check: $1 exports symbols outside the npl_ API or without version NUMAPLACE_0.2/0.3:"
         echo "$bad"
         return 1
     fi
-    echo "abi_check: $1: $(echo "$syms" | wc -l) npl_ symbols, all at NUMAPLACE_0.2, nothing else exported"
+    echo "abi_check: $1: $(echo "$syms" | wc -l) npl_ symbols ($(echo "$syms" | grep -c '@@NUMAPLACE_0\.3$') at NUMAPLACE_0.3, the rest at 0.2), nothing else exported"
 }
 
 case "${1:-}" in

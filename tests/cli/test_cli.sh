@@ -42,7 +42,7 @@ $N demo --mib 0 >/dev/null 2>&1; check "demo --mib 0: 2" 2 $?
 msg=$($N map --policy cyclic --nodes 2 --pages 6 --page-size 4611686018427387904 2>&1); rc=$?
 check "map: pages x page size overflow is a usage error" 2 $rc
 case "$msg" in *overflow*) check "map: the overflow is named" ok ok ;; *) check "map: the overflow is named ($msg)" ok bad ;; esac
-check "version" "numaplace 0.2.0" "$($N --version)"
+check "version" "numaplace 0.3.0" "$($N --version)"
 $N topo >/dev/null; check "topo runs" 0 $?
 $N topo --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["nodes"] and d["cpus_allowed"]>0' ; check "topo --json parses" 0 $?
 check "synthetic topo" "4" "$($N topo --json --synthetic 'numa:4 core:1 pu:1' | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["nodes"]))')"

@@ -7,7 +7,8 @@
 # package there (its dpkg database lists only the packages of the .deb's Depends, at this host's
 # versions, whose libraries tools/numavm copied): first refused with an empty database (Depends
 # is checked), then installed. Then /usr/bin/numaplace topo, run --policy cyclic -- true,
-# run --next-touch -- true (no LLVM libomp in that root: none is needed), and
+# run --next-touch -- numaplace --version (a dynamically linked program; no LLVM libomp in that
+# root: none is needed), run --next-touch -- true (busybox, static: refused, status 2), and
 # run --policy cyclic -- deb_probe: the interposer mapped from /usr/lib/numaplace/, and an 8 MiB
 # malloc split page by page over the 2 nodes (1024 + 1024 pages, move_pages). On the host: Depends names the package of
 # every library the package's programs need that it does not ship itself.
@@ -60,7 +61,8 @@ echo "which: $(command -v numaplace)"
 numaplace topo > /tmp/topo; echo "topo rc=$?"; head -1 /tmp/topo
 numaplace run --policy cyclic -- true 2>/dev/null; echo "run rc=$?"
 ls /usr/lib/llvm-*/lib/libomp.so* /usr/local/bin/libomp.so* >/dev/null 2>&1 && echo "libomp present"
-numaplace run --next-touch -- true; echo "run --next-touch rc=$?"
+numaplace run --next-touch -- numaplace --version >/dev/null; echo "run --next-touch rc=$?"
+numaplace run --next-touch -- true 2>/dev/null; echo "static program, --next-touch rc=$?"
 numaplace run --policy cyclic -- deb_probe'
 cc -O1 -Wall -Wextra -Werror tests/install/deb_probe.c -o "$tmp/deb_probe" || { echo "FAIL: cannot build deb_probe"; exit 1; }
 out=$(NUMAVM_CACHE=${NUMAVM_CACHE:-} tools/numavm --quiet --nodes 2 --cpus-per-node 1 --mem-per-node 256 \
@@ -75,6 +77,7 @@ topo rc=0
 2 NUMA nodes (2 usable by this process), 2 CPUs and 2 cores allowed
 run rc=0
 run --next-touch rc=0
+static program, --next-touch rc=2
 preload: /usr/lib/numaplace/libnumaplace_preload.so
 pages per node: 1024 1024"
 [ $rc = 0 ] && [ "$out" = "$want" ] && ok || bad "the guest's output (rc=$rc) is not what was expected:

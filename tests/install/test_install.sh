@@ -78,7 +78,7 @@ EOF
 cat > "$tmp/consumer/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.18)
 project(consumer C)
-find_package(numaplace 0.2 REQUIRED)
+find_package(numaplace 0.3 REQUIRED)
 add_executable(consumer_shared consumer.c)
 target_link_libraries(consumer_shared PRIVATE numaplace::numaplace)
 add_executable(consumer_static consumer.c)
