@@ -906,6 +906,11 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
         if (p != MAP_FAILED)
             atomic_store(&pool, (struct batch *)p); /* else: small batches on the stack */
     }
+    /* the pool may have been mapped where a range the caller had already unmapped was: that
+     * range is not the program's memory (arming it would protect the handler's own arrays) */
+    uintptr_t pl = (uintptr_t)atomic_load(&pool), a0 = (uintptr_t)addr;
+    if (rc == 0 && pl && a0 < pl + POOL * sizeof(struct batch) && pl < a0 + len)
+        rc = npl__fail(EFAULT, "%p+%zu is not mapped by the program", addr, len);
     struct slot *s = rc == 0 ? find(addr) : NULL;
     if (s) { /* known: quiesced once, and every branch ends with an even seq or the slot dropped */
         unsigned q = quiesce(s);
