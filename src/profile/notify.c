@@ -7,12 +7,13 @@
 #include "profile/profile.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 typedef void (*track_fn)(void *base, size_t bytes, const void *site, int trap);
 typedef void (*untrack_fn)(void *base);
 static track_fn tracker;
 static untrack_fn untracker;
-static int looked;
+static pthread_once_t looked = PTHREAD_ONCE_INIT;
 
 static void untrack_hook(void *base)
 {
@@ -20,17 +21,20 @@ static void untrack_hook(void *base)
         untracker(base);
 }
 
+/* once per process: the interposer's entry points, if it is there */
+static void look(void)
+{
+    track_fn t = (track_fn)dlsym(RTLD_DEFAULT, "numaplace_preload_track");
+    untrack_fn u = (untrack_fn)dlsym(RTLD_DEFAULT, "numaplace_preload_untrack");
+    untracker = u;
+    if (t && u)
+        npl__array_set_free_hook(untrack_hook);
+    tracker = t && u ? t : NULL;
+}
+
 void npl__profile_notify(void *base, size_t bytes, const void *site, int trap)
 {
-    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-        track_fn t = (track_fn)dlsym(RTLD_DEFAULT, "numaplace_preload_track");
-        untrack_fn u = (untrack_fn)dlsym(RTLD_DEFAULT, "numaplace_preload_untrack");
-        untracker = u;
-        if (t && u)
-            npl__array_set_free_hook(untrack_hook);
-        tracker = t && u ? t : NULL;
-        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
-    }
+    pthread_once(&looked, look); /* threads allocating at once all see it done */
     if (tracker)
         tracker(base, bytes, npl__site_caller(site), trap);
 }
