@@ -642,19 +642,10 @@ static void round_once(double *last_window)
         cap = 64;
     if (cap > MAX_OUT)
         cap = MAX_OUT;
-    /* pages protected now, in all and per array: an array has at most a sixteenth of its pages
-     * (8 at least) protected at a time, so that whoever touches the whole array at some moment
-     * (a serial checksum after the parallel work) takes at most that many of its samples */
-    static uint32_t out_of[NPL_RAW_ARRAYS];
-    memset(out_of, 0, sizeof out_of);
     int out = 0;
     for (uint32_t k = 0, top = atomic_load(&slots_hi); k < top; k++) {
         uint32_t st = S_STATE(atomic_load(&slots[k].word));
-        if (st == S_ARMED || st == S_READ || st == S_BUSY) {
-            out++;
-            if (slots[k].array < NPL_RAW_ARRAYS)
-                out_of[slots[k].array]++;
-        }
+        out += st == S_ARMED || st == S_READ || st == S_BUSY;
     }
     if (budget > cap - out)
         budget = cap - out;
@@ -669,13 +660,10 @@ static void round_once(double *last_window)
                 break;
             r -= weight(a);
         }
-        if (i >= n || i >= NPL_RAW_ARRAYS)
+        if (i >= n)
             continue;
         struct npl_raw_array *a = &R->arrays[i];
-        uint64_t pages = a->bytes / page;
-        if (out_of[i] >= (pages / 16 > 8 ? pages / 16 : 8))
-            continue;
-        r %= pages; /* a small array's pages, drawn more often */
+        r %= a->bytes / page; /* a small array's pages, drawn more often */
         uint64_t chunk = r * page / a->chunk_bytes;
         if (a->ft != UINT64_MAX) { /* not while its first touch is pending */
             int32_t e = atomic_load(&R->ft[a->ft + chunk / a->unit_chunks * a->unit_chunks]);
@@ -703,7 +691,6 @@ static void round_once(double *last_window)
             }
             continue;
         }
-        out_of[i]++;
         k++;
     }
 }
