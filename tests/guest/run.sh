@@ -77,8 +77,8 @@ fi
 # Programs whose checks need several nodes but not a particular count run in the 4-node guest
 # only, in a boot of their own (each costs 45-130 s of TCG time, and one boot has one numavm
 # timeout): the OpenMP binding forms, signal chaining, the profile chain, the region hooks, real
-# programs' allocators and memory limits. The
-# whole list runs in every shape when NPL_GUEST_PROGRAMS names programs.
+# programs' allocators and memory limits. The whole list runs in every shape when
+# NPL_GUEST_PROGRAMS names programs.
 FOUR_ONLY=" guest_ompbind guest_signals guest_profile guest_regions guest_run_progs "
 boot() { # nodes, CPUs a node, MiB a node, label, programs...
     local n=$1 k=$2 mem=$3 label=$4; shift 4
