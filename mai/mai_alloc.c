@@ -85,7 +85,7 @@ struct mai_array *mai__find_inside(const void *p)
 
 static void *alloc_nd(int ndim, const long *dims, size_t item, int type)
 {
-    size_t page = mai__page_size(), ptrs, map;
+    size_t page = mai__page_size(), ptrs = 0, map = 0;
     if (!mai__st.inited) {
         mai__fail(EPERM);
         return NULL;

@@ -573,6 +573,7 @@ struct members {
 
 static int member(struct rd *r, struct members *m, const char *key, int *idx)
 {
+    *idx = -1;
     for (int i = 0; m->names[i]; i++)
         if (!strcmp(key, m->names[i])) {
             if (m->seen & (1u << i))
