@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PMU_DIR "/sys/bus/event_source/devices"
@@ -181,6 +182,8 @@ static int open_ev(struct ev *e, pid_t pid, int cpu, uint64_t freq, uint64_t sam
         at.precise_ip = (unsigned)e->precise;
         at.exclude_kernel = !e->kernel_too;
         at.exclude_hv = !e->kernel_too;
+        at.use_clockid = 1; /* sample times comparable with the arrays' birth and death */
+        at.clockid = CLOCK_MONOTONIC;
         at.disabled = 1;
         if (pid > 0) {
             at.inherit = 1;
@@ -204,7 +207,7 @@ static int open_ev(struct ev *e, pid_t pid, int cpu, uint64_t freq, uint64_t sam
 
 static uint64_t sample_type_of(const struct ev *e)
 {
-    return PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
+    return PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
            (e->write < 0 ? PERF_SAMPLE_DATA_SRC : 0);
 }
 
@@ -325,7 +328,7 @@ static void one_sample(const struct npl_perf_sample *p, void *arg)
     d->s->read++;
     uint32_t array;
     uint64_t chunk;
-    if (npl__raw_find(d->r, p->addr, &array, &chunk) < 0) {
+    if (npl__raw_find(d->r, p->addr, p->time, &array, &chunk) < 0) {
         d->s->outside++;
         return;
     }

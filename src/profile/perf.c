@@ -100,7 +100,8 @@ int npl__raw_thread_of(const struct npl_raw *r, int32_t tid)
     return -1;
 }
 
-int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint32_t *array, uint64_t *chunk)
+int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint64_t t_ns, uint32_t *array,
+                  uint64_t *chunk)
 {
     uint32_t n = atomic_load(&r->narrays);
     if (n > NPL_RAW_ARRAYS)
@@ -112,13 +113,18 @@ int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint32_t *array, uint6
         if ((st != NPL_RAW_LIVE && st != NPL_RAW_GONE) || addr < a->base ||
             addr - a->base >= a->bytes || !a->chunk_bytes)
             continue;
-        if (st == NPL_RAW_LIVE) {
-            *array = i;
-            *chunk = (addr - a->base) / a->chunk_bytes;
-            return 0;
+        if (t_ns) {
+            uint64_t born = atomic_load(&a->born_ns), died = atomic_load(&a->gone_ns);
+            if (t_ns < born || (died && t_ns >= died))
+                continue; /* another array's time at that address (or none's) */
+        } else if (st != NPL_RAW_LIVE) {
+            if (gone < 0)
+                gone = i;
+            continue;
         }
-        if (gone < 0)
-            gone = i;
+        *array = i;
+        *chunk = (addr - a->base) / a->chunk_bytes;
+        return 0;
     }
     if (gone < 0)
         return -1;
@@ -172,6 +178,10 @@ static int parse_sample(const unsigned char *rec, size_t size, uint64_t type,
         memcpy(&hi, rec + off + 4, 4);
         if (order[k] == PERF_SAMPLE_TID)
             s->pid = lo, s->tid = hi;
+        else if (order[k] == PERF_SAMPLE_IP)
+            s->ip = v;
+        else if (order[k] == PERF_SAMPLE_TIME)
+            s->time = v;
         else if (order[k] == PERF_SAMPLE_ADDR)
             s->addr = v;
         else if (order[k] == PERF_SAMPLE_CPU)

@@ -298,6 +298,8 @@ struct npl_raw_array {
     int prot;                  /* the protection it had (restored after a trap) */
     _Atomic uint64_t ft_left;  /* first-touch units still protected */
     _Atomic uint64_t samples;
+    _Atomic uint64_t born_ns, gone_ns; /* CLOCK_MONOTONIC when tracked, untracked (0: not yet):
+                                        * a perf sample read later finds the array of its time */
 };
 struct npl_raw_phase {
     uint32_t kind;             /* NPL_RAW_PHASE_* */
@@ -366,14 +368,16 @@ void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node);
 void npl__raw_set_tid(struct npl_raw *r, int32_t tid, int32_t thread);
 /* The thread number of tid, or -1 (a thread never numbered: another process's, or unseen). */
 int npl__raw_thread_of(const struct npl_raw *r, int32_t tid);
-/* The tracked array holding addr (the newest one live there, else the newest one gone: a sample
- * read after its array was freed) and the chunk: 0, or -1 (in no array). */
-int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint32_t *array, uint64_t *chunk);
+/* The tracked array that held addr at time t_ns (CLOCK_MONOTONIC: tracked at or before it, not
+ * untracked before it; the newest such), and the chunk: 0, or -1 (in no array then). t_ns = 0:
+ * the time is not known: the newest array live there, else the newest one gone. */
+int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint64_t t_ns, uint32_t *array,
+                  uint64_t *chunk);
 
 /* One PERF_RECORD_SAMPLE of a ring buffer (fields its sample_type lacks are 0). */
 struct npl_perf_sample {
     uint32_t pid, tid, cpu;
-    uint64_t addr, data_src;
+    uint64_t ip, time, addr, data_src;
 };
 typedef void (*npl_perf_cb)(const struct npl_perf_sample *s, void *ctx);
 /* The records in [tail, head) of a perf ring buffer's data area (size bytes, a power of 2; a

@@ -88,6 +88,13 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int xprotect(uintptr_t a, size_t len, int prot)
 {
     return syscall(SYS_mprotect, (void *)a, len, prot) < 0 ? -1 : 0;
@@ -459,6 +466,8 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     a->unit_chunks = unit;
     a->base = (uintptr_t)base;
     a->prot = PROT_READ | PROT_WRITE;
+    atomic_store(&a->born_ns, now_ns());
+    atomic_store(&a->gone_ns, 0);
     a->ft = UINT64_MAX;
     uint64_t at = atomic_load(&R->ft_used);
     if (at + a->nchunks <= NPL_RAW_FT) {
@@ -535,6 +544,7 @@ void npl__sampler_untrack(void *base)
         struct npl_raw_array *a = &R->arrays[i];
         if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
             give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, UINT64_MAX, 0);
+            atomic_store(&a->gone_ns, now_ns());
             atomic_store(&a->state, NPL_RAW_GONE);
             break;
         }

@@ -94,7 +94,7 @@ static void test_decode(void)
     CHECK(g.s[2].tid == 13 && g.s[2].addr == 0x9010 && g.s[2].cpu == 3, "sample 2: %u %llx %u",
           g.s[2].tid, (unsigned long long)g.s[2].addr, g.s[2].cpu);
 
-    /* the full field set: IP and TIME skipped, DATA_SRC read, wrapping inside a field */
+    /* the full field set: IP, TIME and DATA_SRC read, wrapping inside a field */
     struct ring f = {{0}, RING - 20};
     tail = f.head;
     put_sample(&f, 1, 1, 2, 0xabc000, 7, (uint64_t)PERF_MEM_OP_STORE << PERF_MEM_OP_SHIFT);
@@ -105,6 +105,8 @@ static void test_decode(void)
               g.s[1].addr == 0xdef000,
           "full samples: %ld, %llx %u %u %llx", n, (unsigned long long)g.s[0].addr, g.s[0].cpu,
           g.s[1].tid, (unsigned long long)g.s[1].addr);
+    CHECK(g.s[0].ip == 0x401000 && g.s[0].time == 123456789 && g.s[1].time == 123456789,
+          "ip %llx, time %llu", (unsigned long long)g.s[0].ip, (unsigned long long)g.s[0].time);
     CHECK((g.s[0].data_src >> PERF_MEM_OP_SHIFT & PERF_MEM_OP_STORE) &&
               !(g.s[1].data_src >> PERF_MEM_OP_SHIFT & PERF_MEM_OP_STORE),
           "data sources: %llx %llx", (unsigned long long)g.s[0].data_src,
@@ -206,14 +208,31 @@ static void test_raw(void)
     atomic_store(&r->narrays, 3);
     uint32_t a = 99;
     uint64_t c = 99;
-    CHECK(npl__raw_find(r, 0x13004, &a, &c) == 0 && a == 1 && c == 3, "live over gone: %u %llu", a,
+    CHECK(npl__raw_find(r, 0x13004, 0, &a, &c) == 0 && a == 1 && c == 3, "live over gone: %u %llu", a,
           (unsigned long long)c);
-    CHECK(npl__raw_find(r, 0x47fff, &a, &c) == 0 && a == 2 && c == 7, "last byte: %u %llu", a,
+    CHECK(npl__raw_find(r, 0x47fff, 0, &a, &c) == 0 && a == 2 && c == 7, "last byte: %u %llu", a,
           (unsigned long long)c);
-    CHECK(npl__raw_find(r, 0x48000, &a, &c) == -1 && npl__raw_find(r, 0xffff, &a, &c) == -1,
+    CHECK(npl__raw_find(r, 0x48000, 0, &a, &c) == -1 && npl__raw_find(r, 0xffff, 0, &a, &c) == -1,
           "outside every array");
+    /* by time: array 0 lived from 100 to 200, array 1 from 300 on, array 2 from 50 on */
+    uint64_t born[3] = {100, 300, 50}, died[3] = {200, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        atomic_store(&r->arrays[i].born_ns, born[i]);
+        atomic_store(&r->arrays[i].gone_ns, died[i]);
+    }
+    int a150 = npl__raw_find(r, 0x10000, 150, &a, &c) == 0 ? (int)a : -1;
+    int a250 = npl__raw_find(r, 0x10000, 250, &a, &c) == 0 ? (int)a : -1;
+    int a300 = npl__raw_find(r, 0x10000, 300, &a, &c) == 0 ? (int)a : -1;
+    int a99 = npl__raw_find(r, 0x10000, 99, &a, &c) == 0 ? (int)a : -1;
+    int a200 = npl__raw_find(r, 0x10000, 200, &a, &c) == 0 ? (int)a : -1;
+    CHECK(a150 == 0 && a250 == -1 && a300 == 1 && a99 == -1 && a200 == -1,
+          "by time: at 150 %d (want 0), 250 %d (-1), 300 %d (1), 99 %d (-1), 200 %d (-1)", a150,
+          a250, a300, a99, a200);
+    CHECK(npl__raw_find(r, 0x40000, 60, &a, &c) == 0 && a == 2 &&
+              npl__raw_find(r, 0x40000, 49, &a, &c) == -1,
+          "array 2 from 50 on");
     atomic_store(&r->arrays[1].state, NPL_RAW_GONE);
-    CHECK(npl__raw_find(r, 0x10000, &a, &c) == 0 && a == 1, "both gone: the newest, %u", a);
+    CHECK(npl__raw_find(r, 0x10000, 0, &a, &c) == 0 && a == 1, "both gone: the newest, %u", a);
     /* rows: the same key adds up, reads and writes apart, counters follow */
     npl__raw_add(r, 2, 0, 7, 3, 0);
     npl__raw_add(r, 2, 0, 7, 3, 1);
