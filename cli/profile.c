@@ -228,10 +228,13 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     char b[32];
     human((double)bytes, b, sizeof b);
     uint64_t seen = r->samples + r->idle;
-    fprintf(stderr, "numaplace profile: wrote %s: %u array%s (%s), %llu sampled accesses (%.0f%% "
-                    "of the sampled pages idle), %llu first touches, %d thread%s, %u phase%s, "
-                    "%.1f s\n", out, p->narrays, p->narrays == 1 ? "" : "s", b,
-            (unsigned long long)r->samples, seen ? 100.0 * (double)r->idle / (double)seen : 0.0,
+    char idle[64] = "";
+    if (r->backend != NPL_BACKEND_PERF)
+        snprintf(idle, sizeof idle, " (%.0f%% of the sampled pages idle)",
+                 seen ? 100.0 * (double)r->idle / (double)seen : 0.0);
+    fprintf(stderr, "numaplace profile: wrote %s: %u array%s (%s), %llu sampled accesses%s, %llu "
+                    "first touches, %d thread%s, %u phase%s, %.1f s\n", out, p->narrays,
+            p->narrays == 1 ? "" : "s", b, (unsigned long long)r->samples, idle,
             (unsigned long long)r->ft_faults, p->threads, p->threads == 1 ? "" : "s", p->nphases,
             p->nphases == 1 ? "" : "s", seconds);
     if (!r->owner_pid)

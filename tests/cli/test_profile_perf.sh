@@ -6,7 +6,8 @@
 # present) and once more when its first-touch trap is still armed, so the profile must hold, for
 # array k: samples of its thread only (0 of any other), every one of its PAGES chunks sampled, and
 # between PAGES and 2 x PAGES samples. Also: --backend perf without the event (exit 2, the program
-# not run), --backend auto falling back in one line, --backend fault, a bad --backend value.
+# not run), --backend auto falling back in one line, --backend fault, a bad --backend value; and
+# the program's status and output unchanged under the perf backend (exits, signals, fork, exec).
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 P=$(dirname "$N")/progs
@@ -90,4 +91,23 @@ for t in $want_thread; do
 done
 set -- $(grep '^total' $T/got)
 check "perf stand-in: the rows add up to the profile's sample count" "$2" "$3"
+
+# the program's status and output under the perf backend (the child waits at a gate for its
+# events, then execs): exits, signals, threads, fork, exec, system calls into its arrays
+same() { # PROG ARGS...: status and stdout under profile --backend perf equal those of PROG alone
+    "$@" >$T/ref 2>/dev/null
+    r1=$?
+    NUMAPLACE_PERF_EVENT=page-faults sh -c '"$@"; echo "status $?" >'"$T/st" sh $N profile --backend perf --threshold 64K --out $T/s.json -- "$@" >$T/got 2>$T/err
+    r2=$(cut -d' ' -f2 <$T/st)
+    check "perf stand-in -- $(basename "$1") ${2:-}: status, output" "$r1 $(cksum <$T/ref)" "$r2 $(cksum <$T/got)"
+}
+for m in thread abort segv mainexit quick; do
+    same "$P/exit_styles" $m
+done
+head -c 3000000 /dev/urandom >$T/in.bin
+for m in fork exec kill segv "io $T/in.bin"; do
+    [ -x "$P/profile_edge" ] || break
+    # shellcheck disable=SC2086
+    same "$P/profile_edge" $m
+done
 summary profile_perf
