@@ -239,11 +239,14 @@ int perf_probe(char *what, size_t wsize, char *why, size_t size)
     return 0;
 }
 
-/* data pages of each ring: a power of 2, within the locked-memory allowance of a user without
- * CAP_IPC_LOCK (perf_event_mlock_kb per CPU, for all its events) */
-static size_t ring_pages(int nev)
+/* data pages of each ring: a power of 2, 64 at most, fewer on a large machine (16 MiB in all,
+ * 8 pages at least), and within the locked-memory allowance of a user without CAP_IPC_LOCK
+ * (perf_event_mlock_kb per CPU, for all its events) */
+static size_t ring_pages(int nev, int ncpu)
 {
     size_t pages = 64, ps = (size_t)sysconf(_SC_PAGESIZE);
+    while (pages > 8 && pages * ps * (size_t)nev * (size_t)ncpu > ((size_t)16 << 20))
+        pages /= 2;
     if (geteuid() != 0) {
         long kb = read_long("/proc/sys/kernel/perf_event_mlock_kb", 516);
         size_t each = (size_t)(kb > 0 ? kb : 516) * 1024 / (size_t)nev / ps; /* pages + 1 */
@@ -279,7 +282,7 @@ struct perf_set *perf_open(pid_t pid, uint64_t rate, char *why, size_t size)
         s->cpu_node[c] = topo ? npl_topo_cpu_node(topo, c) : -1;
     s->sample_type = sample_type_of(&ev[0]);
     s->rw_known = nev == 2 || ev[0].write < 0;
-    size_t ps = (size_t)sysconf(_SC_PAGESIZE), pages = ring_pages(nev);
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE), pages = ring_pages(nev, s->ncpu);
     uint64_t freq = per_event_rate(rate, s->ncpu);
     for (int c = 0; c < s->ncpu; c++) {
         for (int k = 0; k < nev; k++) {

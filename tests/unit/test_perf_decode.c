@@ -208,8 +208,8 @@ static void test_raw(void)
     atomic_store(&r->narrays, 3);
     uint32_t a = 99;
     uint64_t c = 99;
-    CHECK(npl__raw_find(r, 0x13004, 0, &a, &c) == 0 && a == 1 && c == 3, "live over gone: %u %llu", a,
-          (unsigned long long)c);
+    CHECK(npl__raw_find(r, 0x13004, 0, &a, &c) == 0 && a == 1 && c == 3, "live over gone: %u %llu",
+          a, (unsigned long long)c);
     CHECK(npl__raw_find(r, 0x47fff, 0, &a, &c) == 0 && a == 2 && c == 7, "last byte: %u %llu", a,
           (unsigned long long)c);
     CHECK(npl__raw_find(r, 0x48000, 0, &a, &c) == -1 && npl__raw_find(r, 0xffff, 0, &a, &c) == -1,
