@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "advise.h"
 #include "common.h"
+#include "perf.h"
 #include "run_args.h"
 #include "preload/env.h"
 
@@ -22,13 +23,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,9 +35,14 @@
 static int usage(FILE *f, int rc)
 {
     fprintf(f,
-            "usage: numaplace profile [--out FILE] [--rate R] [RUN OPTIONS] -- PROG [ARGS...]\n"
+            "usage: numaplace profile [--out FILE] [--rate R] [--backend B] [RUN OPTIONS] -- PROG "
+            "[ARGS...]\n"
             "  --out FILE       the profile (default PROG.profile.json, PROG's base name, here)\n"
-            "  --rate R         sampled pages per second (default %.0f); the overhead grows with it\n"
+            "  --rate R         samples per second (default %.0f): sampled pages (fault), memory\n"
+            "                   accesses in all (perf); the overhead grows with it\n"
+            "  --backend B      auto (default: perf where the machine has memory-address samples,\n"
+            "                   else fault, saying why), fault (protection faults), perf (those\n"
+            "                   samples, or exit status 2)\n"
             "  --pin S, --nodes SET, --threshold B, --huge thp|2M, -v/--verbose: as numaplace run\n"
             "                   (arrays of --threshold bytes or more are profiled; default 1M)\n"
             "  PROG's output and exit status are its own; the advice table goes to stderr, and so\n"
@@ -53,49 +57,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- the hardware backend: probed, said in one line ---- */
-static void probe_hardware(char *why, size_t size)
-{
-    static const char *const events[] = {"/sys/bus/event_source/devices/cpu/events/mem-loads",
-                                         "/sys/bus/event_source/devices/cpu_core/events/mem-loads",
-                                         "/sys/bus/event_source/devices/ibs_op/type"};
-    int have = 0;
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        have |= access(events[i], R_OK) == 0;
-    if (!have) {
-        snprintf(why, size, "this machine has no memory-address sampling event (no mem-loads, no "
-                            "IBS: a virtual machine?)");
-        return;
-    }
-    struct perf_event_attr at;
-    memset(&at, 0, sizeof at);
-    at.size = sizeof at;
-    at.type = PERF_TYPE_RAW;
-    at.config = 0x1cd;  /* Intel MEM_TRANS_RETIRED.LOAD_LATENCY */
-    at.config1 = 3;     /* latency threshold in cycles */
-    at.sample_period = 10007;
-    at.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
-    at.precise_ip = 2;
-    at.exclude_kernel = 1;
-    at.disabled = 1;
-    int fd = (int)syscall(SYS_perf_event_open, &at, 0, -1, -1, 0);
-    if (fd < 0) {
-        char p[32] = "?";
-        FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-        if (f) {
-            if (!fgets(p, sizeof p, f))
-                snprintf(p, sizeof p, "?");
-            p[strcspn(p, "\n")] = 0;
-            fclose(f);
-        }
-        snprintf(why, size, "perf_event_open: %s, perf_event_paranoid = %s", strerror(errno), p);
-        return;
-    }
-    close(fd);
-    snprintf(why, size, "perf_event_open works here, but numaplace does not read hardware "
-                        "samples yet");
 }
 
 /* ---- the raw profile shared with the child ---- */
@@ -267,10 +228,13 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     char b[32];
     human((double)bytes, b, sizeof b);
     uint64_t seen = r->samples + r->idle;
-    fprintf(stderr, "numaplace profile: wrote %s: %u array%s (%s), %llu sampled accesses (%.0f%% "
-                    "of the sampled pages idle), %llu first touches, %d thread%s, %u phase%s, "
-                    "%.1f s\n", out, p->narrays, p->narrays == 1 ? "" : "s", b,
-            (unsigned long long)r->samples, seen ? 100.0 * (double)r->idle / (double)seen : 0.0,
+    char idle[64] = "";
+    if (r->backend != NPL_BACKEND_PERF)
+        snprintf(idle, sizeof idle, " (%.0f%% of the sampled pages idle)",
+                 seen ? 100.0 * (double)r->idle / (double)seen : 0.0);
+    fprintf(stderr, "numaplace profile: wrote %s: %u array%s (%s), %llu sampled accesses%s, %llu "
+                    "first touches, %d thread%s, %u phase%s, %.1f s\n", out, p->narrays,
+            p->narrays == 1 ? "" : "s", b, (unsigned long long)r->samples, idle,
             (unsigned long long)r->ft_faults, p->threads, p->threads == 1 ? "" : "s", p->nphases,
             p->nphases == 1 ? "" : "s", seconds);
     if (!r->owner_pid)
@@ -302,8 +266,9 @@ static void pass_on(int sig)
         kill((pid_t)child_pid, sig);
 }
 
-/* wait for the child, with a progress line every 5 s when show; its wait status */
-static int wait_child(pid_t pid, const struct npl_raw *r, int show, double t0)
+/* wait for the child, with a progress line every 5 s when show, reading the perf samples every
+ * 10 ms when ps; its wait status */
+static int wait_child(pid_t pid, struct npl_raw *r, struct perf_set *ps, int show, double t0)
 {
     sigset_t chld;
     sigemptyset(&chld);
@@ -312,12 +277,15 @@ static int wait_child(pid_t pid, const struct npl_raw *r, int show, double t0)
     for (;;) {
         int st;
         pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
+        if (w == pid) {
+            perf_drain(ps, r); /* the rings outlive the child */
             return st;
+        }
         if (w < 0 && errno != EINTR)
             return -1;
-        struct timespec ts = {0, 200 * 1000 * 1000};
+        struct timespec ts = {0, (ps ? 10 : 200) * 1000 * 1000};
         sigtimedwait(&chld, NULL, &ts);
+        perf_drain(ps, r);
         if (show && now() >= next) {
             progress(r, now() - t0);
             next += 5;
@@ -344,8 +312,11 @@ static int mirror(int st)
     return EXIT_FAILED;
 }
 
-/* split profile's own options (--out, --rate, --help) from run's; argv is rewritten in place */
-static int own_options(int *argc, char **argv, const char **out, uint64_t *rate)
+enum { BACKEND_AUTO = -1 }; /* else enum npl_prof_backend */
+
+/* split profile's own options (--out, --rate, --backend, --help) from run's; argv is rewritten
+ * in place */
+static int own_options(int *argc, char **argv, const char **out, uint64_t *rate, int *backend)
 {
     int w = 1, i = 1;
     for (; i < *argc; i++) {
@@ -357,9 +328,10 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate)
         const char *val = NULL;
         int is_out = !strncmp(a, "--out", 5) && (a[5] == 0 || a[5] == '=');
         int is_rate = !strncmp(a, "--rate", 6) && (a[6] == 0 || a[6] == '=');
+        int is_backend = !strncmp(a, "--backend", 9) && (a[9] == 0 || a[9] == '=');
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return usage(stdout, 0) - 1; /* -1: done */
-        if (!is_out && !is_rate) {
+        if (!is_out && !is_rate && !is_backend) {
             argv[w++] = argv[i];
             /* run's options with a value: keep the value with it */
             static const char *const valued[] = {"--policy", "--pin", "--nodes", "--huge",
@@ -375,13 +347,26 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate)
         else if (i + 1 < *argc)
             val = argv[++i];
         if (!val || !*val) {
-            fprintf(stderr, "numaplace profile: %s needs a value\n", is_out ? "--out" : "--rate");
+            fprintf(stderr, "numaplace profile: %s needs a value\n",
+                    is_out ? "--out" : is_rate ? "--rate" : "--backend");
             return EXIT_USAGE;
         }
         if (is_out) {
             *out = val;
+        } else if (is_backend) {
+            if (!strcmp(val, "auto"))
+                *backend = BACKEND_AUTO;
+            else if (!strcmp(val, "fault"))
+                *backend = NPL_BACKEND_FAULT;
+            else if (!strcmp(val, "perf"))
+                *backend = NPL_BACKEND_PERF;
+            else {
+                fprintf(stderr, "numaplace profile: --backend %s: expected auto, fault or perf\n",
+                        val);
+                return EXIT_USAGE;
+            }
         } else if (npl_env_parse_rate(val, rate) < 0) {
-            fprintf(stderr, "numaplace profile: --rate %s: expected sampled pages per second, a "
+            fprintf(stderr, "numaplace profile: --rate %s: expected samples per second, a "
                             "count from 1 to %d\n", val, NPL_ENV_PROFILE_RATE_MAX);
             return EXIT_USAGE;
         }
@@ -397,7 +382,8 @@ int cmd_profile(int argc, char **argv)
 {
     const char *out = NULL;
     uint64_t rate = (uint64_t)NPL_SAMPLER_DEFAULT_RATE;
-    int rc = own_options(&argc, argv, &out, &rate);
+    int backend = BACKEND_AUTO;
+    int rc = own_options(&argc, argv, &out, &rate, &backend);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct run_args a;
@@ -422,10 +408,24 @@ int cmd_profile(int argc, char **argv)
     if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
         return EXIT_USAGE; /* run_parse_args said so already */
 
-    char why[256];
-    probe_hardware(why, sizeof why);
-    fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by protection "
-                    "faults at %llu pages/s\n", why, (unsigned long long)rate);
+    /* the backend, said in one line */
+    char why[512], what[256];
+    int backend_asked = backend;
+    if (backend != NPL_BACKEND_FAULT) {
+        if (perf_probe(what, sizeof what, why, sizeof why) == 0) {
+            backend = NPL_BACKEND_PERF;
+        } else if (backend == NPL_BACKEND_PERF) {
+            fprintf(stderr, "numaplace profile: --backend perf: %s\n", why);
+            return EXIT_USAGE;
+        } else {
+            backend = NPL_BACKEND_FAULT;
+            fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by "
+                            "protection faults at %llu pages/s\n", why, (unsigned long long)rate);
+        }
+    } else {
+        fprintf(stderr, "numaplace profile: sampling by protection faults at %llu pages/s "
+                        "(--backend fault)\n", (unsigned long long)rate);
+    }
 
     char shm[PATH_MAX];
     struct npl_raw *r = raw_create(shm, sizeof shm, (size_t)thr);
@@ -434,6 +434,7 @@ int cmd_profile(int argc, char **argv)
                 strerror(errno));
         return EXIT_FAILED;
     }
+    r->backend = backend;
     char ratebuf[32];
     snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)rate);
     setenv(NPL_ENV_PROFILE_SHM, shm, 1);
@@ -460,6 +461,13 @@ int cmd_profile(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &chld, &old_mask);
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
+    /* perf: the child waits at a gate until its events are open (they start at its exec) */
+    int gate[2] = {-1, -1};
+    if (backend == NPL_BACKEND_PERF && pipe2(gate, O_CLOEXEC) < 0) {
+        fprintf(stderr, "numaplace profile: pipe: %s\n", strerror(errno));
+        unlink(shm);
+        return EXIT_FAILED;
+    }
     fflush(NULL);
     double t0 = now();
     pid_t pid = fork();
@@ -467,6 +475,12 @@ int cmd_profile(int argc, char **argv)
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        if (gate[0] >= 0) {
+            char c;
+            close(gate[1]);
+            while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+                ;
+        }
         execv(prog, pargv);
         int e = errno;
         fprintf(stderr, "numaplace profile: %s: %s\n", prog, strerror(e));
@@ -477,10 +491,42 @@ int cmd_profile(int argc, char **argv)
         unlink(shm);
         return EXIT_FAILED;
     }
+    struct perf_set *ps = NULL;
+    if (gate[0] >= 0) {
+        close(gate[0]);
+        ps = perf_open(pid, rate, why, sizeof why);
+        if (ps) {
+            char per[64];
+            if (getenv(NPL_ENV_PERF_EVENT))
+                snprintf(per, sizeof per, "every fault");
+            else
+                snprintf(per, sizeof per, "about %llu samples/s", (unsigned long long)rate);
+            fprintf(stderr, "numaplace profile: sampling memory addresses with perf: %s, %s\n",
+                    what, per);
+        } else if (backend_asked == NPL_BACKEND_PERF) {
+            /* the probe passed, the child's events did not open: the program is not started */
+            fprintf(stderr, "numaplace profile: --backend perf: %s\n", why);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGQUIT, &old_quit, NULL);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            unlink(shm);
+            munmap(r, sizeof *r);
+            return EXIT_USAGE;
+        } else {
+            /* the probe passed, the child's events did not open: said, never silent */
+            r->backend = NPL_BACKEND_FAULT;
+            fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by "
+                            "protection faults at %llu pages/s\n", why, (unsigned long long)rate);
+        }
+        close(gate[1]); /* the child execs */
+    }
     child_pid = pid;
     sigaction(SIGTERM, &fwd, &old_term);
     sigaction(SIGHUP, &fwd, &old_hup);
-    int st = wait_child(pid, r, isatty(2) || a.verbose, t0);
+    int st = wait_child(pid, r, ps, isatty(2) || a.verbose, t0);
     double seconds = now() - t0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
@@ -491,6 +537,17 @@ int cmd_profile(int argc, char **argv)
     if (st == -1) {
         fprintf(stderr, "numaplace profile: waitpid: %s\n", strerror(errno));
         return EXIT_FAILED;
+    }
+    if (ps) {
+        uint64_t got, lost, outside, unknown;
+        int rw;
+        perf_stats(ps, &got, &lost, &outside, &unknown, &rw);
+        r->rw_known = rw;
+        fprintf(stderr, "numaplace profile: perf: %llu samples read, %llu in no tracked array, "
+                        "%llu of threads numaplace did not number, %llu lost\n",
+                (unsigned long long)got, (unsigned long long)outside,
+                (unsigned long long)unknown, (unsigned long long)lost);
+        perf_close(ps);
     }
     int written = profile_finish(r, out, prog, seconds, bind_kind, bind_detail, a.verbose);
     munmap(r, sizeof *r);

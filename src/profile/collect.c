@@ -51,7 +51,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     p->page_size = r->page_size ? r->page_size : in->page_size;
     p->binding = in->binding;
     p->binding_detail = dup_or_null(in->binding_detail);
-    p->backend = NPL_BACKEND_FAULT;
+    p->backend = r->backend == NPL_BACKEND_PERF ? NPL_BACKEND_PERF : NPL_BACKEND_FAULT;
     p->rate = r->rate > 0 ? r->rate : in->rate;
     p->seconds = in->seconds;
     p->rw_known = r->rw_known;

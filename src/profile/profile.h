@@ -259,10 +259,11 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 1
+#define NPL_RAW_VERSION 2
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
+#define NPL_RAW_TIDS 4096        /* kernel thread ids -> thread numbers (the perf backend) */
 #define NPL_RAW_NODES 256        /* node ids at or above it are not counted per thread */
 #define NPL_RAW_PHASES 4096
 #define NPL_RAW_WINDOWS 1024     /* time-window phases at most (the last one then goes on) */
@@ -297,6 +298,8 @@ struct npl_raw_array {
     int prot;                  /* the protection it had (restored after a trap) */
     _Atomic uint64_t ft_left;  /* first-touch units still protected */
     _Atomic uint64_t samples;
+    _Atomic uint64_t born_ns, gone_ns; /* CLOCK_MONOTONIC when tracked, untracked (0: not yet):
+                                        * a perf sample read later finds the array of its time */
 };
 struct npl_raw_phase {
     uint32_t kind;             /* NPL_RAW_PHASE_* */
@@ -313,6 +316,10 @@ struct npl_raw_trans {
     _Atomic uint64_t key;      /* 1 + (from << 32 | to) */
     _Atomic uint64_t count;
 };
+struct npl_raw_tid {
+    _Atomic int32_t tid;       /* 0: empty */
+    _Atomic int32_t thread;    /* its thread number (OpenMP's when set) */
+};
 struct npl_raw {
     uint64_t magic, version, size;
     _Atomic int32_t owner_pid;   /* the process image the profile is of (0: none yet) */
@@ -321,12 +328,17 @@ struct npl_raw {
     double rate, period;         /* sampled pages per second; seconds between rounds */
     uint64_t threshold, page_size;
     int32_t rw_known;
+    int32_t backend;             /* enum npl_prof_backend, set by the command before exec; perf:
+                                  * the command reads the samples, the sampler protects no page
+                                  * (first touch is still trapped) */
     double t_start;              /* CLOCK_MONOTONIC of the owner's start */
     char program[NPL_SITE_PATH], program_build_id[129];
     _Atomic uint64_t samples, idle, ft_faults, rows_dropped, arrays_dropped, ft_dropped, others,
         rounds, widened, protect_failed, prepared;
     _Atomic uint32_t nthreads, nphases, nobjects, narrays, ntrans;
+    _Atomic uint32_t cur_phase;  /* the phase now (the perf backend's samples take it) */
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
+    struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];
     struct npl_raw_trans trans[NPL_RAW_TRANS];
     struct npl_raw_object objects[NPL_RAW_OBJECTS];
@@ -343,6 +355,43 @@ struct npl_raw {
 #define NPL_RAW_KEY_PHASE(k) ((uint32_t)((((k) - 1) >> 30) & 0xfff))
 #define NPL_RAW_KEY_CHUNK(k) ((uint32_t)((((k) - 1) >> 10) & 0xfffff))
 #define NPL_RAW_KEY_THREAD(k) ((uint32_t)(((k) - 1) & 0x3ff))
+
+/* ==== the raw profile's counters and the perf backend's pure parts (perf.c: also compiled into
+ * the command; async-signal-safe: atomics only) ==== */
+/* One sampled access of thread (its number) to chunk of array in phase: 0, or -1 (dropped: the
+ * tables are full, counted in rows_dropped). */
+int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread,
+                 int write);
+/* One sample of thread taken on node (the profile's thread nodes); nthreads grows to cover it. */
+void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node);
+/* The kernel thread tid has thread number `thread` from now on (the table full: not recorded). */
+void npl__raw_set_tid(struct npl_raw *r, int32_t tid, int32_t thread);
+/* The thread number of tid, or -1 (a thread never numbered: another process's, or unseen). */
+int npl__raw_thread_of(const struct npl_raw *r, int32_t tid);
+/* The tracked array that held addr at time t_ns (CLOCK_MONOTONIC: tracked at or before it, not
+ * untracked before it; the newest such), and the chunk: 0, or -1 (in no array then). t_ns = 0:
+ * the time is not known: the newest array live there, else the newest one gone. */
+int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint64_t t_ns, uint32_t *array,
+                  uint64_t *chunk);
+
+/* One PERF_RECORD_SAMPLE of a ring buffer (fields its sample_type lacks are 0). */
+struct npl_perf_sample {
+    uint32_t pid, tid, cpu;
+    uint64_t ip, time, addr, data_src;
+};
+typedef void (*npl_perf_cb)(const struct npl_perf_sample *s, void *ctx);
+/* The records in [tail, head) of a perf ring buffer's data area (size bytes, a power of 2; a
+ * record may wrap around its end): cb for each sample, *lost += the samples PERF_RECORD_LOST
+ * says were lost, other records skipped. sample_type may hold IDENTIFIER, IP, TID, TIME, ADDR, ID,
+ * STREAM_ID, CPU, PERIOD, WEIGHT and DATA_SRC only. Returns the samples decoded, or -1 + EINVAL
+ * (another sample field, or a record that does not fit: the rest is not read). Pure. */
+long npl__perf_decode(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
+                      uint64_t sample_type, npl_perf_cb cb, void *ctx, uint64_t *lost);
+/* A sysfs event ("event=0xcd,umask=0x1,ldlat=3") -> config, config1, config2, given each term's
+ * format ("config:0-7", "config1:0-15", "config:0-7,32-35"; format(term) returns NULL for a term
+ * the PMU lacks). 0, or -1 + EINVAL. Pure. */
+int npl__perf_event_parse(const char *spec, const char *(*format)(const char *term, void *ctx),
+                          void *ctx, uint64_t config[3]);
 
 /* ==== the raw profile becomes a profile (collect.c: also compiled into the command) ==== */
 struct npl_collect_info {

@@ -88,6 +88,13 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int xprotect(uintptr_t a, size_t len, int prot)
 {
     return syscall(SYS_mprotect, (void *)a, len, prot) < 0 ? -1 : 0;
@@ -96,65 +103,50 @@ static int xprotect(uintptr_t a, size_t len, int prot)
 int npl__sampler_active(void) { return R && recording; }
 
 /* ---- recording (async-signal-safe) ---- */
+/* this thread's number, as my_thread() gives it, published with its kernel id (the perf
+ * backend's samples name threads by it) */
+static TLS int32_t my_tid;
+static void publish_thread(void)
+{
+    if (!R)
+        return;
+    if (!my_tid)
+        my_tid = (int32_t)syscall(SYS_gettid);
+    npl__raw_set_tid(R, my_tid, omp_no >= 0 ? omp_no : thread_no);
+}
+
 static uint32_t my_thread(void)
 {
     if (omp_no >= 0)
         return (uint32_t)omp_no;
-    if (thread_no < 0)
+    if (thread_no < 0) {
         thread_no = atomic_fetch_add(&next_thread_no, 1); /* a thread we did not see created */
+        publish_thread();
+    }
     return (uint32_t)thread_no;
+}
+
+static void set_phase(uint32_t ph)
+{
+    atomic_store(&cur_phase, ph);
+    if (R)
+        atomic_store(&R->cur_phase, ph);
 }
 
 static void count_node(uint32_t t)
 {
     unsigned cpu = 0, node = 0;
-    if (syscall(SYS_getcpu, &cpu, &node, NULL) < 0 || node >= NPL_RAW_NODES ||
-        t >= NPL_RAW_THREADS)
-        return;
-    atomic_fetch_add_explicit(&R->thread_node[t][node], 1, memory_order_relaxed);
-    uint32_t n = atomic_load_explicit(&R->nthreads, memory_order_relaxed);
-    while (t + 1 > n && !atomic_compare_exchange_weak(&R->nthreads, &n, t + 1))
-        ;
+    if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0)
+        npl__raw_count_node(R, t, node);
 }
 
 static void record(uint32_t array, uint64_t chunk, int write)
 {
     uint32_t t = my_thread();
     uint32_t ph = atomic_load_explicit(&cur_phase, memory_order_relaxed);
-    if (t >= NPL_RAW_THREADS || chunk >= NPL_RAW_CHUNKS) {
-        atomic_fetch_add_explicit(&R->rows_dropped, 1, memory_order_relaxed);
-        return;
-    }
-    count_node(t);
-    uint64_t key = NPL_RAW_KEY(array, ph, chunk, t);
-    /* rows are handed out densely (the memory touched grows with the rows used); a hash index
-     * finds them */
-    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 20;
-    for (size_t i = (size_t)(h % NPL_RAW_INDEX), probes = 0; probes < 256;
-         i = (i + 1) % NPL_RAW_INDEX, probes++) {
-        uint32_t v = atomic_load_explicit(&R->index[i], memory_order_acquire);
-        if (v == 0) {
-            uint64_t row = atomic_fetch_add(&R->rows_used, 1);
-            if (row >= NPL_RAW_ROWS)
-                break;
-            atomic_store_explicit(&R->rows[row].key, key, memory_order_relaxed);
-            uint32_t expect = 0;
-            if (atomic_compare_exchange_strong(&R->index[i], &expect, (uint32_t)row + 1)) {
-                v = (uint32_t)row + 1;
-            } else {
-                atomic_store(&R->rows[row].key, 0); /* another thread took the slot: unused */
-                v = expect;
-            }
-        }
-        struct npl_raw_row *r = &R->rows[v - 1];
-        if (atomic_load_explicit(&r->key, memory_order_relaxed) == key) {
-            atomic_fetch_add_explicit(write ? &r->writes : &r->reads, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&R->samples, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&R->arrays[array].samples, 1, memory_order_relaxed);
-            return;
-        }
-    }
-    atomic_fetch_add_explicit(&R->rows_dropped, 1, memory_order_relaxed);
+    if (t < NPL_RAW_THREADS && chunk < NPL_RAW_CHUNKS)
+        count_node(t);
+    npl__raw_add(R, array, ph, chunk, t, write);
 }
 
 /* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry),
@@ -320,6 +312,7 @@ int npl__sampler_init(const struct npl_sampler_cfg *cfg)
     if (!my_token)
         my_token = 1;
     thread_no = 0; /* the thread that loads us is the main thread */
+    publish_thread();
     return 0;
 }
 
@@ -403,7 +396,7 @@ static int claim(void)
     }
     if (atomic_load(&R->nphases) == 0)
         new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-    atomic_store(&cur_phase, 0);
+    set_phase(0);
     recording = 1;
     if (npl__sampler_install() < 0) {
         recording = 0;
@@ -473,6 +466,8 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     a->unit_chunks = unit;
     a->base = (uintptr_t)base;
     a->prot = PROT_READ | PROT_WRITE;
+    atomic_store(&a->born_ns, now_ns());
+    atomic_store(&a->gone_ns, 0);
     a->ft = UINT64_MAX;
     uint64_t at = atomic_load(&R->ft_used);
     if (at + a->nchunks <= NPL_RAW_FT) {
@@ -549,6 +544,7 @@ void npl__sampler_untrack(void *base)
         struct npl_raw_array *a = &R->arrays[i];
         if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
             give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, UINT64_MAX, 0);
+            atomic_store(&a->gone_ns, now_ns());
             atomic_store(&a->state, NPL_RAW_GONE);
             break;
         }
@@ -620,13 +616,15 @@ static void round_once(double *last_window)
         if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
             uint32_t from = atomic_load(&cur_phase);
             uint32_t ph = new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-            atomic_store(&cur_phase, ph);
+            set_phase(ph);
             (void)from;
         }
     }
     /* the pages of this round: weighted by the arrays' sizes, each weighing at least
      * SMALL_WEIGHT pages, so that a small array heavily used (a CG vector beside its matrix)
      * gathers enough samples to be classified rather than left to first touch */
+    if (R->backend == NPL_BACKEND_PERF)
+        return; /* the command reads hardware samples: no page is protected */
     uint32_t n = atomic_load(&R->narrays);
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -749,9 +747,19 @@ static void *sampler_main(void *arg)
 }
 
 /* ---- threads and phases ---- */
-void npl__sampler_set_thread(int n) { thread_no = n; }
+void npl__sampler_set_thread(int n)
+{
+    thread_no = n;
+    publish_thread();
+}
 int npl__sampler_next_thread(void) { return atomic_fetch_add(&next_thread_no, 1); }
-void npl__sampler_set_omp_thread(int n) { omp_no = n; }
+void npl__sampler_set_omp_thread(int n)
+{
+    if (omp_no == n)
+        return;
+    omp_no = n;
+    publish_thread();
+}
 
 static void transition(uint32_t to)
 {
@@ -804,7 +812,7 @@ void npl__sampler_region_begin(const void *code)
     atomic_store(&regions_seen, 1);
     atomic_fetch_add(&R->phases[ph].entries, 1);
     transition(ph);
-    atomic_store(&cur_phase, ph);
+    set_phase(ph);
     pthread_mutex_unlock(&phase_lock);
 }
 
@@ -817,7 +825,7 @@ void npl__sampler_region_end(void)
         atomic_store(&serial_phase, new_phase(NPL_RAW_PHASE_SERIAL, NPL_RAW_NONE, 0, 0));
     uint32_t s = atomic_load(&serial_phase);
     atomic_fetch_add(&R->phases[s].entries, 1);
-    atomic_store(&cur_phase, s);
+    set_phase(s);
     pthread_mutex_unlock(&phase_lock);
 }
 

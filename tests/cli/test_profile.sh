@@ -46,7 +46,11 @@ for m in touch fork exec static "exit 5" kill segv segv_early "io $T/in.bin"; do
     # shellcheck disable=SC2086
     same "" "$P/profile_edge" $m
 done
-check "the hardware probe says why it is not used, in one line" 1 "$(grep -c '^numaplace profile: hardware sampling not used (.*): sampling by protection faults' $T/err)"
+if ls /sys/bus/event_source/devices/*/events/mem-loads /sys/bus/event_source/devices/ibs_op >/dev/null 2>&1; then
+    check "the backend line: perf or why not, in one line" 1 "$(grep -c '^numaplace profile: \(sampling memory addresses with perf\|hardware sampling not used\)' $T/err)"
+else
+    check "the hardware probe says why it is not used, in one line" 1 "$(grep -c '^numaplace profile: hardware sampling not used (.*): sampling by protection faults' $T/err)"
+fi
 $N profile --out $T/fork.json -- "$P/profile_edge" fork >/dev/null 2>$T/err
 check "fork: the child is said not to be profiled" 1 "$(grep -c '1 other process .* not profiled' $T/err)"
 
