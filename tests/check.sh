@@ -31,6 +31,12 @@ summary() { # name
     [ "$pass" -gt 0 ] || return 77
     return 0
 }
+need_interposer() { # what, summary name: sets P (test programs) and PRE (the interposer) beside
+    # $N; without the interposer: the skip, the summary, and the script exits
+    P=$(dirname "$N")/progs PRE=$(dirname "$N")/libnumaplace_preload.so
+    [ -f "$PRE" ] && return 0
+    skip_no_interposer "$1" "$PRE"; summary "$2"; exit
+}
 skip_no_interposer() { # what, path of the interposer: sanitizer builds have none (they own malloc)
     if [ -n "${NPL_SANITIZE:-}" ]; then skip sanitizer-no-interposer "$1: a sanitizer build has no interposer"
     else skip interposer "$1: $2 is missing"; fi

@@ -11,13 +11,9 @@
 #    truncated, foreign or other program's profile refused with status 2 before the program runs.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
-P=$(dirname "$N")/progs
-PRE=$(dirname "$N")/libnumaplace_preload.so
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
 . "$TESTS/check.sh" # check, skip, summary
-if [ ! -f "$PRE" ]; then
-    skip_no_interposer "numaplace profile and run --profile" "$PRE"; summary profile; exit
-fi
+need_interposer "numaplace profile and run --profile" profile
 if [ ! -x "$P/profile_edge" ]; then
     skip prog-profile_edge "numaplace profile and run --profile: $P/profile_edge is not built"
     summary profile; exit

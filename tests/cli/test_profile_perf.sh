@@ -10,13 +10,9 @@
 # the program's status and output unchanged under the perf backend (exits, signals, fork, exec).
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
-P=$(dirname "$N")/progs
-PRE=$(dirname "$N")/libnumaplace_preload.so
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
 . "$TESTS/check.sh" # check, skip, summary
-if [ ! -f "$PRE" ]; then
-    skip_no_interposer "numaplace profile --backend perf" "$PRE"; summary profile_perf; exit
-fi
+need_interposer "numaplace profile --backend perf" profile_perf
 if ! command -v python3 >/dev/null; then
     skip python3 "numaplace profile --backend perf: the profile's contents need python3"
     summary profile_perf; exit

@@ -10,14 +10,10 @@
 # placement page by page on several.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
-P=$(dirname "$N")/progs
 SRC=$(dirname "$0")/../..
-PRE=$(dirname "$N")/libnumaplace_preload.so
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
 . "$TESTS/check.sh" # check, skip, summary
-if [ ! -f "$PRE" ]; then
-    skip_no_interposer "every case (programs under numaplace run)" "$PRE"; summary test_run_progs; exit
-fi
+need_interposer "every case (programs under numaplace run)" test_run_progs
 [ -x "$P/alloc_styles" ] || { bad "$P/alloc_styles is not built"; summary test_run_progs; exit; }
 T=$(mktemp -d /tmp/npl_test_run_progs.XXXXXX)
 trap 'rm -rf "$T"' EXIT

@@ -18,13 +18,9 @@
 #     `run --next-touch`: the Java program's output and status as alone, every touch resolved.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
-P=$(dirname "$N")/progs
-PRE=$(dirname "$N")/libnumaplace_preload.so
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
 . "$TESTS/check.sh" # check, skip, summary
-if [ ! -f "$PRE" ]; then
-    skip_no_interposer "signal chaining under the interposer" "$PRE"; summary test_hostile_signals; exit
-fi
+need_interposer "signal chaining under the interposer" test_hostile_signals
 [ -x "$P/sig_api" ] || { bad "$P/sig_api is not built"; summary test_hostile_signals; exit; }
 T=$(mktemp -d /tmp/npl_test_signals.XXXXXX)
 trap 'rm -rf "$T"' EXIT
