@@ -31,13 +31,8 @@ static long long read_number(const char *dir, const char *name)
     char path[600], buf[64];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
         return -1;
-    int fd = npl__fs_open_fd(path, O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+    if (npl__fs_read_text(path, buf, sizeof buf) <= 0 || buf[0] < '0' || buf[0] > '9')
         return -1;
-    buf[n] = 0;
     return strtoll(buf, NULL, 10);
 }
 
@@ -147,11 +142,7 @@ void npl__preload_limits_init(void)
 static size_t mem_available(void)
 {
     char buf[4096];
-    int fd = npl__fs_open_fd("/proc/meminfo", O_RDONLY);
-    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    buf[len > 0 ? len : 0] = 0;
+    npl__fs_read_text("/proc/meminfo", buf, sizeof buf);
     const char *m = strstr(buf, "MemAvailable:");
     unsigned long long kib = m ? strtoull(m + 13, NULL, 10) : 0;
     return kib ? (size_t)kib << 10 : SIZE_MAX;
@@ -164,13 +155,8 @@ static size_t address_room(void)
     if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
         return SIZE_MAX;
     char buf[128];
-    int fd = npl__fs_open_fd("/proc/self/statm", O_RDONLY);
-    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (len <= 0)
+    if (npl__fs_read_text("/proc/self/statm", buf, sizeof buf) <= 0)
         return SIZE_MAX;
-    buf[len] = 0;
     size_t used = (size_t)strtoull(buf, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
     return rl.rlim_cur > used ? (size_t)(rl.rlim_cur - used) : 0;
 }

@@ -65,6 +65,16 @@ int npl__fs_open_fd(const char *path, int flags)
     return full_path(path, p, sizeof p) < 0 ? -1 : open(p, flags | O_CLOEXEC);
 }
 
+ssize_t npl__fs_read_text(const char *path, char *buf, size_t size)
+{
+    int fd = npl__fs_open_fd(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
 int npl__fs_access(const char *path, int mode)
 {
     char p[PATH_MAX];

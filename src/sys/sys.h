@@ -103,6 +103,8 @@ const char *npl__fs_root(void);
 FILE *npl__fs_open(const char *path);
 /* open(ROOT + path, flags | O_CLOEXEC); -1 + errno. */
 int npl__fs_open_fd(const char *path, int flags);
+/* the start of a (proc/sys) file as a NUL-terminated string: the bytes read or -1 (buf "") */
+ssize_t npl__fs_read_text(const char *path, char *buf, size_t size);
 /* access(ROOT + path, mode): 0, or -1 + errno (capability probes of /sys files). */
 int npl__fs_access(const char *path, int mode);
 

@@ -244,12 +244,8 @@ static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
 static void probe_maps(void)
 {
     char buf[32];
-    int fd = npl__fs_open_fd("/proc/sys/vm/max_map_count", O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    buf[n > 0 ? n : 0] = 0;
-    max_maps = n > 0 ? strtol(buf, NULL, 10) : 0;
+    max_maps = npl__fs_read_text("/proc/sys/vm/max_map_count", buf, sizeof buf) > 0
+                   ? strtol(buf, NULL, 10) : 0;
     if (max_maps <= 0)
         max_maps = 65530;
 }
