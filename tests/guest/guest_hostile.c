@@ -48,23 +48,6 @@ static void test_rearm(int iterations)
 }
 
 /* ---- 2. failures give back what they took ---- */
-struct usage {
-    int maps, fds;
-    uint64_t arrays;
-};
-
-static int count_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n - 1; /* the directory's own descriptor */
-}
-
 static struct usage usage_now(void)
 {
     struct npl_stats st = {0};

@@ -3,6 +3,7 @@
 #ifndef NPL_CHECK_H
 #define NPL_CHECK_H
 #include "skip.h"
+#include <dirent.h>
 #include <stdint.h>
 #include <numaplace.h>
 #include <stdio.h>
@@ -81,6 +82,25 @@ static inline int count_maps(void)
 #endif
     return n;
 }
+
+/* The process's open file descriptors. */
+static inline int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
+/* What a failure must give back: mappings, open files, live arrays (tests of hostile input). */
+struct usage {
+    int maps, fds;
+    uint64_t arrays;
+};
 
 /* Mappings of /proc/self/maps that overlap [a, a+len). */
 static inline int maps_in(const void *a, size_t len)
