@@ -90,24 +90,26 @@ struct counts {
     long accesses, remote_accesses, unknown_accesses;
     long own_pages, own_remote, own_absent, boundary;
     long by_node[BENCH_MAX_NODES];
+    long grid_acc[2 * MAX_LEVELS + 1], grid_remote[2 * MAX_LEVELS + 1]; /* as grids() lists them */
 };
-struct gnodes { const struct grid *g; int *nodes; };
+struct gnodes { const struct grid *g; int *nodes; int index; };
 static struct gnodes *count_tab;
 static int count_ntab, counting_node;
 static struct counts *counting;
 
-static const int *nodes_of(const struct grid *g)
+static const int *nodes_of(const struct grid *g, int *index)
 {
     for (int x = 0; x < count_ntab; x++)
         if (count_tab[x].g == g)
-            return count_tab[x].nodes;
+            return *index = count_tab[x].index, count_tab[x].nodes;
     return NULL;
 }
 
 /* `times` accesses to each of the elements [e0, e0 + len) of grid g by the counting thread */
 static void count_run(const struct grid *g, size_t e0, size_t len, long times)
 {
-    const int *nodes = nodes_of(g);
+    int gi = 0;
+    const int *nodes = nodes_of(g, &gi);
     size_t off = (uintptr_t)g->a & (BENCH_PAGE - 1);
     size_t b0 = off + e0 * sizeof(double), b1 = b0 + len * sizeof(double);
     for (size_t pg = b0 / BENCH_PAGE; pg <= (b1 - 1) / BENCH_PAGE; pg++) {
@@ -118,8 +120,9 @@ static void count_run(const struct grid *g, size_t e0, size_t len, long times)
             counting->unknown_accesses += n;
         else {
             counting->accesses += n;
+            counting->grid_acc[gi] += n;
             if (nodes[pg] != counting_node)
-                counting->remote_accesses += n;
+                counting->remote_accesses += n, counting->grid_remote[gi] += n;
         }
     }
 }
@@ -478,7 +481,7 @@ static int measure(struct mg *mg, struct counts *c)
     memset(c, 0, sizeof *c);
     for (int x = 0; x < ng; x++) {
         size_t np = bench_pages(g[x]->a, gbytes(g[x]));
-        tab[x] = (struct gnodes){g[x], malloc(np * sizeof(int))};
+        tab[x] = (struct gnodes){g[x], malloc(np * sizeof(int)), x};
         if (!tab[x].nodes || bench_page_nodes(g[x]->a, gbytes(g[x]), tab[x].nodes) < 0)
             return -1;
         for (size_t pg = 0; pg < np; pg++)
@@ -567,8 +570,11 @@ static int wanted(const struct opts *o, int it)
     return 0;
 }
 
-static void print_counts(const struct counts *c, int it, int first)
+static void print_counts(struct mg *mg, const struct counts *c, int it, int first)
 {
+    struct grid *g[2 * MAX_LEVELS + 1];
+    const char *name[2 * MAX_LEVELS + 1];
+    int level[2 * MAX_LEVELS + 1], ng = grids(mg, g, name, level);
     printf("%s\n    {\"after_iter\": %d, \"own_pages\": %ld, \"own_remote\": %ld, \"own_absent\": %ld, "
            "\"own_remote_frac\": %.6f, \"boundary_pages\": %ld, \"accesses\": %ld, \"remote_accesses\": %ld, "
            "\"access_remote_frac\": %.6f, \"unknown_accesses\": %ld, \"pages_by_node\": [",
@@ -582,7 +588,11 @@ static void print_counts(const struct counts *c, int it, int first)
             last = n;
     for (int n = 0; n <= last; n++)
         printf("%s%ld", n ? ", " : "", c->by_node[n]);
-    printf("]}");
+    printf("], \"by_grid\": {"); /* accesses and remote accesses of each grid level */
+    for (int x = 0; x < ng; x++)
+        printf("%s\"%s%d\": [%ld, %ld]", x ? ", " : "", name[x], level[x], c->grid_acc[x],
+               c->grid_remote[x]);
+    printf("}}");
 }
 
 int main(int argc, char **argv)
@@ -652,7 +662,7 @@ int main(int argc, char **argv)
         printf("%s%d", t ? ", " : "", mg.tnode[t]);
     printf("],\n \"locality\": [");
     for (int m = 0; m < nm; m++)
-        print_counts(&c[m], done[m], m == 0);
+        print_counts(&mg, &c[m], done[m], m == 0);
     printf("],\n \"iter_seconds\": [");
     for (int it = 0; it < o.iters; it++)
         printf("%s%.6f", it ? ", " : "", secs[it]);

@@ -310,6 +310,48 @@ static void test_siblings(void)
     npl__advice_siblings(&p, each);
     CHECK(adv[1].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[1].policy, "first_touch"),
           "first touch is the best shape at any size: left to first touch (%s)", adv[1].policy);
+    /* an explicit sibling with its map: the map scaled to the small array's chunks, each chunk
+     * the node holding most of the same relative range (the lowest node on a tie, -1 where the
+     * range is left alone), at any chunk count */
+    int map10[10] = {0, 0, 0, 1, 1, 1, 1, 2, 3, 3}, map10b[10] = {2, 2, 1, 1, -1, -1, 3, 0, 0, 0};
+    struct { const int *from; uint64_t n; int want[5]; } sc[] = {
+        {map10, 4, {0, 1, 1, 3}},        /* [0, 2.5): 0 0 0(half); [7.5, 10): 2(half) 3 3 */
+        {map10b, 5, {2, 1, -1, 0, 0}},   /* [6, 8): 3 and 0 tie: 0 */
+        {map10, 1, {1}},                 /* node 1 holds 4 of the 10 chunks */
+        {map10b, 2, {1, 0}},             /* [0, 5): 2 2 1 1 -1: a tie, the lowest node */
+    };
+    for (size_t c = 0; c < sizeof sc / sizeof sc[0]; c++) {
+        for (int i = 0; i < 5; i++) {
+            free(adv[i].chunk_nodes);
+            adv[i].chunk_nodes = NULL;
+            adv[i].nchunk_nodes = 0;
+            adv[i].pattern = i == 2 ? NPL_PAT_BLOCKED : NPL_PAT_TOO_FEW;
+            snprintf(adv[i].policy, sizeof adv[i].policy, i == 2 ? "bind_block:threads=4" :
+                     "first_touch");
+            arr[i].nchunks = i == 0 ? 10 : sc[c].n;
+        }
+        adv[0].pattern = NPL_PAT_IRREGULAR;
+        snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+        adv[0].chunk_nodes = malloc(10 * sizeof(int));
+        memcpy(adv[0].chunk_nodes, sc[c].from, 10 * sizeof(int));
+        adv[0].nchunk_nodes = 10;
+        npl__advice_siblings(&p, each);
+        int same = adv[1].chunk_nodes && adv[1].nchunk_nodes == sc[c].n;
+        for (uint64_t k = 0; same && k < sc[c].n; k++)
+            same = adv[1].chunk_nodes[k] == sc[c].want[k];
+        CHECK(same && !strcmp(adv[1].policy, "explicit") && adv[1].pattern == NPL_PAT_IRREGULAR &&
+                  strstr(adv[1].reason, "explicit map of 10 chunks, scaled to"),
+              "an explicit sibling's map, scaled to %llu chunks: %d %d ... (%s)",
+              (unsigned long long)sc[c].n, adv[1].chunk_nodes ? adv[1].chunk_nodes[0] : -9,
+              adv[1].chunk_nodes && sc[c].n > 1 ? adv[1].chunk_nodes[1] : -9, adv[1].reason);
+        CHECK(!adv[2].chunk_nodes && !strcmp(adv[2].policy, "bind_block:threads=4") &&
+                  !adv[3].chunk_nodes && !strcmp(adv[3].policy, "first_touch") &&
+                  !adv[4].chunk_nodes && !strcmp(adv[4].policy, "first_touch"),
+              "the map goes to a too-few array of the same call site only (%s, %s, %s)",
+              adv[2].policy, adv[3].policy, adv[4].policy);
+    }
+    for (int i = 0; i < 5; i++)
+        free(adv[i].chunk_nodes);
 }
 
 int main(void)
