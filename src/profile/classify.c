@@ -1220,6 +1220,7 @@ static int classify(struct work *w, struct npl_prof_advice *out)
         const struct cand *cyc = by_thread ? tc : ntc;
         if (!by_thread && ncb && (!cyc || ncb->frac > cyc->frac))
             cyc = ncb;
+        int shaped = 1;
         if (blk && blk->frac >= x - margin(x)) {
             rule = by_thread ? twin(N, blk) : blk;
             out->pattern = NPL_PAT_BLOCKED;
@@ -1242,13 +1243,26 @@ static int classify(struct work *w, struct npl_prof_advice *out)
             if (ncb && rule && ncb->period == cyc->period && ncb->frac >= rule->frac - 1e-9)
                 rule = ncb;
         } else {
+            shaped = 0;
+        }
+        /* the shape's blocks split the array in whole pages where the owners do not (a grid's
+         * ghost planes shift every thread's block; planes straddle pages): the explicit map,
+         * scored leave-one-out, when it beats the shape by more than NPL_PROF_EXPLICIT_GAIN */
+        if (shaped && rule && rule->family != FAM_EXPLICIT &&
+            xc->frac > rule->frac + NPL_PROF_EXPLICIT_GAIN) {
+            add_text(facts, sizeof facts, "; the explicit map predicts %.2f against %.2f for %.60s",
+                     xc->frac, rule->frac, rule->policy);
+            rule = xc;
+        }
+        if (!shaped) {
             /* no shape of its own: the explicit map, unless a shape serves it as well */
             const struct cand *sc = NULL;
             for (int i = 0; i < N->ncand; i++)
                 if (N->cands[i].scalable && N->cands[i].family != FAM_FT &&
                     (!sc || N->cands[i].frac > sc->frac))
                     sc = &N->cands[i];
-            rule = sc && sc->frac >= best - margin(best) ? sc : xc;
+            rule = sc && sc->frac >= best - margin(best) &&
+                           xc->frac <= sc->frac + NPL_PROF_EXPLICIT_GAIN ? sc : xc;
             out->pattern = NPL_PAT_IRREGULAR;
             fit = x;
             snprintf(facts, sizeof facts, "owned (%s exclusivity %.2f) in no block or cyclic shape",
