@@ -90,36 +90,43 @@ struct counts {
     long accesses, remote_accesses, unknown_accesses;
     long own_pages, own_remote, own_absent, boundary;
     long by_node[BENCH_MAX_NODES];
+    long grid_acc[2 * MAX_LEVELS + 1], grid_remote[2 * MAX_LEVELS + 1]; /* as grids() lists them */
+    long grid_best[2 * MAX_LEVELS + 1]; /* remote with each page on the node using it most */
+    long best_remote;
 };
-struct gnodes { const struct grid *g; int *nodes; };
+struct gnodes { const struct grid *g; int *nodes; int index; long *use; }; /* use: page x node */
 static struct gnodes *count_tab;
-static int count_ntab, counting_node;
+static int count_ntab, counting_node, count_nn; /* count_nn: nodes in use's rows */
 static struct counts *counting;
 
-static const int *nodes_of(const struct grid *g)
+static const int *nodes_of(const struct grid *g, int *index, long **use)
 {
     for (int x = 0; x < count_ntab; x++)
         if (count_tab[x].g == g)
-            return count_tab[x].nodes;
+            return *index = count_tab[x].index, *use = count_tab[x].use, count_tab[x].nodes;
     return NULL;
 }
 
 /* `times` accesses to each of the elements [e0, e0 + len) of grid g by the counting thread */
 static void count_run(const struct grid *g, size_t e0, size_t len, long times)
 {
-    const int *nodes = nodes_of(g);
+    int gi = 0;
+    long *use = NULL;
+    const int *nodes = nodes_of(g, &gi, &use);
     size_t off = (uintptr_t)g->a & (BENCH_PAGE - 1);
     size_t b0 = off + e0 * sizeof(double), b1 = b0 + len * sizeof(double);
     for (size_t pg = b0 / BENCH_PAGE; pg <= (b1 - 1) / BENCH_PAGE; pg++) {
         size_t s = pg * BENCH_PAGE > b0 ? pg * BENCH_PAGE : b0;
         size_t e = (pg + 1) * BENCH_PAGE < b1 ? (pg + 1) * BENCH_PAGE : b1;
         long n = (long)((e - s) / sizeof(double)) * times;
+        use[pg * (size_t)count_nn + (size_t)counting_node] += n;
         if (nodes[pg] < 0)
             counting->unknown_accesses += n;
         else {
             counting->accesses += n;
+            counting->grid_acc[gi] += n;
             if (nodes[pg] != counting_node)
-                counting->remote_accesses += n;
+                counting->remote_accesses += n, counting->grid_remote[gi] += n;
         }
     }
 }
@@ -476,10 +483,16 @@ static int measure(struct mg *mg, struct counts *c)
     int level[2 * MAX_LEVELS + 1], ng = grids(mg, g, name, level);
     static struct gnodes tab[2 * MAX_LEVELS + 1]; /* read by count_run through count_tab */
     memset(c, 0, sizeof *c);
+    count_nn = 1;
+    for (int t = 0; t < mg->nthreads; t++)
+        if (mg->tnode[t] + 1 > count_nn)
+            count_nn = mg->tnode[t] + 1;
     for (int x = 0; x < ng; x++) {
         size_t np = bench_pages(g[x]->a, gbytes(g[x]));
-        tab[x] = (struct gnodes){g[x], malloc(np * sizeof(int))};
-        if (!tab[x].nodes || bench_page_nodes(g[x]->a, gbytes(g[x]), tab[x].nodes) < 0)
+        tab[x] = (struct gnodes){g[x], malloc(np * sizeof(int)), x,
+                                 calloc(np * (size_t)count_nn, sizeof(long))};
+        if (!tab[x].nodes || !tab[x].use ||
+            bench_page_nodes(g[x]->a, gbytes(g[x]), tab[x].nodes) < 0)
             return -1;
         for (size_t pg = 0; pg < np; pg++)
             if (tab[x].nodes[pg] >= 0 && tab[x].nodes[pg] < BENCH_MAX_NODES)
@@ -492,8 +505,22 @@ static int measure(struct mg *mg, struct counts *c)
         for (int x = 0; x < ng; x++)
             own_pages(mg, g[x], tab[x].nodes, t, c);
     }
-    for (int x = 0; x < ng; x++)
+    /* the best static placement of these accesses: each page on the node that uses it most */
+    for (int x = 0; x < ng; x++) {
+        size_t np = bench_pages(g[x]->a, gbytes(g[x]));
+        for (size_t pg = 0; pg < np; pg++) {
+            long all = 0, most = 0;
+            for (int n = 0; n < count_nn; n++) {
+                long u = tab[x].use[pg * (size_t)count_nn + (size_t)n];
+                all += u;
+                most = u > most ? u : most;
+            }
+            c->grid_best[x] += all - most;
+            c->best_remote += all - most;
+        }
         free(tab[x].nodes);
+        free(tab[x].use);
+    }
     count_tab = NULL, count_ntab = 0, counting = NULL;
     return 0;
 }
@@ -567,8 +594,11 @@ static int wanted(const struct opts *o, int it)
     return 0;
 }
 
-static void print_counts(const struct counts *c, int it, int first)
+static void print_counts(struct mg *mg, const struct counts *c, int it, int first)
 {
+    struct grid *g[2 * MAX_LEVELS + 1];
+    const char *name[2 * MAX_LEVELS + 1];
+    int level[2 * MAX_LEVELS + 1], ng = grids(mg, g, name, level);
     printf("%s\n    {\"after_iter\": %d, \"own_pages\": %ld, \"own_remote\": %ld, \"own_absent\": %ld, "
            "\"own_remote_frac\": %.6f, \"boundary_pages\": %ld, \"accesses\": %ld, \"remote_accesses\": %ld, "
            "\"access_remote_frac\": %.6f, \"unknown_accesses\": %ld, \"pages_by_node\": [",
@@ -582,7 +612,15 @@ static void print_counts(const struct counts *c, int it, int first)
             last = n;
     for (int n = 0; n <= last; n++)
         printf("%s%ld", n ? ", " : "", c->by_node[n]);
-    printf("]}");
+    long all = c->accesses + c->unknown_accesses;
+    printf("], \"best_static_remote_frac\": %.6f,\n     \"by_grid\": {",
+           all ? (double)c->best_remote / (double)all : 0.0);
+    /* each grid level: accesses and remote ones (pages whose node is known), and remote ones
+     * under the best static placement (every access) */
+    for (int x = 0; x < ng; x++)
+        printf("%s\"%s%d\": [%ld, %ld, %ld]", x ? ", " : "", name[x], level[x], c->grid_acc[x],
+               c->grid_remote[x], c->grid_best[x]);
+    printf("}}");
 }
 
 int main(int argc, char **argv)
@@ -652,7 +690,7 @@ int main(int argc, char **argv)
         printf("%s%d", t ? ", " : "", mg.tnode[t]);
     printf("],\n \"locality\": [");
     for (int m = 0; m < nm; m++)
-        print_counts(&c[m], done[m], m == 0);
+        print_counts(&mg, &c[m], done[m], m == 0);
     printf("],\n \"iter_seconds\": [");
     for (int it = 0; it < o.iters; it++)
         printf("%s%.6f", it ? ", " : "", secs[it]);

@@ -197,16 +197,18 @@ static void keep_live(void *base, size_t len, const struct entry *e)
     pthread_mutex_unlock(&lock);
 }
 
-/* place [p, p + len) (fresh, untouched; the profiled size) under an explicit chunk map */
-static int place_explicit(void *p, size_t len, const struct entry *e)
+/* place [p, p + len) (fresh, untouched) under an explicit chunk map: at the profiled size chunk
+ * by chunk; at another size (scaled) each page takes the chunk at its relative position */
+static int place_explicit(void *p, size_t len, const struct entry *e, int scaled)
 {
     size_t ps = page_size(), npages = (len + ps - 1) / ps;
-    int *nodes = malloc(npages * sizeof *nodes);
+    int *nodes = malloc((npages ? npages : 1) * sizeof *nodes);
     if (!nodes)
         return -1;
     uint64_t n = e->a->advice.nchunk_nodes;
     for (size_t i = 0; i < npages; i++) {
-        uint64_t c = (uint64_t)i * ps / e->a->chunk_bytes;
+        uint64_t c = scaled ? (2 * (uint64_t)i + 1) * n / (2 * (uint64_t)npages)
+                            : (uint64_t)i * ps / e->a->chunk_bytes;
         nodes[i] = c < n ? e->a->advice.chunk_nodes[c] : -1;
     }
     int rc = npl_place_pages(p, npages * ps, nodes, 0);
@@ -235,16 +237,23 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
     void *p = NULL;
     if (e->explicit_map && (n + page_size() - 1) / page_size() !=
                                (e->a->bytes + page_size() - 1) / page_size()) {
+        /* a map followed from a well-sampled array of its call site (too few samples of its
+         * own, so no shape of its own either) is scaled again, as the classifier scaled it */
+        int follower = !e->scaled && e->a->advice.samples < NPL_PROF_MIN_SAMPLES;
         char best[192] = "first touch";
         if (e->scaled)
             npl_policy_format(e->scaled, best, sizeof best);
+        else if (follower)
+            snprintf(best, sizeof best, "its map, scaled");
         tell("numaplace run: profile: %zu bytes from +%#llx#%u: its explicit map is for %llu "
              "bytes only: the best shape at any size applies (%s)\n", n,
              (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
-        p = npl_alloc_array(&sh, e->scaled, flags);
+        p = npl_alloc_array(&sh, follower ? NULL : e->scaled, flags);
+        if (p && follower && place_explicit(p, n, e, 1) < 0)
+            tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
     } else if (e->explicit_map) {
         p = npl_alloc_array(&sh, NULL, flags);
-        if (p && place_explicit(p, n, e) < 0)
+        if (p && place_explicit(p, n, e, 0) < 0)
             tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
     } else {
         p = npl_alloc_array(&sh, e->pol ? e->pol : def, flags);
@@ -296,7 +305,7 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
         e->matched++;
         e->matched_bytes += hi - lo;
         if (e->explicit_map && hi - lo == e->a->bytes)
-            rc = place_explicit((void *)lo, hi - lo, e);
+            rc = place_explicit((void *)lo, hi - lo, e, 0);
         else if (e->pol)
             rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);
         tell("numaplace run: profile: static %s (%zu bytes): %s\n", symbol, (size_t)(hi - lo),

@@ -1220,6 +1220,7 @@ static int classify(struct work *w, struct npl_prof_advice *out)
         const struct cand *cyc = by_thread ? tc : ntc;
         if (!by_thread && ncb && (!cyc || ncb->frac > cyc->frac))
             cyc = ncb;
+        int shaped = 1;
         if (blk && blk->frac >= x - margin(x)) {
             rule = by_thread ? twin(N, blk) : blk;
             out->pattern = NPL_PAT_BLOCKED;
@@ -1242,13 +1243,26 @@ static int classify(struct work *w, struct npl_prof_advice *out)
             if (ncb && rule && ncb->period == cyc->period && ncb->frac >= rule->frac - 1e-9)
                 rule = ncb;
         } else {
+            shaped = 0;
+        }
+        /* the shape's blocks split the array in whole pages where the owners do not (a grid's
+         * ghost planes shift every thread's block; planes straddle pages): the explicit map,
+         * scored leave-one-out, when it beats the shape by more than NPL_PROF_EXPLICIT_GAIN */
+        if (shaped && rule && rule->family != FAM_EXPLICIT &&
+            xc->frac > rule->frac + NPL_PROF_EXPLICIT_GAIN) {
+            add_text(facts, sizeof facts, "; the explicit map predicts %.2f against %.2f for %.60s",
+                     xc->frac, rule->frac, rule->policy);
+            rule = xc;
+        }
+        if (!shaped) {
             /* no shape of its own: the explicit map, unless a shape serves it as well */
             const struct cand *sc = NULL;
             for (int i = 0; i < N->ncand; i++)
                 if (N->cands[i].scalable && N->cands[i].family != FAM_FT &&
                     (!sc || N->cands[i].frac > sc->frac))
                     sc = &N->cands[i];
-            rule = sc && sc->frac >= best - margin(best) ? sc : xc;
+            rule = sc && sc->frac >= best - margin(best) &&
+                           xc->frac <= sc->frac + NPL_PROF_EXPLICIT_GAIN ? sc : xc;
             out->pattern = NPL_PAT_IRREGULAR;
             fit = x;
             snprintf(facts, sizeof facts, "owned (%s exclusivity %.2f) in no block or cyclic shape",
@@ -1428,10 +1442,61 @@ static const char *followable(const struct npl_prof_advice *b)
     return NULL;
 }
 
+struct overlap { int node; uint64_t w; };
+static int overlap_cmp(const void *x, const void *y)
+{
+    const struct overlap *a = x, *b = y;
+    return (a->node > b->node) - (a->node < b->node);
+}
+
+/* An explicit per-chunk map of `from` (nfrom chunks) scaled onto n chunks: each chunk takes the
+ * node that holds the most of the same relative range of `from` (the lowest node on a tie; -1
+ * where that range is left alone). NULL when out of memory. */
+static int *scaled_map(const int *from, uint64_t nfrom, uint64_t n)
+{
+    uint64_t span = nfrom / (n ? n : 1) + 2; /* chunks of `from` one chunk overlaps, at most */
+    int *map = malloc((size_t)(n ? n : 1) * sizeof *map);
+    struct overlap *ov = malloc((size_t)span * sizeof *ov);
+    if (!map || !ov) {
+        free(map);
+        free(ov);
+        return NULL;
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        /* chunk k is [k * nfrom, (k + 1) * nfrom) in units of 1 / n of a chunk of `from` */
+        uint64_t a = k * nfrom, b = (k + 1) * nfrom;
+        size_t m = 0;
+        for (uint64_t d = a / n; d < nfrom && d * n < b && m < span; d++) {
+            uint64_t lo = d * n > a ? d * n : a, hi = (d + 1) * n < b ? (d + 1) * n : b;
+            if (from[d] >= 0 && hi > lo)
+                ov[m++] = (struct overlap){from[d], hi - lo};
+        }
+        qsort(ov, m, sizeof *ov, overlap_cmp);
+        int best = -1;
+        uint64_t best_w = 0;
+        for (size_t x = 0; x < m;) {
+            size_t y = x;
+            uint64_t w = 0;
+            for (; y < m && ov[y].node == ov[x].node; y++)
+                w += ov[y].w;
+            if (w > best_w) /* ascending nodes: the lowest wins a tie */
+                best = ov[x].node, best_w = w;
+            x = y;
+        }
+        map[k] = best;
+    }
+    free(ov);
+    return map;
+}
+
 /* An array with too few samples (a coarse grid level, a small vector) allocated at the same call
- * site as a well-sampled array whose advice is a shape that holds at any size is most likely used
- * the same way: it follows that shape, said in its reason, rather than being left to first touch
- * (under serial init: all on one node). */
+ * site as a well-sampled array is most likely used the same way: it follows that array's advice,
+ * said in its reason, rather than being left to first touch (under serial init: all on one
+ * node). A shape that holds at any size is followed as it is. An explicit per-chunk map (owners
+ * in no shape: e.g. a grid whose ghost planes shift the threads' blocks) is scaled to the small
+ * array's chunks: each takes the node of the same relative range. A small array's pages hold
+ * few threads' blocks each, so a shape split in whole pages misses its owners by up to a page;
+ * the scaled map keeps where the big array's owners start and end. */
 void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv)
 {
     for (uint32_t i = 0; i < p->narrays; i++) {
@@ -1443,7 +1508,9 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         for (uint32_t j = 0; j < p->narrays; j++) {
             const struct npl_prof_advice *b = adv[j];
             const struct npl_prof_site *sj = &p->arrays[j].site;
-            if (j == i || !b || !followable(b) || sj->kind != NPL_SITE_HEAP ||
+            int has_map = b && !strcmp(b->policy, "explicit") && b->chunk_nodes &&
+                          b->nchunk_nodes > 0;
+            if (j == i || !b || (!followable(b) && !has_map) || sj->kind != NPL_SITE_HEAP ||
                 sj->offset != si->offset || !si->object || !sj->object ||
                 strcmp(si->object, sj->object) != 0)
                 continue;
@@ -1453,11 +1520,36 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         if (from < 0)
             continue;
         const struct npl_prof_advice *b = adv[from];
-        const char *pol = followable(b);
         char site[256], policy[sizeof a->policy];
         npl__site_label(&p->arrays[from].site, site, sizeof site);
-        snprintf(policy, sizeof policy, "%s", pol);
         uint64_t few = a->samples;
+        if (!strcmp(b->policy, "explicit") && b->chunk_nodes && b->nchunk_nodes > 0) {
+            int *map = scaled_map(b->chunk_nodes, b->nchunk_nodes, p->arrays[i].nchunks);
+            if (map) {
+                free(a->chunk_nodes);
+                a->chunk_nodes = map;
+                a->nchunk_nodes = p->arrays[i].nchunks;
+                a->pattern = b->pattern;
+                snprintf(a->policy, sizeof a->policy, "explicit");
+                a->period_pages = 0;
+                a->block_threads = 0;
+                a->confidence = b->confidence / 2;
+                a->local_policy = b->local_policy;
+                a->local_best = b->local_best;
+                snprintf(a->reason, sizeof a->reason,
+                         "%s (same call site): %llu sampled accesses, fewer than %d, so it follows "
+                         "%s (%s, %llu samples): its explicit map of %llu chunks, scaled to %llu",
+                         npl__pattern_name(a->pattern), (unsigned long long)few,
+                         NPL_PROF_MIN_SAMPLES, site, npl__pattern_name(b->pattern),
+                         (unsigned long long)b->samples, (unsigned long long)b->nchunk_nodes,
+                         (unsigned long long)p->arrays[i].nchunks);
+                continue;
+            }
+        }
+        const char *pol = followable(b);
+        if (!pol)
+            continue;
+        snprintf(policy, sizeof policy, "%s", pol);
         a->pattern = b->pattern;
         snprintf(a->policy, sizeof a->policy, "%s", policy);
         a->period_pages = b->period_pages;

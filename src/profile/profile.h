@@ -43,6 +43,7 @@
 #define NPL_PROF_PHASE_SERVE 0.10      /* a placement serves a phase within this of its best */
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
+#define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
 
 enum npl_prof_pattern {
     NPL_PAT_TOO_FEW = 0,
