@@ -254,6 +254,17 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
                 (unsigned long long)r->protect_failed);
     if (p->narrays)
         advise_table(stderr, out, p, NULL, NULL, verbose);
+    uint64_t ml = p->measured[NPL_MEASURED_LOCAL], mr = p->measured[NPL_MEASURED_REMOTE];
+    if (ml + mr)
+        fprintf(stderr, "numaplace profile: sampled accesses on the accessing thread's node: "
+                        "%.1f%% (%llu of %llu samples; %llu unknown)\n",
+                100.0 * (double)ml / (double)(ml + mr), (unsigned long long)ml,
+                (unsigned long long)(ml + mr),
+                (unsigned long long)p->measured[NPL_MEASURED_UNKNOWN]);
+    else
+        fprintf(stderr, "numaplace profile: sampled accesses on the accessing thread's node: "
+                        "n/a (0 of 0 samples; %llu unknown)\n",
+                (unsigned long long)p->measured[NPL_MEASURED_UNKNOWN]);
     npl__profile_free(p);
     return 0;
 }
@@ -378,6 +389,22 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate,
     return 0;
 }
 
+/* --policy while sampling: the sampler maps the large blocks itself, so only a policy with a
+ * process-wide kernel form (cyclic, bind_all: run sets it before exec) places them */
+static int policy_kernel_only(const char *spec)
+{
+    npl_policy *pol = NULL;
+    if (npl_policy_parse(&pol, spec) < 0)
+        return 0; /* run's own check says why */
+    npl_policy_kind k = npl_policy_get_kind(pol);
+    npl_policy_free(pol);
+    if (k == NPL_CYCLIC || k == NPL_BIND_ALL)
+        return 0;
+    fprintf(stderr, "numaplace profile: --policy %s: only cyclic and bind_all (the process-wide "
+                    "kernel policy) place memory while sampling\n", spec);
+    return -1;
+}
+
 int cmd_profile(int argc, char **argv)
 {
     const char *out = NULL;
@@ -391,13 +418,15 @@ int cmd_profile(int argc, char **argv)
         return a.help ? usage(stdout, 0) : rc;
     if (a.help)
         return usage(stdout, 0);
-    if (a.policy || a.next_touch || a.profile || a.first || a.json) {
+    if (a.next_touch || a.profile || a.first || a.json) {
         fprintf(stderr, "numaplace profile: %s: a profile observes the program as it places its "
                         "memory itself (first touch)\n",
-                a.policy ? "--policy" : a.next_touch ? "--next-touch" : a.profile ? "--profile"
+                a.next_touch ? "--next-touch" : a.profile ? "--profile"
                 : a.first ? "--first" : "--json");
         return EXIT_USAGE;
     }
+    if (a.policy && policy_kernel_only(a.policy) < 0)
+        return EXIT_USAGE;
     char outbuf[PATH_MAX];
     if (!out) {
         const char *b = strrchr(a.prog_argv[0], '/');

@@ -125,6 +125,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         if (k && NPL_RAW_KEY_ARRAY(k) < narr && r->rows[i].reads + r->rows[i].writes)
             count[NPL_RAW_KEY_ARRAY(k)]++;
     }
+    p->has_measured = 1;
     for (uint32_t i = 0; i < narr; i++) {
         const struct npl_raw_array *ra = &r->arrays[i];
         struct npl_prof_array *a = &p->arrays[p->narrays];
@@ -150,6 +151,14 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
             int32_t t = ra->ft != UINT64_MAX && ra->ft + c < NPL_RAW_FT ? r->ft[ra->ft + c] : -1;
             a->first_touch[c] = t >= 0 && (uint32_t)t < nthreads ? t : -1;
         }
+        /* the measured locality (every backend asks; an array of none: all zero) */
+        a->has_measured = 1;
+        a->measured[NPL_MEASURED_LOCAL] = ra->local;
+        a->measured[NPL_MEASURED_REMOTE] = ra->remote;
+        a->measured[NPL_MEASURED_UNKNOWN] = ra->unknown;
+        p->has_measured = 1;
+        for (int m = 0; m < 3; m++)
+            p->measured[m] += a->measured[m];
         count[i] = p->narrays; /* from here: 1 + its index in p->arrays */
     }
     for (size_t i = 0; i < nrows; i++) {

@@ -860,9 +860,31 @@ static int run(struct rd *r, struct npl_profile *p)
     return 0;
 }
 
+/* "measured": {"local": N, "remote": N, "unknown": N}, all three required */
+static int measured(struct rd *r, uint64_t out[3])
+{
+    static const char *const names[] = {"local", "remote", "unknown", NULL};
+    struct members m = {names, 0};
+    char key[64];
+    int first = 1, k, idx;
+    if (enter(r, '{', "an object") < 0)
+        return -1;
+    while ((k = obj_next(r, &first, key, sizeof key)) == 1) {
+        size_t old = push_key(r, key);
+        int rc = member(r, &m, key, &idx);
+        if (rc == 0)
+            rc = u64(r, UINT64_C(1) << 62, &out[idx]);
+        pop(r, old);
+        if (rc < 0)
+            return -1;
+    }
+    return k < 0 ? -1 : require(r, &m, 0x7);
+}
+
 static int sampling(struct rd *r, struct npl_profile *p)
 {
-    static const char *const names[] = {"backend", "rate", "samples", "seconds", "rw_known", NULL};
+    static const char *const names[] = {"backend", "rate", "samples", "seconds", "rw_known",
+                                        "measured", NULL};
     struct members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -889,6 +911,10 @@ static int sampling(struct rd *r, struct npl_profile *p)
             case 2: rc = u64(r, UINT64_C(1) << 62, &p->samples); break;
             case 3: rc = real(r, 0, 1e9, &p->seconds); break;
             case 4: rc = boolean(r, &p->rw_known); break;
+            case 5:
+                rc = measured(r, p->measured);
+                p->has_measured = rc == 0;
+                break;
             }
         }
         free(b);
@@ -1167,7 +1193,7 @@ static int advice(struct rd *r, struct npl_prof_advice *a, int *has_chunk_nodes)
 static int array(struct rd *r, struct npl_prof_array *a)
 {
     static const char *const names[] = {"site", "bytes", "chunk_bytes", "nchunks", "first_touch",
-                                        "samples", "advice", NULL};
+                                        "samples", "advice", "measured", NULL};
     struct members m = {names, 0};
     char key[64];
     int first = 1, k, idx, has_cn = 0;
@@ -1214,6 +1240,10 @@ static int array(struct rd *r, struct npl_prof_array *a)
             case 6:
                 rc = advice(r, &a->advice, &has_cn);
                 a->has_advice = rc == 0;
+                break;
+            case 7:
+                rc = measured(r, a->measured);
+                a->has_measured = rc == 0;
                 break;
             }
         }
@@ -1779,6 +1809,17 @@ static void sb_advice(struct sb *b, const struct npl_prof_advice *a, const struc
     sb_s(b, "}");
 }
 
+static void sb_measured(struct sb *b, const uint64_t m[3])
+{
+    sb_s(b, ", \"measured\": {\"local\": ");
+    sb_u(b, m[NPL_MEASURED_LOCAL]);
+    sb_s(b, ", \"remote\": ");
+    sb_u(b, m[NPL_MEASURED_REMOTE]);
+    sb_s(b, ", \"unknown\": ");
+    sb_u(b, m[NPL_MEASURED_UNKNOWN]);
+    sb_s(b, "}");
+}
+
 char *npl__profile_format(const struct npl_profile *p, size_t *len)
 {
     if (!p) {
@@ -1818,6 +1859,8 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
     sb_real(&b, p->seconds);
     sb_s(&b, ", \"rw_known\": ");
     sb_s(&b, p->rw_known ? "true" : "false");
+    if (p->has_measured)
+        sb_measured(&b, p->measured);
     sb_s(&b, "},\n \"phases\": [");
     for (uint32_t i = 0; i < p->nphases; i++) {
         const struct npl_prof_phase *ph = &p->phases[i];
@@ -1876,6 +1919,8 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
             sb_s(&b, "]");
         }
         sb_s(&b, "]");
+        if (a->has_measured)
+            sb_measured(&b, a->measured);
         if (a->has_advice)
             sb_advice(&b, &a->advice, p);
         sb_s(&b, "}");

@@ -126,6 +126,10 @@ struct npl_prof_advice {
     int ncand;
 };
 
+/* The measured locality of sampled accesses (the sampled page's node against the accessing
+ * thread's, asked when the access was sampled): indexes of measured[]. */
+enum { NPL_MEASURED_LOCAL = 0, NPL_MEASURED_REMOTE = 1, NPL_MEASURED_UNKNOWN = 2 };
+
 struct npl_prof_array {
     struct npl_prof_site site;
     uint64_t bytes, chunk_bytes, nchunks;
@@ -134,6 +138,8 @@ struct npl_prof_array {
     size_t nsamples;
     int has_advice;
     struct npl_prof_advice advice; /* valid when has_advice */
+    int has_measured;              /* "measured": the sampled pages' nodes were asked */
+    uint64_t measured[3];          /* NPL_MEASURED_*: samples on the thread's node, not, unknown */
 };
 
 struct npl_profile {
@@ -150,6 +156,8 @@ struct npl_profile {
     double rate, seconds;
     uint64_t samples;
     int rw_known;                  /* reads and writes told apart */
+    int has_measured;              /* sampling.measured: the sum over the arrays */
+    uint64_t measured[3];          /* NPL_MEASURED_* */
     struct npl_prof_phase *phases; /* in the order of their first entry */
     uint32_t nphases;
     struct npl_prof_transition *transitions;
@@ -260,7 +268,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 2
+#define NPL_RAW_VERSION 3
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -301,6 +309,8 @@ struct npl_raw_array {
     _Atomic uint64_t samples;
     _Atomic uint64_t born_ns, gone_ns; /* CLOCK_MONOTONIC when tracked, untracked (0: not yet):
                                         * a perf sample read later finds the array of its time */
+    _Atomic uint64_t local, remote, unknown; /* sampled accesses whose page was on the thread's
+                                              * node, on another, not known (move_pages query) */
 };
 struct npl_raw_phase {
     uint32_t kind;             /* NPL_RAW_PHASE_* */

@@ -10,12 +10,14 @@
  *    4,096) protected at a time, each splitting a mapping in three (far below
  *    vm.max_map_count). A read fault records a read and leaves the page PROT_READ for 100 ms, so
  *    a write that follows is seen too; a write fault records a write and gives the page back.
+ *    Each sampled access also asks the kernel where its page is (move_pages, no move) and counts
+ *    it local or remote against the faulting thread's node (first-touch faults are not counted).
  *    Read and write come from the x86 page-fault error code (REG_ERR bit 1); elsewhere every
  *    access counts as a read and the raw profile says rw_known = 0.
  *  - A first-touch unit that cannot be given back (ENOMEM: the map count is reached) gives the
  *    whole array back (its other units: unknown).
  *  - The fault handler is async-signal-safe: it reads fixed tables, adds atomics into the shared
- *    raw profile, makes raw mprotect/getcpu calls, never locks, never allocates.
+ *    raw profile, makes raw mprotect/getcpu/move_pages calls, never locks, never allocates.
  *  - A fault whose page is no longer ours (given back between the fault and the handler) is
  *    retried; a second fault on the same page, or a fault in no table (once per round: the round
  *    counter moves before a page is forgotten), is the program's own and goes on.
@@ -149,6 +151,21 @@ static void record(uint32_t array, uint64_t chunk, int write)
     npl__raw_add(R, array, ph, chunk, t, write);
 }
 
+/* A sampled access's locality: the node of page p (a move_pages query, its protection given
+ * back) against the faulting thread's; unknown when the page is absent or the query fails.
+ * Async-signal-safe (two system calls). */
+static void measure(struct npl_raw_array *a, uintptr_t p)
+{
+    unsigned cpu = 0, node = 0;
+    void *pg = (void *)p;
+    int st = -1;
+    _Atomic uint64_t *c = &a->unknown;
+    if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0 &&
+        syscall(SYS_move_pages, 0, 1UL, &pg, NULL, &st, 0) == 0 && st >= 0)
+        c = (unsigned)st == node ? &a->local : &a->remote;
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
 /* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry),
  * 0 not one of them */
 static int sample_fault(uintptr_t p, int write)
@@ -168,11 +185,13 @@ static int sample_fault(uintptr_t p, int write)
             int writable = (a->prot & PROT_WRITE) != 0;
             record(s->array, chunk, write);
             if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
+                measure(a, p);
                 s->born = atomic_load_explicit(&round_no, memory_order_relaxed); /* READ_AGE */
                 atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
                 return 1;
             }
             xprotect(p, page, a->prot);
+            measure(a, p);
             atomic_store(&s->word, S_WORD(w, S_DONE));
             return 1;
         }
