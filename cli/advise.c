@@ -115,6 +115,14 @@ static int write_profile(struct npl_profile *p, struct npl_prof_advice *adv, con
     return -1;
 }
 
+/* the measured local fraction of an array's sampled accesses (local / (local + remote)), or -1:
+ * not measured (an older profile, or no sample whose page's node is known) */
+static double measured_local(const struct npl_prof_array *a)
+{
+    uint64_t l = a->measured[NPL_MEASURED_LOCAL], r = a->measured[NPL_MEASURED_REMOTE];
+    return a->has_measured && l + r ? (double)l / (double)(l + r) : -1;
+}
+
 /* the advice table (advise.h) */
 void advise_table(FILE *f, const char *path, const struct npl_profile *p,
                   const struct npl_prof_advice *adv, const int *stored, int verbose)
@@ -124,18 +132,19 @@ void advise_table(FILE *f, const char *path, const struct npl_profile *p,
             p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
             p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
             p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
-    fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %4s  %s\n", "site", "size", "pattern", "policy",
-            "local", "ft", "conf", "reason");
+    fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4s  %s\n", "site", "size", "pattern",
+            "policy", "local", "ft", "meas", "conf", "reason");
     for (uint32_t i = 0; i < p->narrays; i++) {
         const struct npl_prof_advice *d = adv ? &adv[i] : &p->arrays[i].advice;
-        char label[4200], size[32], pol[400], l1[16], l2[16];
+        char label[4200], size[32], pol[400], l1[16], l2[16], l3[16];
         npl__site_label(&p->arrays[i].site, label, sizeof label);
         size_text(p->arrays[i].bytes, size, sizeof size);
         policy_text(d, pol, sizeof pol);
         frac_text(d->local_policy, l1, sizeof l1);
         frac_text(d->local_first_touch, l2, sizeof l2);
-        fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %4.2f  %s%s\n", label, size,
-                npl__pattern_name(d->pattern), pol, l1, l2, d->confidence,
+        frac_text(measured_local(&p->arrays[i]), l3, sizeof l3);
+        fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4.2f  %s%s\n", label, size,
+                npl__pattern_name(d->pattern), pol, l1, l2, l3, d->confidence,
                 (stored && stored[i]) ? "(stored) " : "", d->reason);
         for (int k = 0; verbose && !(stored && stored[i]) && k < d->ncand; k++)
             fprintf(f, "    %-40s %.3f%s\n", d->cand[k].policy, d->cand[k].local,
@@ -432,6 +441,16 @@ int cmd_advise(int argc, char **argv)
         json_add_num(root, "threads", p->threads);
         json_add_ints(root, "nodes", p->nodes, p->nnodes);
         json_add_str(root, "backend", p->backend == NPL_BACKEND_PERF ? "perf" : "fault");
+        if (p->has_measured) {
+            cJSON *m = json_add_obj(root, "measured");
+            uint64_t l = p->measured[NPL_MEASURED_LOCAL], r = p->measured[NPL_MEASURED_REMOTE];
+            json_add_num(m, "local", (double)l);
+            json_add_num(m, "remote", (double)r);
+            json_add_num(m, "unknown", (double)p->measured[NPL_MEASURED_UNKNOWN]);
+            json_add_num_or_null(m, "local_fraction", l + r ? (double)l / (double)(l + r) : -1);
+        } else {
+            json_add(root, "measured", cJSON_CreateNull());
+        }
         cJSON *arr = json_add_arr(root, "arrays");
         for (uint32_t i = 0; i < p->narrays; i++) {
             const struct npl_prof_array *a = &p->arrays[i];
@@ -451,6 +470,15 @@ int cmd_advise(int argc, char **argv)
             json_add_num(o, "local_policy", d->local_policy);
             json_add_num_or_null(o, "local_first_touch", d->local_first_touch);
             json_add_num(o, "local_best", d->local_best);
+            if (a->has_measured) {
+                cJSON *m = json_add_obj(o, "measured");
+                json_add_num(m, "local", (double)a->measured[NPL_MEASURED_LOCAL]);
+                json_add_num(m, "remote", (double)a->measured[NPL_MEASURED_REMOTE]);
+                json_add_num(m, "unknown", (double)a->measured[NPL_MEASURED_UNKNOWN]);
+                json_add_num_or_null(m, "local_fraction", measured_local(a));
+            } else {
+                json_add(o, "measured", cJSON_CreateNull());
+            }
             json_add_num(o, "confidence", d->confidence);
             json_add_num(o, "samples", (double)d->samples);
             if (d->period_pages)

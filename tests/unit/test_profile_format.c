@@ -118,6 +118,56 @@ int main(int argc, char **argv)
         npl__profile_free(p);
     }
 
+    /* ---- "measured" (optional): a profile without it loads and is written without it; one
+     * with it reads back and round-trips ---- */
+    p = good("no measured", BASE);
+    if (p) {
+        CHECK(!p->has_measured && !p->arrays[0].has_measured, "no measured: none read");
+        char *t = npl__profile_format(p, NULL);
+        CHECK(t && !strstr(t, "measured"), "no measured: none written");
+        free(t);
+        npl__profile_free(p);
+    }
+    {
+        char *s1 = edit("\"rw_known\":true}",
+                        "\"rw_known\":true,\"measured\":{\"unknown\":1,\"local\":7,\"remote\":3}}");
+        size_t n1 = strlen(s1), k = strlen("\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]");
+        const char *at = strstr(s1, "\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]");
+        char *s2 = malloc(n1 + 80);
+        snprintf(s2, n1 + 80, "%.*s,\"measured\":{\"local\":5,\"remote\":1,\"unknown\":0}%s",
+                 (int)(at + k - s1), s1, at + k);
+        p = good("measured", s2);
+        if (p) {
+            CHECK(p->has_measured && p->measured[NPL_MEASURED_LOCAL] == 7 &&
+                      p->measured[NPL_MEASURED_REMOTE] == 3 &&
+                      p->measured[NPL_MEASURED_UNKNOWN] == 1,
+                  "measured: the total read back");
+            CHECK(p->arrays[0].has_measured && p->arrays[0].measured[NPL_MEASURED_LOCAL] == 5 &&
+                      p->arrays[0].measured[NPL_MEASURED_REMOTE] == 1 &&
+                      p->arrays[0].measured[NPL_MEASURED_UNKNOWN] == 0,
+                  "measured: the array's read back");
+            char *t = npl__profile_format(p, NULL);
+            CHECK(t && strstr(t, "\"measured\": {\"local\": 7, \"remote\": 3, \"unknown\": 1}") &&
+                      strstr(t, "\"measured\": {\"local\": 5, \"remote\": 1, \"unknown\": 0}"),
+                  "measured: written: %s", t ? t : "(null)");
+            free(t);
+            round_trip("measured", p);
+            npl__profile_free(p);
+        }
+        free(s2);
+        free(s1);
+    }
+    bad_edit("\"rw_known\":true}", "\"rw_known\":true,\"measured\":{\"local\":1,\"remote\":2}}",
+             "sampling.measured: member \"unknown\" is missing");
+    bad_edit("\"rw_known\":true}",
+             "\"rw_known\":true,\"measured\":{\"local\":1,\"remote\":2,\"unknown\":0,\"lost\":1}}",
+             "sampling.measured.lost: unknown member \"lost\"");
+    bad_edit("\"first_touch\":[0,-1]",
+             "\"first_touch\":[0,-1],\"measured\":{\"local\":-1,\"remote\":0,\"unknown\":0}",
+             "arrays[0].measured.local");
+    bad_edit("\"first_touch\":[0,-1]",
+             "\"first_touch\":[0,-1],\"measured\":[1,2,3]", "arrays[0].measured");
+
     /* ---- a table of bad inputs: each names its problem ---- */
     bad_edit("\"numaplace-profile\"", "\"chrome-trace\"", "not a numaplace profile: format \"chrome-trace\"");
     bad_edit("\"version\":1", "\"version\":2", "version 2 is not supported");
