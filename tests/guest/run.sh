@@ -76,10 +76,10 @@ if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
 fi
 # Programs whose checks need several nodes but not a particular count run in the 4-node guest
 # only, in a boot of their own (each costs 45-130 s of TCG time, and one boot has one numavm
-# timeout): the OpenMP binding forms, signal chaining, the profile chain, the region hooks, real
-# programs' allocators and memory limits. The whole list runs in every shape when
+# timeout): the OpenMP binding forms, signal chaining, the profile chain and its measured locality,
+# the region hooks, real programs' allocators and memory limits. The whole list runs in every shape when
 # NPL_GUEST_PROGRAMS names programs.
-FOUR_ONLY=" guest_ompbind guest_signals guest_profile guest_regions guest_run_progs "
+FOUR_ONLY=" guest_ompbind guest_signals guest_profile guest_profile_locality guest_regions guest_run_progs "
 boot() { # nodes, CPUs a node, MiB a node, label, programs...
     local n=$1 k=$2 mem=$3 label=$4; shift 4
     local big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
