@@ -1,6 +1,7 @@
 /* advise.c - numaplace advise FILE [--json] [--verbose] [--html OUT]: one row per array of a
  * measured access profile (docs/AUTO.md): its site, size, pattern, the advised policy, the predicted
- * local fraction under it and under first touch, and the reason; --html adds a per-array bar chart
+ * local fraction under it and under first touch, the measured one (the profiled run's sampled
+ * accesses), and the reason; --html adds a per-array bar chart
  * (the same section numaplace report --profile puts in its page). Arrays whose "advice" the profile
  * already holds are shown as stored; the others are classified here (src/profile/classify.c). A
  * bad profile is one line on stderr and exit status 2. */
@@ -22,7 +23,8 @@ static void advise_usage(FILE *f)
     fprintf(f, "usage: numaplace advise FILE [--json] [--verbose] [--write OUT] [--html OUT]\n"
                "  one row per array of the profile FILE (numaplace profile writes it): the site,\n"
                "  size, access pattern, the advised policy, the predicted local fraction under it\n"
-               "  and under first touch, and the reason; advice stored in FILE is shown as it is\n"
+               "  and under first touch, the measured local fraction of the profiled run (meas),\n"
+               "  and the reason; advice stored in FILE is shown as it is\n"
                "  --json      the same as one JSON object (docs/schema/advise.schema.json)\n"
                "  -v, --verbose  also every placement evaluated, with its predicted local fraction\n"
                "  --write OUT the profile again with every array's advice stored in it (OUT may be\n"

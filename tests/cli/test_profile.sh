@@ -115,8 +115,36 @@ arrays $T/b.json | cut -d' ' -f1-5 >$T/b.txt
 check "patterns3: 3 arrays" 3 "$(wc -l <$T/a.txt)"
 check "patterns3: the same sites in two runs" "$(cat $T/a.txt)" "$(cat $T/b.txt)"
 # the patterns, sampled densely enough to be sure (two threads on one node)
-OMP_NUM_THREADS=2 $N profile --rate 20000 --out $T/p3.json -- "$P/patterns3" 16 20 >/dev/null 2>&1
+OMP_NUM_THREADS=2 $N profile --rate 20000 --out $T/p3.json -- "$P/patterns3" 16 20 >/dev/null 2>$T/p3.err
 check "patterns3: blocked, cyclic, shared-read-mostly" "blocked cyclic shared-read-mostly" "$(arrays $T/p3.json | awk '{printf "%s%s", (NR > 1 ? " " : ""), $6}')"
+# the measured locality: the last line; every sampled access is local, remote or unknown; the
+# arrays add up to the total (the multi-node values: tests/guest/guest_profile_locality.c)
+last=$(tail -n 1 $T/p3.err)
+check "measured: profile's last line" 1 "$(printf '%s\n' "$last" | grep -c "^numaplace profile: sampled accesses on the accessing thread's node: [0-9.]*% ([0-9]* of [0-9]* samples; [0-9]* unknown)$")"
+python3 - $T/p3.json "$last" >$T/meas <<'PY'
+import json, re, sys
+p = json.load(open(sys.argv[1]))
+m = p["sampling"]["measured"]
+l, t, u = map(int, re.search(r"\((\d+) of (\d+) samples; (\d+) unknown\)", sys.argv[2]).groups())
+arr = [a["measured"] for a in p["arrays"]]
+print("line", l == m["local"] and t == m["local"] + m["remote"] and u == m["unknown"])
+print("sum", all(sum(a[k] for a in arr) == m[k] for k in ("local", "remote", "unknown")))
+print("all", m["local"] + m["remote"] + m["unknown"] == p["sampling"]["samples"])
+print("known", t >= 100)
+PY
+check "measured: the line is the profile's total" "line True" "$(sed -n 1p $T/meas)"
+check "measured: the arrays add up to the total" "sum True" "$(sed -n 2p $T/meas)"
+check "measured: every sampled access counted once (local, remote or unknown)" "all True" "$(sed -n 3p $T/meas)"
+check "measured: at least 100 samples of a known node" "known True" "$(sed -n 4p $T/meas)"
+if [ "$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)" = 1 ]; then
+    check "measured: one node: every known sample local" 1 "$(printf '%s\n' "$last" | grep -c ': 100.0% (')"
+fi
+# profile under a policy: the kernel's forms (cyclic, bind_all) place while sampling, others are
+# refused before the program starts
+OMP_NUM_THREADS=2 $N profile --policy bind_all:0 --out $T/pb.json -- "$P/patterns3" 8 4 >/dev/null 2>$T/err
+check "profile --policy bind_all:0: status 0, the measured line" "0 1" "$? $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
+$N profile --policy bind_block --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
+check "profile --policy bind_block: status 2, not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
 
 # run --profile at another input size: every profiled array matched again
 OMP_NUM_THREADS=2 $N run --profile $T/p3.json --verbose -- "$P/patterns3" 24 2 >$T/out 2>$T/err

@@ -2,7 +2,8 @@
  * nodes, balancing off): the threads run pinned on node 0's CPUs and read an array again and
  * again (the child role of this program), placed by `--policy bind_all:1` (every page on node 1)
  * and by `--policy bind_all:0` (every page on node 0). Checks, exact:
- *   1. the child finds every page of its array on the policy's node (npl_query_pages);
+ *   1. the child finds every page of its array on the policy's node (npl_query_pages; the pages
+ *      the sampler holds protected at that moment have no answer, at most half of them);
  *   2. profile's last line counts at least MIN_SAMPLES sampled accesses whose page's node is
  *      known, none local under bind_all:1 (0%) and all local under bind_all:0 (100%);
  *   3. the profile's "measured" total is the same as that line.
@@ -30,11 +31,16 @@ static int child(size_t mib, int passes)
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         a[i] = (double)(i % 13);
-    /* where the pages are (the policy's node, whatever the threads' node) */
-    int per_node[64] = {0}, q = npl_query_pages(a, n * sizeof *a, nodes, npages);
-    for (size_t i = 0; q == (int)npages && i < npages; i++)
-        per_node[nodes[i] >= 0 && nodes[i] < 64 ? nodes[i] : 63]++;
-    printf("pages %zu (query %d), per node", npages, q);
+    /* where the pages are (the policy's node, whatever the threads' node); a page the sampler
+     * holds protected right now has no answer (move_pages: -EFAULT) */
+    int per_node[64] = {0}, q = npl_query_pages(a, n * sizeof *a, nodes, npages), unknown = 0;
+    for (size_t i = 0; q == (int)npages && i < npages; i++) {
+        if (nodes[i] >= 0 && nodes[i] < 64)
+            per_node[nodes[i]]++;
+        else
+            unknown++;
+    }
+    printf("pages %zu (query %d), unknown %d, per node", npages, q, unknown);
     for (int k = 0; k < 64; k++)
         if (per_node[k])
             printf(" %d:%d", k, per_node[k]);
@@ -96,15 +102,16 @@ static void one(const char *self, const char *cpus, int node)
     char *o = slurp(out), *e = slurp(err), *j = slurp(json);
     CHECK(rc == 0, "%s: numaplace profile: status %d: %s", pol, rc, e ? e : "?");
     /* 1. placed as the policy says */
-    int pages = 0, query = -1, on = -1;
+    int pages = 0, query = -1, unknown = -1, on = -1;
     const char *pl = o ? strstr(o, "pages ") : NULL;
     char want[32];
     snprintf(want, sizeof want, " %d:", node);
     const char *pn = pl ? strstr(pl, want) : NULL;
-    int ok = pl && sscanf(pl, "pages %d (query %d)", &pages, &query) == 2 && pn &&
-             sscanf(pn + strlen(want), "%d", &on) == 1;
-    CHECK(ok && pages == 2048 && query == pages && on == pages,
-          "%s: every page on node %d: %s", pol, node, o ? o : "?");
+    int ok = pl && sscanf(pl, "pages %d (query %d), unknown %d", &pages, &query, &unknown) == 3 &&
+             pn && sscanf(pn + strlen(want), "%d", &on) == 1;
+    CHECK(ok && pages == 2048 && query == pages && on + unknown == pages && unknown < pages / 2,
+          "%s: every page of a known node on node %d (at most half held by the sampler): %s", pol,
+          node, o ? o : "?");
     /* 2. the measured line */
     unsigned long long l = 0, t = 0, u = 0, jl = 0, jr = 0;
     ok = measured_line(e, &l, &t, &u) == 0;
