@@ -2,7 +2,9 @@
 """bench/real/summary.py OUTDIR - the table of bench/real/run_real from the guest's logs.
 
 OUTDIR/progs.txt names the programs ("NAME|SIZE-A|SIZE-B|CMD-A|CMD-B"); OUTDIR/logs/ holds
-NAME.{plainA,plainB,profile,runA,runB,advise}.{out,err,rc} and NAME.json (the profile). For each
+NAME.{plainA,plainB,profile,runA,runB,advise}.{out,err,rc} and NAME.json (the profile), and with
+NPL_REAL_LOCALITY=1 NAME.{loc_cyclic,loc_node0,loc_advised}.*: the measured locality of each
+placement (profile's last line), a table of its own and "locality" in summary.json. For each
 run under numaplace: its exit status and its stdout without timing lines must equal the plain
 run's at the same size. Writes OUTDIR/summary.txt and OUTDIR/summary.json; exit status 1 when a
 run under numaplace changed a program's status or output (or did not run), else 0. Lines in which
@@ -76,6 +78,36 @@ def matched(logs, name, run):
     return {"none": first[0] if first else "no matched-again line"}
 
 
+MEASURED = re.compile(r"sampled accesses on the accessing thread's node: (?:[\d.]+%|n/a) "
+                      r"\((\d+) of (\d+) samples; (\d+) unknown\)")
+# the placements the locality step (NPL_REAL_LOCALITY=1) measures, in table order: label, run
+LOCALITY = (("first touch", "profile"), ("cyclic", "loc_cyclic"), ("bind_all:0", "loc_node0"),
+            ("advised", "loc_advised"))
+
+
+def measured(logs, name, run):
+    """the measured locality of one `numaplace profile` run: {"local", "known", "unknown",
+    "fraction"}, or {"none": why}"""
+    rc, err = read(logs, name, run, "rc"), read(logs, name, run, "err")
+    if rc is None:
+        return {"none": "not run"}
+    m = MEASURED.search(err or "")
+    if not m:
+        first = [l for l in (err or "").splitlines() if l.startswith("numaplace")][:1]
+        return {"none": "refused (status 2): " + first[0] if rc.strip() == "2" and first
+                else "no measured line (status %s)" % rc.strip()}
+    l, t, u = (int(g) for g in m.groups())
+    return {"local": l, "known": t, "unknown": u, "fraction": l / t if t else None}
+
+
+def locality_cell(m):
+    if "none" in m:
+        return "refused" if m["none"].startswith("refused") else "-"
+    if m["fraction"] is None:
+        return "n/a"
+    return "%.1f%% (%d)" % (100 * m["fraction"], m["known"])
+
+
 def advice(path):
     try:
         with open(path) as f:
@@ -124,7 +156,19 @@ def main():
                 arr, pct = "-", "-"
             L.append("%-8s %-16s %-16s %-5s %-9s %-9s %s" % (name, a, size, same, arr, pct,
                      why if same != "yes" else ("" if "arrays" in m else m["none"])))
+        if any(read(logs, name, run, "rc") is not None for _, run in LOCALITY[1:]):
+            r["locality"] = {label: measured(logs, name, run) for label, run in LOCALITY}
         res.append(r)
+    loc = [r for r in res if "locality" in r]
+    if loc:
+        L.append("")
+        L.append("measured locality (numaplace profile --pin scatter at size A: sampled accesses "
+                 "on the accessing thread's node, and how many samples of a known node)")
+        hdr = "%-8s" % "program" + "".join(" %-18s" % label for label, _ in LOCALITY)
+        L += [hdr, "-" * len(hdr)]
+        for r in loc:
+            L.append("%-8s" % r["program"] + "".join(
+                " %-18s" % locality_cell(r["locality"][label]) for label, _ in LOCALITY))
     L.append("")
     L.append("same: exit status and stdout (timing lines removed) equal the plain run's at that "
              "size; yes*: they differ only in lines where two plain runs and a pinned run without "
