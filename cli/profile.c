@@ -418,11 +418,10 @@ int cmd_profile(int argc, char **argv)
         return a.help ? usage(stdout, 0) : rc;
     if (a.help)
         return usage(stdout, 0);
-    if (a.next_touch || a.profile || a.first || a.json) {
+    if (a.next_touch || a.first || a.json) {
         fprintf(stderr, "numaplace profile: %s: a profile observes the program as it places its "
                         "memory itself (first touch)\n",
-                a.next_touch ? "--next-touch" : a.profile ? "--profile"
-                : a.first ? "--first" : "--json");
+                a.next_touch ? "--next-touch" : a.first ? "--first" : "--json");
         return EXIT_USAGE;
     }
     if (a.policy && policy_kernel_only(a.policy) < 0)

@@ -266,6 +266,25 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
     in_lib++;
     int saved = errno, how = NPL__PLACED_NOT;
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (npl__preload_profiling() && npl__preload_apply_active() && align <= psz) {
+        /* numaplace profile --profile: placed as the profile advises, then tracked */
+        const void *site = NULL;
+        uint32_t ord = 0;
+        gate_enter();
+        void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord);
+        if (q && !table_put(q, n)) {
+            npl__preload_apply_free(q);
+            npl_free(q);
+            q = NULL;
+        }
+        gate_leave();
+        if (q && npl__sampler_track(q, (n + psz - 1) / psz * psz, NPL_RAW_KIND_HEAP, site, ord,
+                                    NULL, 0, 1) < 0)
+            npl__debug("profile: %p+%zu not tracked", q, n);
+        errno = saved;
+        in_lib--;
+        return q;
+    }
     if (npl__preload_profiling() && align <= psz) { /* tracked, mapped as the system allocator
                                                      * would map it */
         void *q = npl__preload_profile_map(n, ra);
@@ -291,7 +310,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
     npl_plan *plan = NULL;
     void *p = NULL;
     if (applying) {
-        p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags);
+        p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, NULL, NULL);
         how = NPL__PLACED_POPULATED;
     } else if (npl__plan_default(&plan, npl__preload.pol) == 0) {
         /* next-touch moves present pages to their toucher: a lazy block's would fault in under
@@ -404,6 +423,8 @@ static void big_free(void *p, size_t raw)
         return;
     }
     gate_enter();
+    if (npl__preload_profiling()) /* profile --profile: a placed block is tracked too */
+        npl__sampler_untrack(p);
     npl__preload_apply_free(p);
     npl_free(p); /* the array's next-touch state goes with it, quietly */
     gate_leave();

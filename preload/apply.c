@@ -184,8 +184,8 @@ static struct entry *lookup(uint64_t hash, uint64_t offset, uint64_t ordinal, in
 
 static void keep_live(void *base, size_t len, const struct entry *e)
 {
-    if (!e->a->has_advice || !e->a->advice.nnext_touch)
-        return;
+    if (!e->a->has_advice || !e->a->advice.nnext_touch || npl__preload_profiling())
+        return; /* under numaplace profile the sampler owns the protections: never armed */
     if (npl_next_touch_register(base, len, 0) < 0) {
         tell("numaplace run: profile: %p+%zu not registered for next-touch: %s\n", base, len,
              npl_last_error());
@@ -216,13 +216,18 @@ static int place_explicit(void *p, size_t len, const struct entry *e, int scaled
     return rc;
 }
 
-void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags)
+void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
+                               const void **site_out, uint32_t *ord_out)
 {
     const void *site = npl__site_caller(ra);
     struct npl_site_key k;
     if (npl__site_resolve(site, &k, NULL) < 0)
         return NULL;
     uint32_t ord = npl__site_next_ordinal(&k);
+    if (site_out)
+        *site_out = site;
+    if (ord_out)
+        *ord_out = ord;
     struct entry *e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP);
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     if (!e) {

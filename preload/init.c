@@ -241,12 +241,14 @@ __attribute__((constructor)) static void preload_init(void)
     }
     npl__preload_io_resolve();
     /* numaplace profile (every large block tracked, nothing placed) or run --profile */
-    if (npl__preload_profile_init(cfg->threshold) || npl__preload_apply_init(cfg->threshold)) {
+    /* numaplace profile --profile: both (the advice applied to the blocks the sampler tracks) */
+    int profiling = npl__preload_profile_init(cfg->threshold);
+    if (npl__preload_apply_init(cfg->threshold) || profiling) {
         if (!cfg->pol && npl_policy_create(&cfg->pol, NPL_FIRST_TOUCH, NULL, 0) < 0)
             cfg->pol = NULL;
         cfg->active = cfg->pol != NULL;
     }
-    if (cfg->active && !npl__preload_profiling() &&
+    if (cfg->active && (!npl__preload_profiling() || npl__preload_apply_active()) &&
         !npl_topo_self()) /* load hwloc now, not inside the first malloc */
         cfg->active = 0;
     npl__preload_alloc_init(); /* whose malloc the program has */

@@ -168,8 +168,10 @@ void npl__preload_profile_exec(int failed); /* before an exec (0), after a faile
 int npl__preload_apply_init(size_t threshold); /* 1: a profile is applied */
 int npl__preload_apply_active(void);
 /* a block of n bytes for a caller that returns to ra, under the profile's policy for its site
- * (def when the profile has none); NULL: the caller allocates as usual */
-void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags);
+ * (def when the profile has none); NULL: the caller allocates as usual. site, ord (may be NULL):
+ * the site and ordinal it was matched by (numaplace profile --profile tracks the block by them) */
+void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
+                               const void **site, uint32_t *ord);
 void npl__preload_apply_free(void *p);
 void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);
 

@@ -145,6 +145,10 @@ OMP_NUM_THREADS=2 $N profile --policy bind_all:0 --out $T/pb.json -- "$P/pattern
 check "profile --policy bind_all:0: status 0, the measured line" "0 1" "$? $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
 $N profile --policy bind_block --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --policy bind_block: status 2, not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
+# profile --profile: the advice applied while sampling (every array matched, placed, tracked)
+OMP_NUM_THREADS=2 $N profile -v --rate 20000 --profile $T/p3.json --out $T/pp.json -- "$P/patterns3" 16 20 >$T/out 2>$T/err
+check "profile --profile: status 0, 3 of 3 arrays matched, the measured line" "0 1 1" "$? $(grep -c ': 3 of 3 arrays matched again (100.0% of the profiled bytes)' $T/err) $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
+check "profile --profile: the same patterns again" "blocked cyclic shared-read-mostly" "$(arrays $T/pp.json | awk '{printf "%s%s", (NR > 1 ? " " : ""), $6}')"
 
 # run --profile at another input size: every profiled array matched again
 OMP_NUM_THREADS=2 $N run --profile $T/p3.json --verbose -- "$P/patterns3" 24 2 >$T/out 2>$T/err
