@@ -6,7 +6,9 @@
  *      the sampler holds protected at that moment have no answer, at most half of them);
  *   2. profile's last line counts at least MIN_SAMPLES sampled accesses whose page's node is
  *      known, none local under bind_all:1 (0%) and all local under bind_all:0 (100%);
- *   3. the profile's "measured" total is the same as that line.
+ *   3. the profile's "measured" total is the same as that line;
+ *   4. profile --profile of the bind_all:1 run's profile (its advice puts the array with its
+ *      threads, on node 0): matched, every page on node 0, all local.
  *   guest_profile_locality --child MIB PASSES   the child */
 #define _GNU_SOURCE
 #include "check.h"
@@ -88,17 +90,25 @@ static int measured_json(const char *json, unsigned long long *l, unsigned long 
     return m && sscanf(m, "\"measured\": {\"local\": %llu, \"remote\": %llu", l, r) == 2 ? 0 : -1;
 }
 
-static void one(const char *self, const char *cpus, int node)
+/* profile under --policy bind_all:NODE, or (advised) under --profile of the bind_all:1 run's
+ * profile, whose advice puts the array with its threads: on node 0 */
+static void one(const char *self, const char *cpus, int node, int advised)
 {
-    char pol[32], out[64], err[64], json[64];
-    snprintf(pol, sizeof pol, "bind_all:%d", node);
-    snprintf(out, sizeof out, "/tmp/gpl_out%d.txt", node);
-    snprintf(err, sizeof err, "/tmp/gpl_err%d.txt", node);
-    snprintf(json, sizeof json, "/tmp/gpl%d.json", node);
-    int rc = spawn_to(out, err,
-                      (char *const[]){"numaplace", "profile", "--backend", "fault", "--pin",
-                                      (char *)cpus, "--policy", pol, "--rate", "20000", "--out",
-                                      json, "--", (char *)self, "--child", "8", "60", NULL});
+    char pol[64], out[64], err[64], json[64];
+    if (advised)
+        snprintf(pol, sizeof pol, "--profile /tmp/gpl1.json");
+    else
+        snprintf(pol, sizeof pol, "bind_all:%d", node);
+    snprintf(out, sizeof out, "/tmp/gpl_out%d%s.txt", node, advised ? "a" : "");
+    snprintf(err, sizeof err, "/tmp/gpl_err%d%s.txt", node, advised ? "a" : "");
+    snprintf(json, sizeof json, "/tmp/gpl%d%s.json", node, advised ? "a" : "");
+    char *const by_policy[] = {"numaplace", "profile", "--backend", "fault", "--pin", (char *)cpus,
+                               "--policy", pol, "--rate", "20000", "--out", json, "--",
+                               (char *)self, "--child", "8", "60", NULL};
+    char *const by_profile[] = {"numaplace", "profile", "-v", "--backend", "fault", "--pin",
+                                (char *)cpus, "--profile", "/tmp/gpl1.json", "--rate", "20000",
+                                "--out", json, "--", (char *)self, "--child", "8", "60", NULL};
+    int rc = spawn_to(out, err, advised ? by_profile : by_policy);
     char *o = slurp(out), *e = slurp(err), *j = slurp(json);
     CHECK(rc == 0, "%s: numaplace profile: status %d: %s", pol, rc, e ? e : "?");
     /* 1. placed as the policy says */
@@ -124,6 +134,9 @@ static void one(const char *self, const char *cpus, int node)
     /* 3. the profile says the same */
     CHECK(measured_json(j, &jl, &jr) == 0 && jl == l && jl + jr == t,
           "%s: the profile's measured total (%llu local, %llu remote) is the line's", pol, jl, jr);
+    if (advised)
+        CHECK(e && strstr(e, ": 1 of 1 arrays matched again (100.0% of the profiled bytes)"),
+              "%s: the array matched again: %s", pol, e ? e : "?");
     free(o);
     free(e);
     free(j);
@@ -159,8 +172,9 @@ int main(int argc, char **argv)
     setenv("OMP_NUM_THREADS", threads, 1);
     printf("threads pinned on node 0's CPUs %s\n", list);
     if (nc >= 1) {
-        one(self, list, 1);
-        one(self, list, 0);
+        one(self, list, 1, 0);
+        one(self, list, 0, 0);
+        one(self, list, 0, 1);
     }
     return check_summary("guest_profile_locality");
 }
