@@ -18,9 +18,10 @@
  *    whole array back (its other units: unknown).
  *  - The fault handler is async-signal-safe: it reads fixed tables, adds atomics into the shared
  *    raw profile, makes raw mprotect/getcpu/move_pages calls, never locks, never allocates.
- *  - A fault whose page is no longer ours (given back between the fault and the handler) is
- *    retried; a second fault on the same page, or a fault in no table (once per round: the round
- *    counter moves before a page is forgotten), is the program's own and goes on.
+ *  - A fault whose page a table still names but that was given back between the fault and the
+ *    handler is retried (certain); one in an array whose page no table names is retried once
+ *    (uncertain): a second uncertain fault on the same page, or a fault in no table (once per
+ *    round: the round counter moves before a page is forgotten), is the program's own.
  *  - fork(): the child gives every protected page back and records nothing (the profile is the
  *    parent's); exec(): an image that recorded nothing hands the profile to the program it
  *    becomes, one that recorded something keeps it (docs/PROFILE.md §5). */
@@ -66,7 +67,10 @@ static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
 static _Atomic int next_thread_no = 1;
 static TLS int thread_no = -1, omp_no = -1;
 static TLS unsigned last_retry_epoch;
-static TLS uintptr_t last_raced; /* the page of this thread's last raced fault */
+static TLS uintptr_t last_raced; /* the page of this thread's last uncertain retry */
+static TLS uintptr_t last_certain; /* ... and of its last certain one, retried certain_spins times */
+static TLS unsigned certain_spins;
+#define MAX_SPINS 100000
 
 /* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
  * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
@@ -274,17 +278,28 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
 #else
     (void)uctx;
 #endif
-    int handled = first_touch_fault(a);
+    /* A retry is certain when a table still names the page (its unit or its slot: another
+     * thread or the sampler gave it back meanwhile); uncertain when no table does (in an array,
+     * not sampled: given back and forgotten, or the program's own protection). Only an uncertain
+     * retry of the page that raced just before is the program's fault; certain ones retry
+     * (bounded: a page the program protected under a slot not yet freed). */
+    int handled = first_touch_fault(a), certain = handled == 1 || handled == 2;
     if (handled == 0 || handled == 3) {
         int s = sample_fault(p, write);
-        handled = s ? s : handled == 3 ? 2 : 0; /* in an array, not sampled: raced with a
-                                                    * first touch or a give-back */
+        certain = s != 0;
+        handled = s ? s : handled == 3 ? 2 : 0;
     }
-    if (handled == 2) { /* raced: retry, unless this page raced just before (then not ours) */
+    if (handled == 2 && certain) {
+        handled = p != last_certain || ++certain_spins < MAX_SPINS;
+        if (p != last_certain)
+            certain_spins = 0;
+        last_certain = p;
+    } else if (handled == 2) {
         handled = p != last_raced;
         last_raced = p;
     } else if (handled) {
         last_raced = 0;
+        last_certain = 0;
     }
     if (!handled) {
         /* the sampler may have given the page back after the fault: retry once per round */
