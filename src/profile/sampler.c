@@ -64,7 +64,9 @@ static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
 static _Atomic int next_thread_no = 1;
 static TLS int thread_no = -1, omp_no = -1;
 static TLS unsigned last_retry_epoch;
-static TLS uintptr_t last_raced; /* the page of this thread's last raced fault */
+static TLS uintptr_t last_raced; /* the page of this thread's last raced fault, */
+static TLS uint64_t last_raced_word; /* the slot word it saw (0: none) */
+static TLS unsigned last_raced_epoch; /* and the round */
 
 /* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
  * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
@@ -157,9 +159,9 @@ static void record(uint32_t array, uint64_t chunk, int write)
     atomic_fetch_add_explicit(&R->rows_dropped, 1, memory_order_relaxed);
 }
 
-/* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry),
- * 0 not one of them */
-static int sample_fault(uintptr_t p, int write)
+/* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry; *seen
+ * is then its slot's word), 0 not one of them */
+static int sample_fault(uintptr_t p, int write, uint64_t *seen)
 {
     uint32_t hi = atomic_load(&slots_hi);
     for (uint32_t i = 0; i < hi; i++) {
@@ -186,6 +188,7 @@ static int sample_fault(uintptr_t p, int write)
         }
         while (S_STATE(atomic_load(&s->word)) == S_BUSY && S_PAGE(atomic_load(&s->word)) == p)
             sched_yield();
+        *seen = atomic_load(&s->word);
         return 2; /* given back meanwhile: retry */
     }
     return 0;
@@ -264,14 +267,24 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
     (void)uctx;
 #endif
     int handled = first_touch_fault(a);
+    uint64_t seen = 0;
     if (handled == 0 || handled == 3) {
-        int s = sample_fault(p, write);
+        int s = sample_fault(p, write, &seen);
         handled = s ? s : handled == 3 ? 2 : 0; /* in an array, not sampled: raced with a
                                                     * first touch or a give-back */
     }
-    if (handled == 2) { /* raced: retry, unless this page raced just before (then not ours) */
-        handled = p != last_raced;
+    if (handled == 2) {
+        /* raced: retry, unless this is the thread's last race again, with nothing of ours
+         * changed since: the same page, slot word (state, generation) and round: then the
+         * protection is not ours. The same page alone is no proof: it may have been given
+         * back and sampled again meanwhile, and another thread may have taken that fault
+         * first (a retried read then faults on the new protection, whose slot another thread
+         * moved on before this handler looked). */
+        unsigned ep = atomic_load(&epoch);
+        handled = p != last_raced || seen != last_raced_word || ep != last_raced_epoch;
         last_raced = p;
+        last_raced_word = seen;
+        last_raced_epoch = ep;
     } else if (handled) {
         last_raced = 0;
     }
@@ -880,8 +893,10 @@ int npl__sampler_prepare(const void *buf, size_t len, int write)
             for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page)
                 first_touch_fault(p);
         /* sampled pages: the access is recorded and the page given back */
-        for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page)
-            sample_fault(p, write);
+        for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page) {
+            uint64_t seen;
+            sample_fault(p, write, &seen);
+        }
     }
     errno = saved;
     return slot < 0 ? INFLIGHT : slot;
