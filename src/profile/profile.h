@@ -297,6 +297,9 @@ struct npl_raw_array {
     int prot;                  /* the protection it had (restored after a trap) */
     _Atomic uint64_t ft_left;  /* first-touch units still protected */
     _Atomic uint64_t samples;
+    /* the serial stretches (a region's end to the next region) in which it was sampled: how
+     * many, the first and the last (numbered from 1, as the serial phase's entries) */
+    _Atomic uint64_t serial_stretches, serial_first, serial_last;
 };
 struct npl_raw_phase {
     uint32_t kind;             /* NPL_RAW_PHASE_* */

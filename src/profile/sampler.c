@@ -119,6 +119,19 @@ static void count_node(uint32_t t)
         ;
 }
 
+/* A sample in the serial phase: the serial stretch it was taken in, per array. The serial
+ * stretches share one phase; the collector tells a one-time serial pass over an array (after the
+ * first region, before exit) from serial work done again and again by these counts. */
+static void serial_stretch(uint32_t array, uint32_t ph)
+{
+    struct npl_raw_array *a = &R->arrays[array];
+    uint64_t s = atomic_load_explicit(&R->phases[ph].entries, memory_order_relaxed), none = 0;
+    if (atomic_exchange_explicit(&a->serial_last, s, memory_order_relaxed) == s)
+        return;
+    atomic_fetch_add_explicit(&a->serial_stretches, 1, memory_order_relaxed);
+    atomic_compare_exchange_strong(&a->serial_first, &none, s);
+}
+
 static void record(uint32_t array, uint64_t chunk, int write)
 {
     uint32_t t = my_thread();
@@ -128,6 +141,8 @@ static void record(uint32_t array, uint64_t chunk, int write)
         return;
     }
     count_node(t);
+    if (ph == atomic_load_explicit(&serial_phase, memory_order_relaxed))
+        serial_stretch(array, ph);
     uint64_t key = NPL_RAW_KEY(array, ph, chunk, t);
     /* rows are handed out densely (the memory touched grows with the rows used); a hash index
      * finds them */
@@ -487,6 +502,9 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     a->base = (uintptr_t)base;
     a->prot = PROT_READ | PROT_WRITE;
     a->ft = UINT64_MAX;
+    atomic_store(&a->serial_stretches, 0);
+    atomic_store(&a->serial_first, 0);
+    atomic_store(&a->serial_last, 0);
     uint64_t at = atomic_load(&R->ft_used);
     if (at + a->nchunks <= NPL_RAW_FT) {
         atomic_store(&R->ft_used, at + a->nchunks);
