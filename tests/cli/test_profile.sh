@@ -109,13 +109,17 @@ if [ ! -x "$P/patterns3" ]; then
 fi
 # the same identities in two runs (the program's address changes each time)
 OMP_NUM_THREADS=2 $N profile --out $T/a.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
+ra=$?
 OMP_NUM_THREADS=2 $N profile --out $T/b.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
+check "patterns3 under profile, twice: status 0 0" "0 0" "$ra $?"
 arrays $T/a.json | cut -d' ' -f1-5 >$T/a.txt
 arrays $T/b.json | cut -d' ' -f1-5 >$T/b.txt
 check "patterns3: 3 arrays" 3 "$(wc -l <$T/a.txt)"
 check "patterns3: the same sites in two runs" "$(cat $T/a.txt)" "$(cat $T/b.txt)"
-# the patterns, sampled densely enough to be sure (two threads on one node)
+# the patterns, sampled densely enough to be sure (two threads on one node); the program's status
+# first: a run the sampler killed leaves a truncated profile, whose patterns are not the program's
 OMP_NUM_THREADS=2 $N profile --rate 20000 --out $T/p3.json -- "$P/patterns3" 16 20 >/dev/null 2>&1
+check "patterns3 under profile --rate 20000: status 0" 0 $?
 check "patterns3: blocked, cyclic, shared-read-mostly" "blocked cyclic shared-read-mostly" "$(arrays $T/p3.json | awk '{printf "%s%s", (NR > 1 ? " " : ""), $6}')"
 
 # run --profile at another input size: every profiled array matched again
