@@ -776,6 +776,24 @@ out:
     return rc;
 }
 
+/* The shapes fitted again on the steady state's owners: a one-time phase (a serial pass over
+ * the whole array) gives chunks sampled little in the steady state another owner, which can hide
+ * the period from the fit on every sample. Shapes already there are kept. */
+static int steady_shapes(struct work *w, const int *owner)
+{
+    struct fit f;
+    char pol[64];
+    if (fit_shapes(w, owner, &f) < 0 || thread_shapes(w, &w->node, &f, 1) < 0 ||
+        thread_shapes(w, &w->thr, &f, 0) < 0)
+        return -1;
+    for (int k = 0; w->c->M > 1 && k < f.nk; k++) {
+        snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f.kc[k]);
+        if (shape(w, &w->node, pol, NULL, FAM_CYCLIC_BLOCK, f.kc[k], 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static const struct cand *best_of(const struct level *L, int family)
 {
     const struct cand *b = NULL;
@@ -1154,19 +1172,29 @@ static int classify(struct work *w, struct npl_prof_advice *out)
                     ph->sig[j] > steady_from)
                     steady_from = ph->sig[j];
     }
-    double before = 0;
-    if (steady_from > 0) {
-        double after = 0;
-        for (int p = 0; p < w->NP; p++)
-            *(p >= steady_from ? &after : &before) += w->acc[p];
-        if (after >= NPL_PROF_MIN_SAMPLES) {
+    /* where phases are entered again and again, a phase entered once after the steady state
+     * began (a serial pass before exit, a checkpoint) is left out of it too */
+    int recurring = 0, once_after = 0;
+    for (int p = 0; in->phases && p < w->NP; p++)
+        recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
+    for (int p = steady_from > 0 ? steady_from : 0; recurring && p < w->NP; p++)
+        once_after |= in->phases[p].entries < 2 && w->acc[p] > 0;
+    double before = 0, left_out = 0;
+    if (steady_from > 0 || once_after) {
+        double kept = 0;
+        for (int p = 0; p < w->NP; p++) {
+            int early = p < steady_from, once = recurring && in->phases[p].entries < 2;
+            *(early ? &before : once ? &left_out : &kept) += w->acc[p];
+        }
+        if (kept >= NPL_PROF_MIN_SAMPLES) {
             for (int p = 0; p < w->NP; p++)
-                w->inF[p] = p >= steady_from;
-            w->accF = after;
-            if (chunk_owners(w, owner, &top_share, &top_thread) < 0)
+                w->inF[p] = p >= steady_from && !(recurring && in->phases[p].entries < 2);
+            w->accF = kept;
+            if (chunk_owners(w, owner, &top_share, &top_thread) < 0 || steady_shapes(w, owner) < 0)
                 goto out;
         } else {
             steady_from = -1;
+            once_after = 0;
         }
     }
     for (int i = 0; i < N->ncand; i++)
@@ -1359,6 +1387,9 @@ static int classify(struct work *w, struct npl_prof_advice *out)
         add_text(out->reason, sizeof out->reason, "; fitted on the phases from %u on, after a "
                  "one-time phase or change of owners (%.0f%% of the samples before it)",
                  phase_id(w, steady_from), 100 * before / w->S);
+    if (once_after)
+        add_text(out->reason, sizeof out->reason, "; a phase entered once after the steady state "
+                 "began left out (%.0f%% of the samples: a one-time pass)", 100 * left_out / w->S);
     keep_candidates(w, out);
     rc = 0;
 out:

@@ -41,6 +41,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
                           struct npl_profile **out, char *err, size_t errsz)
 {
     struct npl_profile *p = calloc(1, sizeof *p);
+    unsigned char *one_time = NULL;
     if (!p)
         return npl__prof_fail(err, errsz, ENOMEM, "out of memory");
     int owned = r->owner_pid != 0;
@@ -63,9 +64,28 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     uint32_t nph = r->nphases ? r->nphases : 1;
     if (nph > NPL_RAW_PHASES)
         nph = NPL_RAW_PHASES;
+    uint32_t narr = r->narrays < NPL_RAW_ARRAYS ? r->narrays : NPL_RAW_ARRAYS;
+    /* The serial stretches of a program with regions share one phase, entered again and again.
+     * An array sampled there in one stretch only, or only in the first (after the first region)
+     * and the last (before exit), had a one-time serial pass (an initialisation, a checksum): its
+     * samples of that phase go to a phase of their own entered once, which the classifier leaves
+     * out of the steady state like any one-time phase. */
+    uint32_t serial = NPL_RAW_NONE, once = NPL_RAW_NONE;
+    for (uint32_t i = 0; i < nph && i < r->nphases; i++)
+        if (r->phases[i].kind == NPL_RAW_PHASE_SERIAL && r->phases[i].entries >= 2)
+            serial = i;
+    one_time = calloc(narr ? narr : 1, 1);
+    if (!one_time)
+        goto oom;
+    for (uint32_t i = 0; serial != NPL_RAW_NONE && i < narr; i++) {
+        const struct npl_raw_array *ra = &r->arrays[i];
+        uint64_t n = ra->serial_stretches, last = r->phases[serial].entries;
+        one_time[i] = n == 1 || (n == 2 && ra->serial_first == 1 && ra->serial_last == last);
+        if (one_time[i] && once == NPL_RAW_NONE && nph < NPL_RAW_PHASES)
+            once = nph++;
+    }
     p->phases = calloc(nph, sizeof *p->phases);
     p->nphases = nph;
-    uint32_t narr = r->narrays < NPL_RAW_ARRAYS ? r->narrays : NPL_RAW_ARRAYS;
     p->arrays = calloc(narr ? narr : 1, sizeof *p->arrays);
     if (!p->program_path || !p->nodes || !p->thread_nodes || !p->phases || !p->arrays ||
         (in->binding_detail && *in->binding_detail && !p->binding_detail))
@@ -90,7 +110,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         struct npl_prof_phase *ph = &p->phases[i];
         const struct npl_raw_phase *rp = &r->phases[i];
         ph->id = i;
-        ph->entries = rp->entries ? rp->entries : 1;
+        ph->entries = rp->entries && i != once ? rp->entries : 1;
         ph->kind = rp->kind == NPL_RAW_PHASE_REGION ? NPL_PHASE_REGION : NPL_PHASE_WINDOW;
         if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
             if (!(ph->site = malloc(sizeof *ph->site)) ||
@@ -170,17 +190,21 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         uint32_t ph = NPL_RAW_KEY_PHASE(k), c = NPL_RAW_KEY_CHUNK(k), t = NPL_RAW_KEY_THREAD(k);
         if (ph >= nph || c >= a->nchunks || t >= nthreads)
             continue;
+        if (ph == serial && one_time[ai] && once != NPL_RAW_NONE)
+            ph = once;
         a->samples[a->nsamples++] =
             (struct npl_prof_sample){ph, c, t, r->rows[i].reads, r->rows[i].writes};
         p->samples += r->rows[i].reads + r->rows[i].writes;
     }
     free(count);
+    free(one_time);
     for (uint32_t t = 0; t < nthreads; t++)
         if (!in_nodes(in, p->thread_nodes[t]))
             p->thread_nodes[t] = in->nodes[0];
     *out = p;
     return 0;
 oom:
+    free(one_time);
     npl__profile_free(p);
     return npl__prof_fail(err, errsz, ENOMEM, "out of memory");
 }

@@ -268,7 +268,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 3
+#define NPL_RAW_VERSION 4
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -311,6 +311,9 @@ struct npl_raw_array {
                                         * a perf sample read later finds the array of its time */
     _Atomic uint64_t local, remote, unknown; /* sampled accesses whose page was on the thread's
                                               * node, on another, not known (move_pages query) */
+    /* the serial stretches (a region's end to the next region) in which it was sampled: how
+     * many, the first and the last (numbered from 1, as the serial phase's entries) */
+    _Atomic uint64_t serial_stretches, serial_first, serial_last;
 };
 struct npl_raw_phase {
     uint32_t kind;             /* NPL_RAW_PHASE_* */

@@ -18,10 +18,10 @@
  *    whole array back (its other units: unknown).
  *  - The fault handler is async-signal-safe: it reads fixed tables, adds atomics into the shared
  *    raw profile, makes raw mprotect/getcpu/move_pages calls, never locks, never allocates.
- *  - A fault whose page a table still names but that was given back between the fault and the
- *    handler is retried (certain); one in an array whose page no table names is retried once
- *    (uncertain): a second uncertain fault on the same page, or a fault in no table (once per
- *    round: the round counter moves before a page is forgotten), is the program's own.
+ *  - A fault whose page was given back or taken by another thread between the fault and the
+ *    handler is retried; the same thread's next race is the program's own only when nothing of
+ *    ours changed in between (page, slot word, round); so is a fault in no table (once per round:
+ *    the round counter moves before a page is forgotten).
  *  - fork(): the child gives every protected page back and records nothing (the profile is the
  *    parent's); exec(): an image that recorded nothing hands the profile to the program it
  *    becomes, one that recorded something keeps it (docs/PROFILE.md §5). */
@@ -67,10 +67,9 @@ static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
 static _Atomic int next_thread_no = 1;
 static TLS int thread_no = -1, omp_no = -1;
 static TLS unsigned last_retry_epoch;
-static TLS uintptr_t last_raced; /* the page of this thread's last uncertain retry */
-static TLS uintptr_t last_certain; /* ... and of its last certain one, retried certain_spins times */
-static TLS unsigned certain_spins;
-#define MAX_SPINS 100000
+static TLS uintptr_t last_raced; /* the page of this thread's last raced fault, */
+static TLS uint64_t last_raced_word; /* the slot word it saw (0: none) */
+static TLS unsigned last_raced_epoch; /* and the round */
 
 /* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
  * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
@@ -146,12 +145,28 @@ static void count_node(uint32_t t)
         npl__raw_count_node(R, t, node);
 }
 
+/* A sample in the serial phase: the serial stretch it was taken in, per array. The serial
+ * stretches share one phase; the collector tells a one-time serial pass over an array (after the
+ * first region, before exit) from serial work done again and again by these counts. */
+static void serial_stretch(uint32_t array, uint32_t ph)
+{
+    struct npl_raw_array *a = &R->arrays[array];
+    uint64_t s = atomic_load_explicit(&R->phases[ph].entries, memory_order_relaxed), none = 0;
+    if (atomic_exchange_explicit(&a->serial_last, s, memory_order_relaxed) == s)
+        return;
+    atomic_fetch_add_explicit(&a->serial_stretches, 1, memory_order_relaxed);
+    atomic_compare_exchange_strong(&a->serial_first, &none, s);
+}
+
 static void record(uint32_t array, uint64_t chunk, int write)
 {
     uint32_t t = my_thread();
     uint32_t ph = atomic_load_explicit(&cur_phase, memory_order_relaxed);
-    if (t < NPL_RAW_THREADS && chunk < NPL_RAW_CHUNKS)
+    if (t < NPL_RAW_THREADS && chunk < NPL_RAW_CHUNKS) {
         count_node(t);
+        if (ph == atomic_load_explicit(&serial_phase, memory_order_relaxed))
+            serial_stretch(array, ph);
+    }
     npl__raw_add(R, array, ph, chunk, t, write);
 }
 
@@ -170,9 +185,9 @@ static void measure(struct npl_raw_array *a, uintptr_t p)
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-/* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry),
- * 0 not one of them */
-static int sample_fault(uintptr_t p, int write)
+/* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry; *seen
+ * is then its slot's word), 0 not one of them */
+static int sample_fault(uintptr_t p, int write, uint64_t *seen)
 {
     uint32_t hi = atomic_load(&slots_hi);
     for (uint32_t i = 0; i < hi; i++) {
@@ -201,6 +216,7 @@ static int sample_fault(uintptr_t p, int write)
         }
         while (S_STATE(atomic_load(&s->word)) == S_BUSY && S_PAGE(atomic_load(&s->word)) == p)
             sched_yield();
+        *seen = atomic_load(&s->word);
         return 2; /* given back meanwhile: retry */
     }
     return 0;
@@ -278,28 +294,27 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
 #else
     (void)uctx;
 #endif
-    /* A retry is certain when a table still names the page (its unit or its slot: another
-     * thread or the sampler gave it back meanwhile); uncertain when no table does (in an array,
-     * not sampled: given back and forgotten, or the program's own protection). Only an uncertain
-     * retry of the page that raced just before is the program's fault; certain ones retry
-     * (bounded: a page the program protected under a slot not yet freed). */
-    int handled = first_touch_fault(a), certain = handled == 1 || handled == 2;
+    int handled = first_touch_fault(a);
+    uint64_t seen = 0;
     if (handled == 0 || handled == 3) {
-        int s = sample_fault(p, write);
-        certain = s != 0;
-        handled = s ? s : handled == 3 ? 2 : 0;
+        int s = sample_fault(p, write, &seen);
+        handled = s ? s : handled == 3 ? 2 : 0; /* in an array, not sampled: raced with a
+                                                    * first touch or a give-back */
     }
-    if (handled == 2 && certain) {
-        handled = p != last_certain || ++certain_spins < MAX_SPINS;
-        if (p != last_certain)
-            certain_spins = 0;
-        last_certain = p;
-    } else if (handled == 2) {
-        handled = p != last_raced;
+    if (handled == 2) {
+        /* raced: retry, unless this is the thread's last race again, with nothing of ours
+         * changed since: the same page, slot word (state, generation) and round: then the
+         * protection is not ours. The same page alone is no proof: it may have been given
+         * back and sampled again meanwhile, and another thread may have taken that fault
+         * first (a retried read then faults on the new protection, whose slot another thread
+         * moved on before this handler looked). */
+        unsigned ep = atomic_load(&epoch);
+        handled = p != last_raced || seen != last_raced_word || ep != last_raced_epoch;
         last_raced = p;
+        last_raced_word = seen;
+        last_raced_epoch = ep;
     } else if (handled) {
         last_raced = 0;
-        last_certain = 0;
     }
     if (!handled) {
         /* the sampler may have given the page back after the fault: retry once per round */
@@ -503,6 +518,9 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     atomic_store(&a->born_ns, now_ns());
     atomic_store(&a->gone_ns, 0);
     a->ft = UINT64_MAX;
+    atomic_store(&a->serial_stretches, 0);
+    atomic_store(&a->serial_first, 0);
+    atomic_store(&a->serial_last, 0);
     uint64_t at = atomic_load(&R->ft_used);
     if (at + a->nchunks <= NPL_RAW_FT) {
         atomic_store(&R->ft_used, at + a->nchunks);
@@ -922,8 +940,10 @@ int npl__sampler_prepare(const void *buf, size_t len, int write)
             for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page)
                 first_touch_fault(p);
         /* sampled pages: the access is recorded and the page given back */
-        for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page)
-            sample_fault(p, write);
+        for (uintptr_t p = s & ~(uintptr_t)(page - 1); p < e; p += page) {
+            uint64_t seen;
+            sample_fault(p, write, &seen);
+        }
     }
     errno = saved;
     return slot < 0 ? INFLIGHT : slot;

@@ -480,6 +480,36 @@ int main(void)
         }
     }
 
+    {
+        /* a cyclic(4 pages) compute phase entered 20 times, sampled thinly (about one sample a
+         * chunk, as a short run gets), then a one-time serial pass before exit (a checksum):
+         * thread 0 takes one sample on every chunk, in a phase of its own entered once (the
+         * profiler gives a one-time serial pass that phase). The pass gives thread 0 the chunks
+         * the compute phase left unsampled, which hides the period from a fit on every sample;
+         * fitted on the steady state, it is cyclic again (one thread a node: a node-level shape). The
+         * same on one node. */
+        for (int one = 0; one < 2; one++) {
+            struct mat m = mat_new(2, 1024, 2);
+            int tn[2] = {0, one ? 0 : 1};
+            gen(&m, 0, G_CYCLIC, 4, 1024, 0, 0.5);
+            for (int c = 0; c < 1024; c++)
+                mat_add(&m, 1, c, 0, 0, 1);
+            struct arr a;
+            arr_from(&a, &m, tn, "compact");
+            a.ph[0].entries = 20;
+            a.ph[1].entries = 1;
+            a.tr[0] = (struct npl_prof_transition){0, 0, 19};
+            a.in.transitions = a.tr;
+            a.in.ntransitions = 1;
+            run_case(one ? "1 node: cyclic, then a one-time pass" : "cyclic, then a one-time pass",
+                     one ? t1 : t2, &a, (struct expect){NPL_PAT_CYCLIC, one ? "bind_block:pages=4,threads=2"
+                                                        : "cyclic_block:4", 0.99, NULL});
+            CHECK(strstr(cases[ncases - 1].adv.reason, "entered once after the steady state") != NULL,
+                  "one-time pass: the reason says it was left out: %s", cases[ncases - 1].adv.reason);
+            arr_free(&a, &m);
+        }
+    }
+
     /* ---- 1, 2, 3, 4 and 8 nodes ---- */
     struct {
         npl_topo *t;
