@@ -119,19 +119,6 @@ static int f_masked_node(void) /* a node outside a restricted topology: EXDEV */
     return ok;
 }
 
-static int pools_empty(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long free_pages = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "HugePages_Free: %ld", &free_pages) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return free_pages == 0;
-}
-
 static void test_failures(void)
 {
     npl_topo *fresh;
@@ -173,7 +160,7 @@ static void test_failures(void)
           "the array of the failed re-placements keeps its data and policy (%zu bytes differ, %s)",
           bad, polstr);
     no_growth("a node outside a restricted topology (EXDEV)", f_masked_node);
-    if (pools_empty()) {
+    if (hugetlb_pool_empty()) {
         no_growth("NPL_F_HUGETLB | NPL_F_STRICT, empty pools (ENOMEM)", f_hugetlb_strict);
         no_growth("NPL_F_HUGETLB, empty pools: base pages, then freed", f_hugetlb_fallback);
     } else {

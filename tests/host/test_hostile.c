@@ -1088,26 +1088,14 @@ static int f_apply(void)
            FAILS(npl_apply_part(leak_arr, 1, SIZE_MAX, leak_cyc, 0), EINVAL, EINVAL) &&
            FAILS(npl_apply_part(leak_arr, 0, 8, leak_nowhere, 0), EINVAL, EINVAL);
 }
-static int hugetlb_pool_empty(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long free_pages = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "HugePages_Free: %ld", &free_pages) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return free_pages == 0;
-}
 static int f_replicate(void)
 {
     npl_replica *r = NULL;
     struct npl_node_info ni = {0};
     npl_topo_node_info(npl_topo_self(), 0, &ni);
     int node = ni.os_id;
-    /* the hugetlb case fails only with an empty pool (hugetlb_pool_empty: checked by the caller's
-     * skip); the copy is the source's size, never more (a larger one reads past its end) */
+    /* the hugetlb case fails only with an empty pool; the copy is the source's size, never more
+     * (a larger one reads past its end) */
     return FAILS(npl_replicate(&r, leak_arr, (size_t)1 << 62, NULL, 0, 0), ENOMEM, EOVERFLOW) &&
            (!hugetlb_pool_empty() ||
             FAILS(npl_replicate(&r, leak_arr, 64 * PAGE, &node, 1, NPL_F_HUGETLB | NPL_F_STRICT),

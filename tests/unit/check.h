@@ -96,6 +96,20 @@ static inline int count_fds(void)
     return n - 1; /* the directory's own descriptor */
 }
 
+/* No free 2 MiB hugetlb page (HugePages_Free: 0): the cases that need an empty pool can run. */
+static inline int hugetlb_pool_empty(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long free_pages = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "HugePages_Free: %ld", &free_pages) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return free_pages == 0;
+}
+
 /* What a failure must give back: mappings, open files, live arrays (tests of hostile input). */
 struct usage {
     int maps, fds;
