@@ -197,9 +197,8 @@ static int sample_fault(uintptr_t p, int write, uint64_t *seen)
             continue;
         uint32_t st = S_STATE(w);
         struct npl_raw_array *a = &R->arrays[s->array];
-        if (st == S_ARMED || (st == S_READ && write)) {
-            if (!atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY)))
-                return 2; /* another thread or the sampler took it: retry the access */
+        if ((st == S_ARMED || (st == S_READ && write)) &&
+            atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY))) {
             uint64_t chunk = (p - a->base) / a->chunk_bytes;
             int writable = (a->prot & PROT_WRITE) != 0;
             record(s->array, chunk, write);
@@ -214,10 +213,12 @@ static int sample_fault(uintptr_t p, int write, uint64_t *seen)
             atomic_store(&s->word, S_WORD(w, S_DONE));
             return 1;
         }
+        /* taken by another thread or the sampler, or given back meanwhile: once it is done with
+         * the page, retry the access; *seen tells this race from the next (never BUSY) */
         while (S_STATE(atomic_load(&s->word)) == S_BUSY && S_PAGE(atomic_load(&s->word)) == p)
             sched_yield();
         *seen = atomic_load(&s->word);
-        return 2; /* given back meanwhile: retry */
+        return 2;
     }
     return 0;
 }
