@@ -20,6 +20,7 @@
  * Under NUMAPLACE_VERBOSE each matched or unmatched block is one line on stderr, and at the end
  * one line gives how many of the profile's arrays (and bytes) were matched again. */
 #define _GNU_SOURCE
+#include "plan/plan.h"
 #include "profile/profile.h"
 #include "env.h"
 #include "preload.h"
@@ -106,6 +107,25 @@ static void tell(const char *fmt, ...)
 
 static void on_region(const struct npl__region *r, void *arg);
 
+/* A thread-block bind_block ("block k with thread k") puts block k on the node of thread k as
+ * THIS run pins it: its --pin strategy (a CPU list too, which a policy string cannot spell),
+ * not only compact or scatter */
+static void follow_run_pin(npl_policy *pol, const struct npl_prof_array *a)
+{
+    const char *pin = getenv(NPL_ENV_PIN);
+    if (!pol || !pin || !*pin)
+        return;
+    char site[256];
+    npl__site_label(&a->site, site, sizeof site);
+    int rc = npl__policy_follow_pin(pol, pin);
+    if (rc < 0)
+        npl__preload_say("numaplace run: profile: %s: %s; its blocks follow the policy's own pin "
+                         "order\n", site, npl_last_error());
+    else if (rc > 0)
+        tell("numaplace run: profile: %s: thread blocks on the nodes of this run's --pin %s\n",
+             site, pin);
+}
+
 int npl__preload_apply_init(size_t threshold)
 {
     (void)threshold;
@@ -148,6 +168,7 @@ int npl__preload_apply_init(size_t threshold)
                  npl__classify_ctx(&ctx, ctx_topo, P->threads, err, sizeof err) < 0))
                 ctx_failed = 1;
             e->scaled = e->explicit_map ? scalable_choice(ctx, a) : NULL;
+            follow_run_pin(e->scaled, a);
         }
         else if (strcmp(a->advice.policy, "first_touch") &&
                  npl_policy_parse(&e->pol, a->advice.policy) < 0) {
@@ -157,6 +178,7 @@ int npl__preload_apply_init(size_t threshold)
                              "default applies\n", site, npl_last_error());
             e->pol = NULL;
         }
+        follow_run_pin(e->pol, a);
     }
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(ctx_topo);

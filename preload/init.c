@@ -256,6 +256,7 @@ __attribute__((constructor)) static void preload_init(void)
     if (cfg->next_touch && cfg->active && !npl__preload_apply_active())
         npl__rearm_init();
     if (cfg->active)
-        npl__preload_place_static();
+        npl__preload_place_static(); /* profile --profile too: placed as advised, then tracked */
+    npl__preload_profile_track_statics();
     npl__preload_leave();
 }

@@ -159,6 +159,7 @@ int npl__rearm_set_regions(const void *base, const void *const *codes, int n);
 /* ---- numaplace profile (profile.c): subscribes the sampler's phases to the region hook ---- */
 int npl__preload_profile_init(size_t threshold); /* 1: profiling */
 int npl__preload_profiling(void);
+void npl__preload_profile_track_statics(void); /* the static arrays, once placed */
 /* a tracked large block for a caller that returns to ra (NULL: none); its release */
 void *npl__preload_profile_map(size_t n, const void *ra);
 void npl__preload_profile_unmap(void *p, size_t n);

@@ -104,8 +104,15 @@ int npl__preload_profile_init(size_t thr)
                                NPL__REGION_BEGIN | NPL__REGION_END | NPL__REGION_THREAD) < 0)
         npl__debug("profile: cannot subscribe to region entries: no phases");
     npl__site_warm();
-    track_statics();
     return 1;
+}
+
+/* after the constructor has placed them (profile --profile): a trap armed first would take the
+ * placement's own touches for the program's first touches */
+void npl__preload_profile_track_statics(void)
+{
+    if (profiling)
+        track_statics();
 }
 
 /* A large block of n bytes for a caller that returns to ra: mapped as the C library maps large

@@ -75,8 +75,8 @@ static int register_piece(uintptr_t s, uintptr_t e, const struct npl_maps_entry 
 
 void npl__preload_place_static(void)
 {
-    if (npl__preload_profiling())
-        return; /* profile.c tracks them, symbol by symbol */
+    if (npl__preload_profiling() && !npl__preload_apply_active())
+        return; /* profile.c tracks them, symbol by symbol, under the kernel's policy */
     if (npl__preload_apply_active()) { /* symbol by symbol, under the profile's advice */
         npl__preload_apply_statics(npl__preload.threshold, npl__preload.pol, npl__preload.flags);
         return;

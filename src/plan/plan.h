@@ -26,6 +26,10 @@ struct npl_policy {
 };
 /* the kinds that cut the array into blocks (block size, thread count, pin order apply) */
 int npl__is_block_kind(npl_policy_kind k);
+/* A bind_block of an explicit thread count (block k with thread k) follows `strategy`, any pin
+ * strategy of npl_pin_order (a CPU list too, which the policy syntax cannot carry): 1 done, 0 not
+ * such a policy (unchanged), -1 EINVAL (a strategy too long to hold) */
+int npl__policy_follow_pin(npl_policy *p, const char *strategy);
 
 /* ---- plans (plan.c) ---- */
 /* A policy resolved once against a topology (immutable, reference counted). */

@@ -135,6 +135,16 @@ static int valid_strategy_word(const char *s)
     return !s || !*s || !strcmp(s, "compact") || !strcmp(s, "scatter");
 }
 
+int npl__policy_follow_pin(npl_policy *p, const char *strategy)
+{
+    if (!p || p->kind != NPL_BIND_BLOCK || p->threads <= 0 || !strategy || !*strategy)
+        return 0;
+    if (strlen(strategy) >= sizeof p->pin)
+        return npl__fail(EINVAL, "pin strategy \"%.32s...\" is too long for a policy", strategy);
+    snprintf(p->pin, sizeof p->pin, "%s", strategy);
+    return 1;
+}
+
 int npl_policy_set_threads(npl_policy *p, int nthreads, const char *pin)
 {
     if (!p || !npl__is_block_kind(p->kind))

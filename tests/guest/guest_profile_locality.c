@@ -8,8 +8,14 @@
  *      known, none local under bind_all:1 (0%) and all local under bind_all:0 (100%);
  *   3. the profile's "measured" total is the same as that line;
  *   4. profile --profile of the bind_all:1 run's profile (its advice puts the array with its
- *      threads, on node 0): matched, every page on node 0, all local.
- *   guest_profile_locality --child MIB PASSES   the child */
+ *      threads, on node 0): matched, every page on node 0, all local;
+ *   5. a static array under profile --profile is placed as advised too: two threads, one on
+ *      node 0 and one on node 1, read the halves of a page-aligned static array that the main
+ *      thread wrote first (first touch: all of it on node 0); profiled, then profiled again under
+ *      that profile, the second half is on node 1 (the advice: blocked by thread); and so under
+ *      run --profile.
+ *   guest_profile_locality --child MIB PASSES   the child
+ *   guest_profile_locality --static-child PASSES   the child of 5 */
 #define _GNU_SOURCE
 #include "check.h"
 #include "spawn.h"
@@ -23,20 +29,16 @@
 
 static int N = 1, KC = 1;
 
-static int child(size_t mib, int passes)
+#define STATIC_PAGES 128
+static double sa[STATIC_PAGES * PSZ / sizeof(double)] __attribute__((aligned(PSZ)));
+
+/* each page's node of [base, base + npages pages) (base page-aligned or not); a page the sampler
+ * holds protected right now has no answer (move_pages: -EFAULT): reading it once gives it back
+ * (PROT_READ for 100 ms, and not sampled again meanwhile), then it is asked again. Returns the
+ * query's count (npages when it worked) */
+static int where_pages(const double *a, size_t npages, int *nodes)
 {
-    size_t n = mib << 20 >> 3, npages = (mib << 20) / PSZ;
-    double *a = malloc(n * sizeof *a);
-    int *nodes = malloc(npages * sizeof *nodes);
-    if (!a || !nodes)
-        return 1;
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        a[i] = (double)(i % 13);
-    /* where the pages are (the policy's node, whatever the threads' node); a page the sampler
-     * holds protected right now has no answer (move_pages: -EFAULT): reading it once gives it
-     * back (PROT_READ for 100 ms, and not sampled again meanwhile), then it is asked again */
-    int per_node[64] = {0}, q = npl_query_pages(a, n * sizeof *a, nodes, npages), unknown = 0;
+    int q = npl_query_pages(a, npages * PSZ, nodes, npages);
     uintptr_t first = (uintptr_t)a & ~(uintptr_t)(PSZ - 1);
     for (size_t i = 0; q == (int)npages && i < npages; i++)
         for (int tries = 0; nodes[i] < 0 && tries < 10; tries++) {
@@ -47,6 +49,47 @@ static int child(size_t mib, int passes)
             (void)touch;
             npl_query_pages(in, sizeof *in, &nodes[i], 1);
         }
+    return q;
+}
+
+/* 5's child: the main thread writes sa, then the team reads it (static schedule); prints how
+ * many pages of each half are on node 0 and on node 1 */
+static int static_child(int passes)
+{
+    size_t n = sizeof sa / sizeof *sa;
+    for (size_t i = 0; i < n; i++)
+        sa[i] = (double)(i % 13);
+    double sum = 0;
+    for (int p = 0; p < passes; p++) {
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+        for (size_t i = 0; i < n; i++)
+            sum += sa[i];
+    }
+    int nodes[STATIC_PAGES], q = where_pages(sa, STATIC_PAGES, nodes), on[2][2] = {{0}}, other = 0;
+    for (int i = 0; q == STATIC_PAGES && i < STATIC_PAGES; i++) {
+        if (nodes[i] == 0 || nodes[i] == 1)
+            on[i >= STATIC_PAGES / 2][nodes[i]]++;
+        else
+            other++;
+    }
+    printf("static pages %d (query %d): first half %d on node 0, %d on node 1; second half %d on "
+           "node 0, %d on node 1; elsewhere or unknown %d\n", STATIC_PAGES, q, on[0][0], on[0][1],
+           on[1][0], on[1][1], other);
+    printf("checksum %.6e\n", sum);
+    return 0;
+}
+static int child(size_t mib, int passes)
+{
+    size_t n = mib << 20 >> 3, npages = (mib << 20) / PSZ;
+    double *a = malloc(n * sizeof *a);
+    int *nodes = malloc(npages * sizeof *nodes);
+    if (!a || !nodes)
+        return 1;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        a[i] = (double)(i % 13);
+    /* where the pages are (the policy's node, whatever the threads' node) */
+    int per_node[64] = {0}, q = where_pages(a, npages, nodes), unknown = 0;
     for (size_t i = 0; q == (int)npages && i < npages; i++) {
         if (nodes[i] >= 0 && nodes[i] < 64)
             per_node[nodes[i]]++;
@@ -153,10 +196,75 @@ static void one(const char *self, const char *cpus, int node, int advised)
     free(j);
 }
 
+/* "... first half A on node 0, B on node 1; second half C on node 0, D on node 1; elsewhere or
+ * unknown E" -> h[0..4] */
+static int static_line(const char *out, int h[5])
+{
+    const char *s = out ? strstr(out, "static pages ") : NULL;
+    const char *f = s ? strstr(s, "first half ") : NULL;
+    return f && sscanf(f, "first half %d on node 0, %d on node 1; second half %d on node 0, %d on "
+                          "node 1; elsewhere or unknown %d", &h[0], &h[1], &h[2], &h[3],
+                       &h[4]) == 5 ? 0 : -1;
+}
+
+/* 5: cpus "A,B", A on node 0, B on node 1 */
+static void static_case(const char *self, const char *cpus)
+{
+    char *const first[] = {"numaplace", "profile", "--backend", "fault", "--pin", (char *)cpus,
+                           "--threshold", "256K", "--rate", "20000", "--out", "/tmp/gpls.json",
+                           "--", (char *)self, "--static-child", "300", NULL};
+    char *const again[] = {"numaplace", "profile", "-v", "--backend", "fault", "--pin",
+                           (char *)cpus, "--threshold", "256K", "--profile", "/tmp/gpls.json",
+                           "--rate", "20000", "--out", "/tmp/gpls2.json", "--", (char *)self,
+                           "--static-child", "300", NULL};
+    int h[5] = {-1, -1, -1, -1, -1}, half = STATIC_PAGES / 2;
+    int rc = spawn_to("/tmp/gpls_out.txt", "/tmp/gpls_err.txt", first);
+    char *o = slurp("/tmp/gpls_out.txt"), *e = slurp("/tmp/gpls_err.txt");
+    CHECK(rc == 0, "static: numaplace profile: status %d: %s", rc, e ? e : "?");
+    /* first touch: the main thread wrote all of it, on node 0 (what the advice must undo) */
+    CHECK(static_line(o, h) == 0 && h[0] == half && h[2] == half,
+          "static, first touch: every page on node 0: %s", o ? o : "?");
+    printf("static, first touch: %s", o && strstr(o, "static pages") ? strstr(o, "static pages")
+                                                                     : "?\n");
+    free(o);
+    free(e);
+    rc = spawn_to("/tmp/gpls_out2.txt", "/tmp/gpls_err2.txt", again);
+    o = slurp("/tmp/gpls_out2.txt"), e = slurp("/tmp/gpls_err2.txt");
+    CHECK(rc == 0, "static: numaplace profile --profile: status %d: %s", rc, e ? e : "?");
+    CHECK(e && strstr(e, "profile: static sa (524288 bytes): "),
+          "static: sa placed as its profile advises: %s", e ? e : "?");
+    CHECK(e && strstr(e, "matched again (100.0% of the profiled bytes)"),
+          "static: sa matched again: %s", e ? e : "?");
+    /* the advice: each half with the thread that reads it (a block boundary may miss by a
+     * page) */
+    int ok = static_line(o, h) == 0;
+    CHECK(ok && h[0] >= half - 1 && h[3] >= half - 1 && h[0] + h[1] + h[2] + h[3] == 2 * half,
+          "static, advised: the first half on node 0, the second on node 1: %s\n%s",
+          o ? o : "?", e ? e : "?");
+    printf("static, advised: %s", o && strstr(o, "static pages") ? strstr(o, "static pages")
+                                                                 : "?\n");
+    free(o);
+    free(e);
+    /* and run --profile, not profiling: placed the same */
+    char *const run[] = {"numaplace", "run", "-v", "--pin", (char *)cpus, "--threshold", "256K",
+                         "--profile", "/tmp/gpls.json", "--", (char *)self, "--static-child", "3",
+                         NULL};
+    rc = spawn_to("/tmp/gpls_out3.txt", "/tmp/gpls_err3.txt", run);
+    o = slurp("/tmp/gpls_out3.txt"), e = slurp("/tmp/gpls_err3.txt");
+    ok = rc == 0 && static_line(o, h) == 0;
+    CHECK(ok && h[0] >= half - 1 && h[3] >= half - 1 && h[0] + h[1] + h[2] + h[3] == 2 * half,
+          "static, run --profile: the first half on node 0, the second on node 1 (status %d): "
+          "%s\n%s", rc, o ? o : "?", e ? e : "?");
+    free(o);
+    free(e);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--child"))
         return child(strtoul(argv[2], NULL, 10), atoi(argv[3]));
+    if (argc >= 3 && !strcmp(argv[1], "--static-child"))
+        return static_child(atoi(argv[2]));
     guest_args(argc, argv, &N, &KC);
     const npl_topo *topo = npl_topo_self();
     if (N < 2 || !topo || npl_topo_node_count(topo, 0) != N) {
@@ -186,6 +294,16 @@ int main(int argc, char **argv)
         one(self, list, 1, 0);
         one(self, list, 0, 0);
         one(self, list, 0, 1);
+    }
+    /* 5: one thread on node 0's first CPU, one on node 1's */
+    int c1[256], n1 = npl_topo_node_cpus(topo, 1, c1, 256);
+    char two[64];
+    if (nc >= 1 && n1 >= 1) {
+        snprintf(two, sizeof two, "%d,%d", cpus[0], c1[0]);
+        setenv("OMP_NUM_THREADS", "2", 1);
+        static_case(self, two);
+    } else {
+        CHECK(0, "nodes 0 and 1 have CPUs (%d, %d)", nc, n1);
     }
     return check_summary("guest_profile_locality");
 }

@@ -2,6 +2,7 @@
  * from the papers' formulas (MAi; Table 5 of the characterization report) and a prime_mapp
  * example worked by hand, not computed by the library. */
 #include "check.h"
+#include "plan/plan.h"
 #include <errno.h>
 #include <numaplace.h>
 #include <stdlib.h>
@@ -89,6 +90,34 @@ int main(void)
     expect_map(t2, "bind_block:pages=1,threads=4", 6, "0 0 1 1 0 0");
     /* subset excludes the thread's node: nearest allowed node (here the only one) */
     expect_map(t2, "bind_block:threads=4@1", 4, "1 1 1 1");
+    /* a thread-block bind_block follows any pin strategy (npl__policy_follow_pin: run --profile
+     * under --pin CPU-LIST): on t2 (CPUs 0,1 node 0; 2,3 node 1) the list "2,0,3,1" puts
+     * threads 0..3 on nodes 1,0,1,0 */
+    {
+        npl_policy *p = NULL;
+        int v[8];
+        char got[256];
+        npl_policy_parse(&p, "bind_block:threads=4");
+        CHECK(npl__policy_follow_pin(p, "2,0,3,1") == 1, "follow a CPU list");
+        int rc = npl_policy_map(p, t2, NULL, 8 * 4096, 4096, 0, 8, v);
+        CHECK(rc == 0 && vec_equals(v, 8, "1 1 0 0 1 1 0 0", got, sizeof got),
+              "bind_block:threads=4 under pin 2,0,3,1: got [%s] (%s)", got,
+              rc == 0 ? "" : npl_last_error());
+        char longer[80];
+        memset(longer, '1', sizeof longer - 1);
+        longer[sizeof longer - 1] = 0;
+        errno = 0;
+        CHECK(npl__policy_follow_pin(p, longer) == -1 && errno == EINVAL,
+              "a strategy too long to hold: EINVAL");
+        npl_policy_free(p);
+        /* no explicit thread count, or another kind: unchanged */
+        npl_policy_parse(&p, "bind_block");
+        CHECK(npl__policy_follow_pin(p, "2,0") == 0, "bind_block without threads: unchanged");
+        npl_policy_free(p);
+        npl_policy_parse(&p, "cyclic_block:threads=4");
+        CHECK(npl__policy_follow_pin(p, "2,0") == 0, "cyclic_block: unchanged");
+        npl_policy_free(p);
+    }
     /* cyclic_block derived from 4 threads: static blocks cycle over nodes */
     expect_map(t3, "cyclic_block:threads=4", 8, "0 0 1 1 2 2 0 0");
 
