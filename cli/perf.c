@@ -328,18 +328,18 @@ struct drain_ctx {
 /* the sample's locality, asked now (the rings are read every 10 ms): the node of its page in the
  * sampled process (move_pages, no move) against its CPU's; unknown when either is not known or
  * the array is gone (its address may hold something else) */
-static void measure(struct drain_ctx *d, uint32_t array, const struct npl_perf_sample *p)
+static void measure(struct drain_ctx *d, uint32_t array, uint32_t phase, uint64_t chunk,
+                    uint32_t thread, const struct npl_perf_sample *p)
 {
     struct npl_raw_array *a = &d->r->arrays[array];
     int node = (int)p->cpu < d->s->ncpu ? d->s->cpu_node[p->cpu] : -1;
     uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE);
     void *page = (void *)(uintptr_t)(p->addr / ps * ps);
-    int st = -1;
-    _Atomic uint64_t *c = &a->unknown;
+    int st = -1, where = NPL_RAW_UNKNOWN;
     if (node >= 0 && p->pid && !atomic_load(&a->gone_ns) &&
         syscall(SYS_move_pages, (int)p->pid, 1UL, &page, NULL, &st, 0) == 0 && st >= 0)
-        c = st == node ? &a->local : &a->remote;
-    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+        where = st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;
+    npl__raw_measured(d->r, array, phase, chunk, thread, where);
 }
 
 static void one_sample(const struct npl_perf_sample *p, void *arg)
@@ -364,7 +364,7 @@ static void one_sample(const struct npl_perf_sample *p, void *arg)
     if ((int)p->cpu < d->s->ncpu && d->s->cpu_node[p->cpu] >= 0)
         npl__raw_count_node(d->r, (uint32_t)t, (unsigned)d->s->cpu_node[p->cpu]);
     npl__raw_add(d->r, array, phase, chunk, (uint32_t)t, write);
-    measure(d, array, p);
+    measure(d, array, phase, chunk, (uint32_t)t, p);
 }
 
 void perf_drain(struct perf_set *s, struct npl_raw *r)

@@ -100,6 +100,62 @@ def measured(logs, name, run):
     return {"local": l, "known": t, "unknown": u, "fraction": l / t if t else None}
 
 
+# the profile each locality placement writes (first touch: the profile of step 2)
+LOCALITY_JSON = {"profile": "", "loc_cyclic": ".cyclic", "loc_node0": ".node0",
+                 "loc_advised": ".advised"}
+
+
+def strata(path):
+    """{stratum: [local, remote]} of a profile whose sample rows carry their measured counts:
+    a region phase is its code address (object name, offset), the serial windows one stratum
+    ("serial"); None when the profile is missing or its rows have no counts"""
+    try:
+        with open(path) as f:
+            p = json.load(f)
+    except (OSError, ValueError):
+        return None
+    key = {}
+    for ph in p.get("phases", []):
+        site = ph.get("site")
+        key[ph["id"]] = ("%s+%#x" % (os.path.basename(site["object"]), site["offset"])
+                         if ph["kind"] == "region" and site else "serial")
+    out, counted = {}, False
+    for a in p.get("arrays", []):
+        for row in a.get("samples", []):
+            if len(row) < 7:
+                return None
+            counted = True
+            c = out.setdefault(key.get(row[0], "serial"), [0, 0])
+            c[0] += row[5]
+            c[1] += row[6]
+    return out if counted else None
+
+
+def phase_matched(logs, name):
+    """each placement's local fraction per phase, weighed by the phase's share of the known
+    samples of all the placements together: {label: fraction or None}, and the weights"""
+    per = {label: strata(os.path.join(logs, name + LOCALITY_JSON[run] + ".json"))
+           for label, run in LOCALITY}
+    pooled = {}
+    for s in per.values():
+        for k, (l, r) in (s or {}).items():
+            pooled[k] = pooled.get(k, 0) + l + r
+    total = sum(pooled.values())
+    res = {}
+    for label, s in per.items():
+        if not s or not total:
+            res[label] = None
+            continue
+        num = den = 0.0
+        for k, w in pooled.items():
+            l, r = s.get(k, (0, 0))
+            if l + r:
+                num += w / total * l / (l + r)
+                den += w / total
+        res[label] = num / den if den else None
+    return res, {k: w / total for k, w in sorted(pooled.items())} if total else {}
+
+
 def locality_cell(m):
     if "none" in m:
         return "refused" if m["none"].startswith("refused") else "-"
@@ -158,6 +214,7 @@ def main():
                      why if same != "yes" else ("" if "arrays" in m else m["none"])))
         if any(read(logs, name, run, "rc") is not None for _, run in LOCALITY[1:]):
             r["locality"] = {label: measured(logs, name, run) for label, run in LOCALITY}
+            r["locality_phase_matched"], r["locality_phase_weights"] = phase_matched(logs, name)
         res.append(r)
     loc = [r for r in res if "locality" in r]
     if loc:
@@ -169,6 +226,17 @@ def main():
         for r in loc:
             L.append("%-8s" % r["program"] + "".join(
                 " %-18s" % locality_cell(r["locality"][label]) for label, _ in LOCALITY))
+        pm = [r for r in loc if any(v is not None for v in r["locality_phase_matched"].values())]
+        if pm:
+            L.append("")
+            L.append("phase-matched (each phase's local fraction, weighed by its share of all "
+                     "these runs' samples: the same phase mix for every placement)")
+            L += [hdr, "-" * len(hdr)]
+            for r in pm:
+                L.append("%-8s" % r["program"] + "".join(
+                    " %-18s" % ("-" if r["locality_phase_matched"][label] is None else
+                                "%.1f%%" % (100 * r["locality_phase_matched"][label]))
+                    for label, _ in LOCALITY))
     L.append("")
     L.append("same: exit status and stdout (timing lines removed) equal the plain run's at that "
              "size; yes*: they differ only in lines where two plain runs and a pinned run without "

@@ -192,8 +192,8 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
             continue;
         if (ph == serial && one_time[ai] && once != NPL_RAW_NONE)
             ph = once;
-        a->samples[a->nsamples++] =
-            (struct npl_prof_sample){ph, c, t, r->rows[i].reads, r->rows[i].writes};
+        a->samples[a->nsamples++] = (struct npl_prof_sample){
+            ph, c, t, r->rows[i].reads, r->rows[i].writes, r->rows[i].local, r->rows[i].remote};
         p->samples += r->rows[i].reads + r->rows[i].writes;
     }
     free(count);

@@ -1005,12 +1005,13 @@ static int phases(struct rd *r, struct npl_profile *p)
 }
 
 /* Rows of n integers: [[a, b, ...], ...], each value <= max[j]. */
-static int rows_(struct rd *r, int n, const uint64_t *max, size_t maxrows, uint64_t **out,
-                 size_t *nrows);
-static int rows(struct rd *r, int n, const uint64_t *max, size_t maxrows, uint64_t **out,
-                size_t *nrows)
+static int rows_(struct rd *r, int nmin, int n, const uint64_t *max, size_t maxrows,
+                 uint64_t **out, size_t *nrows, int *width);
+/* rows of n integers each (row i at (*out)[i * n]), or all of nmin (<= n; the rest 0): *width */
+static int rows(struct rd *r, int nmin, int n, const uint64_t *max, size_t maxrows, uint64_t **out,
+                size_t *nrows, int *width)
 {
-    int rc = rows_(r, n, max, maxrows, out, nrows);
+    int rc = rows_(r, nmin, n, max, maxrows, out, nrows, width);
     if (rc < 0) {
         free(*out);
         *out = NULL;
@@ -1018,11 +1019,12 @@ static int rows(struct rd *r, int n, const uint64_t *max, size_t maxrows, uint64
     return rc;
 }
 
-static int rows_(struct rd *r, int n, const uint64_t *max, size_t maxrows, uint64_t **out,
-                 size_t *nrows)
+static int rows_(struct rd *r, int nmin, int n, const uint64_t *max, size_t maxrows,
+                 uint64_t **out, size_t *nrows, int *width)
 {
     *out = NULL;
     *nrows = 0;
+    *width = n;
     if (enter(r, '[', "an array") < 0)
         return -1;
     size_t cap = 0;
@@ -1041,6 +1043,8 @@ static int rows_(struct rd *r, int n, const uint64_t *max, size_t maxrows, uint6
         if (enter(r, '[', "an array of integers") < 0)
             return -1;
         int f2 = 1, j = 0, k2;
+        for (int z = 0; z < n; z++)
+            (*out)[*nrows * (size_t)n + (size_t)z] = 0;
         while ((k2 = arr_next(r, &f2)) == 1) {
             if (j >= n)
                 return rd_fail(r, "more than %d values in a row", n);
@@ -1053,8 +1057,12 @@ static int rows_(struct rd *r, int n, const uint64_t *max, size_t maxrows, uint6
         }
         if (k2 < 0)
             return -1;
-        if (j != n)
-            return rd_fail(r, "%d values in a row, not %d", j, n);
+        if (*nrows == 0 && j == nmin)
+            *width = nmin;
+        if (j != *width)
+            return nmin < n && *nrows == 0
+                       ? rd_fail(r, "%d values in a row, not %d or %d", j, nmin, n)
+                       : rd_fail(r, "%d values in a row, not %d (as in the first row)", j, *width);
         pop(r, old);
         (*nrows)++;
     }
@@ -1196,7 +1204,7 @@ static int array(struct rd *r, struct npl_prof_array *a)
                                         "samples", "advice", "measured", NULL};
     struct members m = {names, 0};
     char key[64];
-    int first = 1, k, idx, has_cn = 0;
+    int first = 1, k, idx, has_cn = 0, row_width = 5;
     uint64_t nft = 0;
     if (enter(r, '{', "an object (an array)") < 0)
         return -1;
@@ -1219,19 +1227,21 @@ static int array(struct rd *r, struct npl_prof_array *a)
                 free(v);
                 break;
             }
-            case 5: {
-                static const uint64_t max[5] = {UINT32_MAX, NPL_PROF_MAX_CHUNKS - 1,
+            case 5: { /* [phase, chunk, thread, reads, writes] or [..., local, remote] */
+                static const uint64_t max[7] = {UINT32_MAX, NPL_PROF_MAX_CHUNKS - 1,
                                                 NPL_PROF_MAX_THREADS - 1, NPL_PROF_MAX_COUNT,
+                                                NPL_PROF_MAX_COUNT, NPL_PROF_MAX_COUNT,
                                                 NPL_PROF_MAX_COUNT};
                 uint64_t *v;
                 size_t n;
-                rc = rows(r, 5, max, NPL_PROF_MAX_SAMPLES, &v, &n);
+                rc = rows(r, 5, 7, max, NPL_PROF_MAX_SAMPLES, &v, &n, &row_width);
                 if (rc == 0 && !(a->samples = malloc((n ? n : 1) * sizeof *a->samples)))
                     rc = npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
-                for (size_t i = 0; rc == 0 && i < n; i++)
-                    a->samples[i] = (struct npl_prof_sample){(uint32_t)v[5 * i], (uint32_t)v[5 * i + 1],
-                                                             (uint32_t)v[5 * i + 2], v[5 * i + 3],
-                                                             v[5 * i + 4]};
+                for (size_t i = 0; rc == 0 && i < n; i++) {
+                    const uint64_t *x = &v[7 * i];
+                    a->samples[i] = (struct npl_prof_sample){(uint32_t)x[0], (uint32_t)x[1],
+                                                             (uint32_t)x[2], x[3], x[4], x[5], x[6]};
+                }
                 if (rc == 0)
                     a->nsamples = n;
                 free(v);
@@ -1268,6 +1278,27 @@ static int array(struct rd *r, struct npl_prof_array *a)
     if (has_cn && a->advice.nchunk_nodes != a->nchunks)
         return rd_fail(r, "advice.chunk_nodes has %llu entries for %llu chunks",
                        (unsigned long long)a->advice.nchunk_nodes, (unsigned long long)a->nchunks);
+    /* a row's local and remote: some of its accesses; over the rows, some of the array's (a
+     * sample whose row was dropped is counted in the array's total only) */
+    uint64_t sum[2] = {0, 0};
+    for (size_t s = 0; s < a->nsamples; s++) {
+        const struct npl_prof_sample *x = &a->samples[s];
+        if (x->local + x->remote > x->reads + x->writes)
+            return rd_fail(r, "samples[%zu]: local + remote (%llu) exceed its accesses (%llu)", s,
+                           (unsigned long long)(x->local + x->remote),
+                           (unsigned long long)(x->reads + x->writes));
+        sum[0] += x->local;
+        sum[1] += x->remote;
+    }
+    if (row_width == 7 && !a->has_measured)
+        return rd_fail(r, "samples count local and remote accesses, but measured is missing");
+    if (a->has_measured && (sum[0] > a->measured[NPL_MEASURED_LOCAL] ||
+                            sum[1] > a->measured[NPL_MEASURED_REMOTE]))
+        return rd_fail(r, "the samples count %llu local and %llu remote accesses, more than "
+                          "measured (%llu, %llu)", (unsigned long long)sum[0],
+                       (unsigned long long)sum[1],
+                       (unsigned long long)a->measured[NPL_MEASURED_LOCAL],
+                       (unsigned long long)a->measured[NPL_MEASURED_REMOTE]);
     return 0;
 }
 
@@ -1445,7 +1476,8 @@ static int top(struct rd *r, struct npl_profile *p)
                 static const uint64_t max[3] = {UINT32_MAX, UINT32_MAX, UINT64_C(1) << 62};
                 uint64_t *v;
                 size_t n;
-                rc = rows(r, 3, max, NPL_PROF_MAX_TRANSITIONS, &v, &n);
+                int width;
+                rc = rows(r, 3, 3, max, NPL_PROF_MAX_TRANSITIONS, &v, &n, &width);
                 if (rc == 0 && !(p->transitions = malloc((n ? n : 1) * sizeof *p->transitions)))
                     rc = npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
                 for (size_t i = 0; rc == 0 && i < n; i++)
@@ -1916,6 +1948,12 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
             sb_u(&b, x->reads);
             sb_s(&b, ", ");
             sb_u(&b, x->writes);
+            if (a->has_measured) {
+                sb_s(&b, ", ");
+                sb_u(&b, x->local);
+                sb_s(&b, ", ");
+                sb_u(&b, x->remote);
+            }
             sb_s(&b, "]");
         }
         sb_s(&b, "]");

@@ -10,15 +10,9 @@
 
 #include <linux/perf_event.h>
 
-int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread,
-                 int write)
+/* the row of key (made when `make`), or NULL: the tables are full, or none yet */
+static struct npl_raw_row *row_of(struct npl_raw *r, uint64_t key, int make)
 {
-    if (thread >= NPL_RAW_THREADS || chunk >= NPL_RAW_CHUNKS || array >= NPL_RAW_ARRAYS ||
-        phase >= NPL_RAW_PHASES) {
-        atomic_fetch_add_explicit(&r->rows_dropped, 1, memory_order_relaxed);
-        return -1;
-    }
-    uint64_t key = NPL_RAW_KEY(array, phase, chunk, thread);
     /* rows are handed out densely (the memory touched grows with the rows used); a hash index
      * finds them */
     uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 20;
@@ -26,9 +20,11 @@ int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chu
          i = (i + 1) % NPL_RAW_INDEX, probes++) {
         uint32_t v = atomic_load_explicit(&r->index[i], memory_order_acquire);
         if (v == 0) {
+            if (!make)
+                return NULL;
             uint64_t row = atomic_fetch_add(&r->rows_used, 1);
             if (row >= NPL_RAW_ROWS)
-                break;
+                return NULL;
             atomic_store_explicit(&r->rows[row].key, key, memory_order_relaxed);
             uint32_t expect = 0;
             if (atomic_compare_exchange_strong(&r->index[i], &expect, (uint32_t)row + 1)) {
@@ -39,15 +35,50 @@ int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chu
             }
         }
         struct npl_raw_row *row = &r->rows[v - 1];
-        if (atomic_load_explicit(&row->key, memory_order_relaxed) == key) {
-            atomic_fetch_add_explicit(write ? &row->writes : &row->reads, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&r->samples, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&r->arrays[array].samples, 1, memory_order_relaxed);
-            return 0;
-        }
+        if (atomic_load_explicit(&row->key, memory_order_relaxed) == key)
+            return row;
     }
-    atomic_fetch_add_explicit(&r->rows_dropped, 1, memory_order_relaxed);
-    return -1;
+    return NULL;
+}
+
+static int in_range(uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread)
+{
+    return thread < NPL_RAW_THREADS && chunk < NPL_RAW_CHUNKS && array < NPL_RAW_ARRAYS &&
+           phase < NPL_RAW_PHASES;
+}
+
+int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread,
+                 int write)
+{
+    struct npl_raw_row *row = in_range(array, phase, chunk, thread)
+                                  ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread), 1)
+                                  : NULL;
+    if (!row) {
+        atomic_fetch_add_explicit(&r->rows_dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    atomic_fetch_add_explicit(write ? &row->writes : &row->reads, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->samples, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->arrays[array].samples, 1, memory_order_relaxed);
+    return 0;
+}
+
+void npl__raw_measured(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
+                       uint32_t thread, int where)
+{
+    if (array >= NPL_RAW_ARRAYS)
+        return;
+    struct npl_raw_array *a = &r->arrays[array];
+    atomic_fetch_add_explicit(where == NPL_RAW_LOCAL    ? &a->local
+                              : where == NPL_RAW_REMOTE ? &a->remote
+                                                        : &a->unknown,
+                              1, memory_order_relaxed);
+    struct npl_raw_row *row = where != NPL_RAW_UNKNOWN && in_range(array, phase, chunk, thread)
+                                  ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread), 0)
+                                  : NULL;
+    if (row)
+        atomic_fetch_add_explicit(where == NPL_RAW_LOCAL ? &row->local : &row->remote, 1,
+                                  memory_order_relaxed);
 }
 
 void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node)

@@ -77,10 +77,13 @@ struct npl_prof_site {
     char *where;      /* "file.c:42" from debug information, or NULL */
 };
 
-/* One row of sampled accesses: phase (index into the profile's phases), chunk, thread. */
+/* One row of sampled accesses: phase (index into the profile's phases), chunk, thread; of them,
+ * local and remote: those whose page was on the thread's node, on another (the measured locality;
+ * the rest unknown; both 0 in a profile without it). */
 struct npl_prof_sample {
     uint32_t phase, chunk, thread;
     uint64_t reads, writes;
+    uint64_t local, remote;
 };
 
 struct npl_prof_phase {
@@ -268,7 +271,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 4
+#define NPL_RAW_VERSION 5
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -325,6 +328,7 @@ struct npl_raw_phase {
 struct npl_raw_row {
     _Atomic uint64_t key;      /* NPL_RAW_KEY(array, phase, chunk, thread); 0 empty */
     _Atomic uint32_t reads, writes;
+    _Atomic uint32_t local, remote; /* of them: the page on the thread's node, on another */
 };
 struct npl_raw_trans {
     _Atomic uint64_t key;      /* 1 + (from << 32 | to) */
@@ -376,6 +380,11 @@ struct npl_raw {
  * tables are full, counted in rows_dropped). */
 int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread,
                  int write);
+/* The measured locality of a sample npl__raw_add counted: where = NPL_RAW_LOCAL, _REMOTE or
+ * _UNKNOWN (its page's node against its thread's), counted in the array's totals and its row's. */
+enum { NPL_RAW_UNKNOWN = -1, NPL_RAW_REMOTE = 0, NPL_RAW_LOCAL = 1 };
+void npl__raw_measured(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
+                       uint32_t thread, int where);
 /* One sample of thread taken on node (the profile's thread nodes); nthreads grows to cover it. */
 void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node);
 /* The kernel thread tid has thread number `thread` from now on (the table full: not recorded). */

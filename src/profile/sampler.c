@@ -158,7 +158,13 @@ static void serial_stretch(uint32_t array, uint32_t ph)
     atomic_compare_exchange_strong(&a->serial_first, &none, s);
 }
 
-static void record(uint32_t array, uint64_t chunk, int write)
+/* one sampled access, counted in its row (array, phase, chunk, thread): what measure() needs */
+struct sampled {
+    uint32_t array, phase, thread;
+    uint64_t chunk;
+};
+
+static struct sampled record(uint32_t array, uint64_t chunk, int write)
 {
     uint32_t t = my_thread();
     uint32_t ph = atomic_load_explicit(&cur_phase, memory_order_relaxed);
@@ -168,21 +174,21 @@ static void record(uint32_t array, uint64_t chunk, int write)
             serial_stretch(array, ph);
     }
     npl__raw_add(R, array, ph, chunk, t, write);
+    return (struct sampled){array, ph, t, chunk};
 }
 
 /* A sampled access's locality: the node of page p (a move_pages query, its protection given
  * back) against the faulting thread's; unknown when the page is absent or the query fails.
- * Async-signal-safe (two system calls). */
-static void measure(struct npl_raw_array *a, uintptr_t p)
+ * Counted in the array's totals and the access's row. Async-signal-safe (two system calls). */
+static void measure(const struct sampled *s, uintptr_t p)
 {
     unsigned cpu = 0, node = 0;
     void *pg = (void *)p;
-    int st = -1;
-    _Atomic uint64_t *c = &a->unknown;
+    int st = -1, where = NPL_RAW_UNKNOWN;
     if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0 &&
         syscall(SYS_move_pages, 0, 1UL, &pg, NULL, &st, 0) == 0 && st >= 0)
-        c = (unsigned)st == node ? &a->local : &a->remote;
-    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+        where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;
+    npl__raw_measured(R, s->array, s->phase, s->chunk, s->thread, where);
 }
 
 /* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry; *seen
@@ -201,15 +207,15 @@ static int sample_fault(uintptr_t p, int write, uint64_t *seen)
             atomic_compare_exchange_strong(&s->word, &w, S_WORD(w, S_BUSY))) {
             uint64_t chunk = (p - a->base) / a->chunk_bytes;
             int writable = (a->prot & PROT_WRITE) != 0;
-            record(s->array, chunk, write);
+            struct sampled one = record(s->array, chunk, write);
             if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
-                measure(a, p);
+                measure(&one, p);
                 s->born = atomic_load_explicit(&round_no, memory_order_relaxed); /* READ_AGE */
                 atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
                 return 1;
             }
             xprotect(p, page, a->prot);
-            measure(a, p);
+            measure(&one, p);
             atomic_store(&s->word, S_WORD(w, S_DONE));
             return 1;
         }

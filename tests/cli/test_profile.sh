@@ -145,11 +145,18 @@ print("line", l == m["local"] and t == m["local"] + m["remote"] and u == m["unkn
 print("sum", all(sum(a[k] for a in arr) == m[k] for k in ("local", "remote", "unknown")))
 print("all", m["local"] + m["remote"] + m["unknown"] == p["sampling"]["samples"])
 print("known", t >= 100)
+# each row counts its own local and remote accesses: over the rows, each array's measured (the
+# tables never drop a row at this size)
+rows = all(len(r) == 7 and r[5] + r[6] <= r[3] + r[4] for a in p["arrays"] for r in a["samples"])
+print("rows", rows and all(sum(r[5] for r in a["samples"]) == a["measured"]["local"] and
+                           sum(r[6] for r in a["samples"]) == a["measured"]["remote"]
+                           for a in p["arrays"]))
 PY
 check "measured: the line is the profile's total" "line True" "$(sed -n 1p $T/meas)"
 check "measured: the arrays add up to the total" "sum True" "$(sed -n 2p $T/meas)"
 check "measured: every sampled access counted once (local, remote or unknown)" "all True" "$(sed -n 3p $T/meas)"
 check "measured: at least 100 samples of a known node" "known True" "$(sed -n 4p $T/meas)"
+check "measured: the rows' local and remote add up to each array's" "rows True" "$(sed -n 5p $T/meas)"
 if [ "$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)" = 1 ]; then
     check "measured: one node: every known sample local" 1 "$(printf '%s\n' "$last" | grep -c ': 100.0% (')"
 fi

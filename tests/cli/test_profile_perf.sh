@@ -63,7 +63,7 @@ total = 0
 for a in sorted(p["arrays"], key=lambda a: a["site"]["ordinal"]):
     per = {}
     chunks = set()
-    for phase, chunk, thread, reads, writes in a["samples"]:
+    for phase, chunk, thread, reads, writes, *where in a["samples"]:
         per[thread] = per.get(thread, 0) + reads + writes
         chunks.add(chunk)
     top = max(per, key=per.get) if per else -1
@@ -71,6 +71,10 @@ for a in sorted(p["arrays"], key=lambda a: a["site"]["ordinal"]):
     total += sum(per.values())
     print("array", a["site"]["ordinal"], a["nchunks"], top, per.get(top, 0), other, len(chunks))
 print("total", total, s["samples"])
+# the rows' own local and remote counts add up to each array's measured
+print("rows", all(len(r) == 7 for a in p["arrays"] for r in a["samples"]) and
+      all(sum(r[5] for r in a["samples"]) == a["measured"]["local"] and
+          sum(r[6] for r in a["samples"]) == a["measured"]["remote"] for a in p["arrays"]))
 PY
 check "perf stand-in: sampling fields (backend, rw_known, threads)" "sampling perf False 3" "$(sed -n 1p $T/got)"
 check "perf stand-in: three arrays" 3 "$(grep -c '^array' $T/got)"
@@ -87,6 +91,7 @@ for t in $want_thread; do
 done
 set -- $(grep '^total' $T/got)
 check "perf stand-in: the rows add up to the profile's sample count" "$2" "$3"
+check "perf stand-in: the rows' local and remote add up to each array's measured" "rows True" "$(grep '^rows' $T/got)"
 
 # the program's status and output under the perf backend (the child waits at a gate for its
 # events, then execs): exits, signals, threads, fork, exec, system calls into its arrays

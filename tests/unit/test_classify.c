@@ -100,7 +100,7 @@ static void arr_from(struct arr *a, const struct mat *m, const int *thread_nodes
                 size_t i = ((size_t)p * m->nchunks + c) * m->T + t;
                 if (m->r[i] + m->w[i])
                     a->s[n++] = (struct npl_prof_sample){(uint32_t)p, (uint32_t)c, (uint32_t)t,
-                                                         m->r[i], m->w[i]};
+                                                         m->r[i], m->w[i], 0, 0};
             }
     a->ft = malloc((size_t)m->nchunks * sizeof *a->ft);
     for (int c = 0; c < m->nchunks; c++)
@@ -681,7 +681,7 @@ int main(void)
               "0 threads rejected");
         CHECK(npl__classify_ctx(&ctx, t4, 4, err, sizeof err) == 0, "context");
         int tn[4] = {0, 1, 2, 9}; /* node 9 does not exist */
-        struct npl_prof_sample s = {0, 0, 0, 1, 0};
+        struct npl_prof_sample s = {0, 0, 0, 1, 0, 0, 0};
         struct npl_prof_input in = {.bytes = 8192, .chunk_bytes = 4096, .page_size = 4096,
                                     .nchunks = 2, .samples = &s, .nsamples = 1, .nthreads = 4,
                                     .thread_nodes = tn};

@@ -251,6 +251,29 @@ static void test_raw(void)
     }
     CHECK(rows == 2 && found && r->samples == 4 && r->arrays[2].samples == 4,
           "rows %d, found %d, samples %llu", rows, found, (unsigned long long)r->samples);
+    /* measured locality: in the array's totals and in the sample's row (an unknown one, or one
+     * whose row is not there, in the totals only; never a new row) */
+    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_LOCAL);
+    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_LOCAL);
+    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_REMOTE);
+    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_UNKNOWN);
+    npl__raw_measured(r, 2, 1, 7, 3, NPL_RAW_REMOTE);
+    npl__raw_measured(r, 2, 5, 8, 3, NPL_RAW_LOCAL); /* no such row */
+    npl__raw_measured(r, NPL_RAW_ARRAYS, 0, 7, 3, NPL_RAW_LOCAL); /* no such array: ignored */
+    uint32_t l0 = 0, r0 = 0, l1 = 0, r1 = 0;
+    rows = 0;
+    for (uint64_t i = 0; i < r->rows_used; i++) {
+        rows += r->rows[i].key != 0;
+        if (r->rows[i].key == key)
+            l0 = r->rows[i].local, r0 = r->rows[i].remote;
+        if (r->rows[i].key == NPL_RAW_KEY(2, 1, 7, 3))
+            l1 = r->rows[i].local, r1 = r->rows[i].remote;
+    }
+    CHECK(rows == 2 && l0 == 2 && r0 == 1 && l1 == 0 && r1 == 1,
+          "rows' measured: %d rows, (%u, %u) and (%u, %u)", rows, l0, r0, l1, r1);
+    CHECK(r->arrays[2].local == 3 && r->arrays[2].remote == 2 && r->arrays[2].unknown == 1,
+          "the array's measured totals: %llu %llu %llu", (unsigned long long)r->arrays[2].local,
+          (unsigned long long)r->arrays[2].remote, (unsigned long long)r->arrays[2].unknown);
     npl__raw_count_node(r, 4, 1);
     npl__raw_count_node(r, 4, 1);
     npl__raw_count_node(r, 2, NPL_RAW_NODES); /* past the table: ignored */

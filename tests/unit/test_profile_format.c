@@ -159,6 +159,46 @@ int main(int argc, char **argv)
     }
     bad_edit("\"rw_known\":true}", "\"rw_known\":true,\"measured\":{\"local\":1,\"remote\":2}}",
              "sampling.measured: member \"unknown\" is missing");
+    /* ---- the rows' own measured counts: [phase, chunk, thread, reads, writes, local, remote] */
+    {
+        static const char *rows7 = "\"samples\":[[0,0,0,2,1,2,1],[0,1,1,0,3,3,0]],"
+                                   "\"measured\":{\"local\":5,\"remote\":1,\"unknown\":1}";
+        char *s1 = edit("\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]", rows7);
+        p = good("rows with local and remote", s1);
+        if (p) {
+            const struct npl_prof_sample *x = p->arrays[0].samples;
+            CHECK(p->arrays[0].nsamples == 2 && x[0].local == 2 && x[0].remote == 1 &&
+                      x[1].local == 3 && x[1].remote == 0 && x[0].reads == 2 && x[1].writes == 3,
+                  "rows' local and remote read back");
+            char *t = npl__profile_format(p, NULL);
+            CHECK(t && strstr(t, "[0, 0, 0, 2, 1, 2, 1], [0, 1, 1, 0, 3, 3, 0]"),
+                  "rows' local and remote written: %s", t ? t : "(null)");
+            free(t);
+            round_trip("rows with local and remote", p);
+            npl__profile_free(p);
+        }
+        free(s1);
+        p = good("rows without local and remote: 0", BASE);
+        if (p) {
+            CHECK(p->arrays[0].samples[1].local == 0 && p->arrays[0].samples[1].remote == 0,
+                  "5-value rows: local and remote 0");
+            npl__profile_free(p);
+        }
+    }
+    bad_edit("\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]", "\"samples\":[[0,0,0,2,1,1,0],[0,1,1,0,3,0,0]]",
+             "arrays[0]: samples count local and remote accesses, but measured is missing");
+    bad_edit("\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]",
+             "\"samples\":[[0,0,0,2,1,3,1],[0,1,1,0,3,0,0]],"
+             "\"measured\":{\"local\":9,\"remote\":9,\"unknown\":0}",
+             "samples[0]: local + remote (4) exceed its accesses (3)");
+    bad_edit("\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]",
+             "\"samples\":[[0,0,0,2,1,2,1],[0,1,1,0,3,3,0]],"
+             "\"measured\":{\"local\":4,\"remote\":1,\"unknown\":0}",
+             "the samples count 5 local and 1 remote accesses, more than measured (4, 1)");
+    bad_edit("\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]",
+             "\"samples\":[[0,0,0,2,1,2,1],[0,1,1,0,3]],"
+             "\"measured\":{\"local\":4,\"remote\":1,\"unknown\":0}",
+             "arrays[0].samples[1]: 5 values in a row, not 7 (as in the first row)");
     bad_edit("\"rw_known\":true}",
              "\"rw_known\":true,\"measured\":{\"local\":1,\"remote\":2,\"unknown\":0,\"lost\":1}}",
              "sampling.measured.lost: unknown member \"lost\"");
@@ -196,7 +236,9 @@ int main(int argc, char **argv)
     bad_edit("[0,1,1,0,3]", "[0,1,1,0,0]", "it counts no access");
     bad_edit("[0,1,1,0,3]", "[5,1,1,0,3]", "its phase is not in phases");
     bad_edit("[0,1,1,0,3]", "[0,1,1,0]", "arrays[0].samples[1]: 4 values in a row, not 5");
-    bad_edit("[0,1,1,0,3]", "[0,1,1,0,3,9]", "more than 5 values in a row");
+    bad_edit("[0,1,1,0,3]", "[0,1,1,0,3,9]", "6 values in a row, not 5 (as in the first row)");
+    bad_edit("[0,0,0,2,1]", "[0,0,0,2,1,0]", "arrays[0].samples[0]: 6 values in a row, not 5 or 7");
+    bad_edit("[0,0,0,2,1]", "[0,0,0,2,1,0,0,0]", "more than 7 values in a row");
     bad_edit("[0,1,1,0,3]", "[0,1,1,0,1099511627777]", "out of range");
     bad_edit("[0,1,1,0,3]", "{}", "expected an array of integers, found an object");
     bad_edit("\"first_touch\":[0,-1]", "\"first_touch\":[0]", "first_touch has 1 entries for 2 chunks");
