@@ -2,6 +2,7 @@
  * policy that a profile advises for the array its calling site allocates. */
 #define _GNU_SOURCE
 #include "defaults/defaults.h"
+#include "plan/plan.h"
 #include "profile/profile.h"
 
 #include "numaplace/profile.h"
@@ -79,6 +80,10 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
             explicit_map = a->advice.chunk_nodes && a->advice.nchunk_nodes && a->bytes == bytes;
         else if (npl_policy_parse(&pol, a->advice.policy) < 0)
             return NULL;
+        /* thread blocks on the nodes of the threads as `numaplace run --pin` pins them (any
+         * strategy, a CPU list too): the thread->node map the advice was predicted with */
+        else if (npl__policy_follow_pin(pol, getenv("NUMAPLACE_PIN")) < 0)
+            npl__debug("npl_alloc_auto: NUMAPLACE_PIN not followed: %s", npl_last_error());
     }
     npl_policy *ft = NULL;
     if (explicit_map && npl_policy_create(&ft, NPL_FIRST_TOUCH, NULL, 0) < 0)

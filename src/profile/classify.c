@@ -21,8 +21,10 @@
  * scored on all samples.
  * Thread-level shapes (bind_block) are evaluated with the profile's own thread->node map: the
  * block owner thread of each page comes from the library's map on a helper topology of one node
- * per thread (node b = thread b), then the thread's node from the profile. Only public API here:
- * the numaplace command compiles this file too. */
+ * per thread (node b = thread b), then the thread's node from the profile. `run --profile` keeps
+ * that promise by putting block k on the node of thread k as it pins them (preload/apply.c
+ * follows the run's --pin, a CPU list too). Only public API here: the numaplace command compiles
+ * this file too. */
 #define _GNU_SOURCE
 #include "profile/profile.h"
 
