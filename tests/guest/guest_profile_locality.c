@@ -13,7 +13,11 @@
  *      node 0 and one on node 1, read the halves of a page-aligned static array that the main
  *      thread wrote first (first touch: all of it on node 0); profiled, then profiled again under
  *      that profile, the second half is on node 1 (the advice: blocked by thread); and so under
- *      run --profile.
+ *      run --profile;
+ *   6. an explicit per-chunk map (the bind_all:1 run's profile, its advice replaced by a map: the
+ *      first half of the chunks on node 1, the second on node 0) under run --profile, at the
+ *      profiled size (chunk by chunk) and at twice the size (an array of too few samples: its
+ *      map scaled, preload/apply.c): exactly half of the pages on each node.
  *   guest_profile_locality --child MIB PASSES   the child
  *   guest_profile_locality --static-child PASSES   the child of 5 */
 #define _GNU_SOURCE
@@ -101,6 +105,8 @@ static int child(size_t mib, int passes)
         if (per_node[k])
             printf(" %d:%d", k, per_node[k]);
     printf("\n");
+    if (q == (int)npages && npages > 0)
+        printf("ends: first page on node %d, last on node %d\n", nodes[0], nodes[npages - 1]);
     double sum = 0;
     for (int p = 0; p < passes; p++) {
 #pragma omp parallel for schedule(static) reduction(+ : sum)
@@ -259,6 +265,68 @@ static void static_case(const char *self, const char *cpus)
     free(e);
 }
 
+/* 6: the bind_all:1 run's profile (one 8 MiB array) with its advice replaced by an explicit map,
+ * half node 1, half node 0, and too few samples to have a shape of its own; run at MIB */
+static void explicit_case(const char *self, const char *cpus, int mib)
+{
+    char *j = slurp("/tmp/gpl1.json");
+    const char *cut = j ? strstr(j, ",\n   \"advice\": {") : NULL;
+    const char *nc = j ? strstr(j, "\"nchunks\": ") : NULL;
+    long n = nc ? strtol(nc + strlen("\"nchunks\": "), NULL, 10) : 0;
+    CHECK(cut && n > 1 && n <= 65536, "explicit: the bind_all:1 profile has its advice and "
+          "nchunks (%ld)", n);
+    if (!cut || n <= 1 || n > 65536) {
+        free(j);
+        return;
+    }
+    FILE *f = fopen("/tmp/gpl_explicit.json", "w");
+    if (!f) {
+        CHECK(0, "explicit: /tmp/gpl_explicit.json cannot be written");
+        free(j);
+        return;
+    }
+    fprintf(f, "%.*s,\n   \"advice\": {\"pattern\": \"irregular\", \"policy\": \"explicit\", "
+               "\"confidence\": 0.5, \"local\": {\"policy\": 1, \"first_touch\": null, "
+               "\"best\": 1}, \"reason\": \"a test's map\", \"replicate\": false, "
+               "\"next_touch_phases\": [], \"samples\": 10, \"period_pages\": null, "
+               "\"block_threads\": null, \"chunk_nodes\": [", (int)(cut - j), j);
+    for (long c = 0; c < n; c++)
+        fprintf(f, "%s%d", c ? "," : "", c < n / 2 ? 1 : 0);
+    fprintf(f, "]}}]\n}\n");
+    fclose(f);
+    free(j);
+    char size[16], out[64], err[64];
+    snprintf(size, sizeof size, "%d", mib);
+    snprintf(out, sizeof out, "/tmp/gpl_x%d_out.txt", mib);
+    snprintf(err, sizeof err, "/tmp/gpl_x%d_err.txt", mib);
+    char *const run[] = {"numaplace", "run", "-v", "--pin", (char *)cpus, "--profile",
+                         "/tmp/gpl_explicit.json", "--", (char *)self, "--child", size, "1", NULL};
+    int rc = spawn_to(out, err, run);
+    char *o = slurp(out), *e = slurp(err);
+    int pages = 0, query = -1, unknown = -1, on0 = -1, on1 = -1;
+    const char *pl = o ? strstr(o, "pages ") : NULL;
+    const char *p0 = pl ? strstr(pl, " 0:") : NULL, *p1 = pl ? strstr(pl, " 1:") : NULL;
+    int ok = rc == 0 && pl &&
+             sscanf(pl, "pages %d (query %d), unknown %d", &pages, &query, &unknown) == 3 && p0 &&
+             p1 && sscanf(p0, " 0:%d", &on0) == 1 && sscanf(p1, " 1:%d", &on1) == 1;
+    int want = (mib << 20) / PSZ, first = -1, last = -1;
+    const char *ends = o ? strstr(o, "ends: ") : NULL;
+    ok = ok && ends &&
+         sscanf(ends, "ends: first page on node %d, last on node %d", &first, &last) == 2;
+    CHECK(ok && pages == want && unknown == 0 && on1 == want / 2 && on0 == want / 2 &&
+              first == 1 && last == 0,
+          "explicit map at %d MiB: the first half of %d pages on node 1, the second on node 0 "
+          "(status %d): %s\n%s",
+          mib, want, rc, o ? o : "?", e ? e : "?");
+    if (mib != 8)
+        CHECK(e && strstr(e, "its explicit map is for 8388608 bytes only: the best shape at any "
+                             "size applies (its map, scaled)"),
+              "explicit map at %d MiB: scaled, as run -v says: %s", mib, e ? e : "?");
+    printf("explicit map at %d MiB: %s", mib, pl ? pl : "?\n");
+    free(o);
+    free(e);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--child"))
@@ -294,6 +362,8 @@ int main(int argc, char **argv)
         one(self, list, 1, 0);
         one(self, list, 0, 0);
         one(self, list, 0, 1);
+        explicit_case(self, list, 8);  /* the profiled size: chunk by chunk */
+        explicit_case(self, list, 16); /* twice: the map scaled */
     }
     /* 5: one thread on node 0's first CPU, one on node 1's */
     int c1[256], n1 = npl_topo_node_cpus(topo, 1, c1, 256);
