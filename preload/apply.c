@@ -109,10 +109,10 @@ static void on_region(const struct npl__region *r, void *arg);
 
 /* A thread-block bind_block ("block k with thread k") puts block k on the node of thread k as
  * THIS run pins it: its --pin strategy (a CPU list too, which a policy string cannot spell),
- * not only compact or scatter */
+ * not only compact or scatter; a --pin the constructor refused pins nothing and changes nothing */
 static void follow_run_pin(npl_policy *pol, const struct npl_prof_array *a)
 {
-    const char *pin = getenv(NPL_ENV_PIN);
+    const char *pin = npl__preload.pin;
     if (!pol || !pin || !*pin)
         return;
     char site[256];
