@@ -328,8 +328,8 @@ struct drain_ctx {
 /* the sample's locality, asked now (the rings are read every 10 ms): the node of its page in the
  * sampled process (move_pages, no move) against its CPU's; unknown when either is not known or
  * the array is gone (its address may hold something else) */
-static void measure(struct drain_ctx *d, uint32_t array, uint32_t phase, uint64_t chunk,
-                    uint32_t thread, const struct npl_perf_sample *p)
+static void measure(struct drain_ctx *d, uint32_t array, struct npl_raw_row *row,
+                    const struct npl_perf_sample *p)
 {
     struct npl_raw_array *a = &d->r->arrays[array];
     int node = (int)p->cpu < d->s->ncpu ? d->s->cpu_node[p->cpu] : -1;
@@ -339,7 +339,7 @@ static void measure(struct drain_ctx *d, uint32_t array, uint32_t phase, uint64_
     if (node >= 0 && p->pid && !atomic_load(&a->gone_ns) &&
         syscall(SYS_move_pages, (int)p->pid, 1UL, &page, NULL, &st, 0) == 0 && st >= 0)
         where = st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;
-    npl__raw_measured(d->r, array, phase, chunk, thread, where);
+    npl__raw_measured(d->r, array, row, where);
 }
 
 static void one_sample(const struct npl_perf_sample *p, void *arg)
@@ -363,8 +363,7 @@ static void one_sample(const struct npl_perf_sample *p, void *arg)
     uint32_t phase = atomic_load(&d->r->cur_phase);
     if ((int)p->cpu < d->s->ncpu && d->s->cpu_node[p->cpu] >= 0)
         npl__raw_count_node(d->r, (uint32_t)t, (unsigned)d->s->cpu_node[p->cpu]);
-    npl__raw_add(d->r, array, phase, chunk, (uint32_t)t, write);
-    measure(d, array, phase, chunk, (uint32_t)t, p);
+    measure(d, array, npl__raw_add(d->r, array, phase, chunk, (uint32_t)t, write), p);
 }
 
 void perf_drain(struct perf_set *s, struct npl_raw *r)

@@ -10,35 +10,39 @@
 
 #include <linux/perf_event.h>
 
-/* the row of key (made when `make`), or NULL: the tables are full, or none yet */
+/* the row of key (made when `make`), or NULL: the tables are full, or none yet. Rows are handed
+ * out densely (the memory touched grows with the rows used), each pushed on the front of its hash
+ * bucket's chain: a small table of heads, so that a small profile touches little memory. A push
+ * that loses its race looks again at the rows pushed meanwhile (they may hold its key). */
 static struct npl_raw_row *row_of(struct npl_raw *r, uint64_t key, int make)
 {
-    /* rows are handed out densely (the memory touched grows with the rows used); a hash index
-     * finds them */
-    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 20;
-    for (size_t i = (size_t)(h % NPL_RAW_INDEX), probes = 0; probes < 256;
-         i = (i + 1) % NPL_RAW_INDEX, probes++) {
-        uint32_t v = atomic_load_explicit(&r->index[i], memory_order_acquire);
-        if (v == 0) {
-            if (!make)
-                return NULL;
-            uint64_t row = atomic_fetch_add(&r->rows_used, 1);
-            if (row >= NPL_RAW_ROWS)
-                return NULL;
-            atomic_store_explicit(&r->rows[row].key, key, memory_order_relaxed);
-            uint32_t expect = 0;
-            if (atomic_compare_exchange_strong(&r->index[i], &expect, (uint32_t)row + 1)) {
-                v = (uint32_t)row + 1;
-            } else {
-                atomic_store(&r->rows[row].key, 0); /* another thread took the slot: unused */
-                v = expect;
+    _Atomic uint32_t *head = &r->buckets[((key * 0x9E3779B97F4A7C15ull) >> 32) % NPL_RAW_BUCKETS];
+    uint32_t first = atomic_load_explicit(head, memory_order_acquire), stop = 0;
+    uint64_t mine = UINT64_MAX; /* the row this call made, not yet in the chain */
+    for (;;) {
+        for (uint32_t v = first; v != stop; v = atomic_load_explicit(&r->rows[v - 1].next,
+                                                                      memory_order_acquire))
+            if (atomic_load_explicit(&r->rows[v - 1].key, memory_order_relaxed) == key) {
+                if (mine != UINT64_MAX)
+                    atomic_store(&r->rows[mine].key, 0); /* pushed by another thread: unused */
+                return &r->rows[v - 1];
             }
+        if (!make)
+            return NULL;
+        if (mine == UINT64_MAX) {
+            mine = atomic_fetch_add(&r->rows_used, 1);
+            if (mine >= NPL_RAW_ROWS)
+                return NULL;
+            atomic_store_explicit(&r->rows[mine].key, key, memory_order_relaxed);
         }
-        struct npl_raw_row *row = &r->rows[v - 1];
-        if (atomic_load_explicit(&row->key, memory_order_relaxed) == key)
-            return row;
+        atomic_store_explicit(&r->rows[mine].next, first, memory_order_relaxed);
+        uint32_t seen = first;
+        if (atomic_compare_exchange_strong_explicit(head, &seen, (uint32_t)mine + 1,
+                                                    memory_order_release, memory_order_acquire))
+            return &r->rows[mine];
+        stop = first; /* the rows from `seen` down to `first` are new: look at them */
+        first = seen;
     }
-    return NULL;
 }
 
 static int in_range(uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread)
@@ -47,24 +51,23 @@ static int in_range(uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thr
            phase < NPL_RAW_PHASES;
 }
 
-int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread,
-                 int write)
+struct npl_raw_row *npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
+                                 uint32_t thread, int write)
 {
     struct npl_raw_row *row = in_range(array, phase, chunk, thread)
                                   ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread), 1)
                                   : NULL;
     if (!row) {
         atomic_fetch_add_explicit(&r->rows_dropped, 1, memory_order_relaxed);
-        return -1;
+        return NULL;
     }
     atomic_fetch_add_explicit(write ? &row->writes : &row->reads, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->samples, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->arrays[array].samples, 1, memory_order_relaxed);
-    return 0;
+    return row;
 }
 
-void npl__raw_measured(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
-                       uint32_t thread, int where)
+void npl__raw_measured(struct npl_raw *r, uint32_t array, struct npl_raw_row *row, int where)
 {
     if (array >= NPL_RAW_ARRAYS)
         return;
@@ -73,10 +76,7 @@ void npl__raw_measured(struct npl_raw *r, uint32_t array, uint32_t phase, uint64
                               : where == NPL_RAW_REMOTE ? &a->remote
                                                         : &a->unknown,
                               1, memory_order_relaxed);
-    struct npl_raw_row *row = where != NPL_RAW_UNKNOWN && in_range(array, phase, chunk, thread)
-                                  ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread), 0)
-                                  : NULL;
-    if (row)
+    if (row && where != NPL_RAW_UNKNOWN)
         atomic_fetch_add_explicit(where == NPL_RAW_LOCAL ? &row->local : &row->remote, 1,
                                   memory_order_relaxed);
 }

@@ -44,6 +44,8 @@
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
 #define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
+#define NPL_PROF_EXPLICIT_MIN_GAIN 0.005 /* or by this much at least, when that is half of the
+                                          * shape's misses: the map */
 
 enum npl_prof_pattern {
     NPL_PAT_TOO_FEW = 0,
@@ -271,7 +273,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 5
+#define NPL_RAW_VERSION 6
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -284,7 +286,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
 #define NPL_RAW_UNITS 1024       /* first-touch traps of one array at most */
 #define NPL_RAW_FT ((size_t)1 << 22)   /* first-touch entries, all arrays */
 #define NPL_RAW_ROWS ((size_t)1 << 20) /* sample rows (array, phase, chunk, thread), dense */
-#define NPL_RAW_INDEX ((size_t)1 << 18) /* their hash index: memory grows with the rows used */
+#define NPL_RAW_BUCKETS ((size_t)1 << 14) /* their hash chains' heads: 64 KiB, all touched */
 #define NPL_RAW_WINDOW_SECONDS 0.1
 
 enum { NPL_RAW_FREE = 0, NPL_RAW_FILLING = 1, NPL_RAW_LIVE = 2, NPL_RAW_GONE = 3 };
@@ -329,6 +331,7 @@ struct npl_raw_row {
     _Atomic uint64_t key;      /* NPL_RAW_KEY(array, phase, chunk, thread); 0 empty */
     _Atomic uint32_t reads, writes;
     _Atomic uint32_t local, remote; /* of them: the page on the thread's node, on another */
+    _Atomic uint32_t next;     /* 1 + the next row of its hash bucket's chain, 0 the last */
 };
 struct npl_raw_trans {
     _Atomic uint64_t key;      /* 1 + (from << 32 | to) */
@@ -352,7 +355,9 @@ struct npl_raw {
     double t_start;              /* CLOCK_MONOTONIC of the owner's start */
     char program[NPL_SITE_PATH], program_build_id[129];
     _Atomic uint64_t samples, idle, ft_faults, rows_dropped, arrays_dropped, ft_dropped, others,
-        rounds, widened, protect_failed, prepared;
+        rounds, widened, protect_failed, prepared,
+        round_ns, protect_ns, giveback_ns, /* ns in the sampler's rounds; arming; giving back */
+        arm_calls, arm_pages;    /* the mprotect calls that armed pages, the pages armed */
     _Atomic uint32_t nthreads, nphases, nobjects, narrays, ntrans;
     _Atomic uint32_t cur_phase;  /* the phase now (the perf backend's samples take it) */
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
@@ -364,7 +369,7 @@ struct npl_raw {
     _Atomic uint64_t ft_used;
     _Atomic int32_t ft[NPL_RAW_FT];
     _Atomic uint64_t rows_used;
-    _Atomic uint32_t index[NPL_RAW_INDEX]; /* 1 + a row of rows[], 0 empty */
+    _Atomic uint32_t buckets[NPL_RAW_BUCKETS]; /* 1 + the first row of a chain, 0 empty */
     struct npl_raw_row rows[NPL_RAW_ROWS];
 };
 #define NPL_RAW_KEY(a, ph, c, t) \
@@ -376,15 +381,15 @@ struct npl_raw {
 
 /* ==== the raw profile's counters and the perf backend's pure parts (perf.c: also compiled into
  * the command; async-signal-safe: atomics only) ==== */
-/* One sampled access of thread (its number) to chunk of array in phase: 0, or -1 (dropped: the
- * tables are full, counted in rows_dropped). */
-int npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread,
-                 int write);
+/* One sampled access of thread (its number) to chunk of array in phase: the row it is counted
+ * in, or NULL (dropped: the tables are full, counted in rows_dropped). */
+struct npl_raw_row *npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
+                                 uint32_t thread, int write);
 /* The measured locality of a sample npl__raw_add counted: where = NPL_RAW_LOCAL, _REMOTE or
- * _UNKNOWN (its page's node against its thread's), counted in the array's totals and its row's. */
+ * _UNKNOWN (its page's node against its thread's), counted in the array's totals and in the row
+ * npl__raw_add gave (NULL: the totals only; an unknown one: the totals only). */
 enum { NPL_RAW_UNKNOWN = -1, NPL_RAW_REMOTE = 0, NPL_RAW_LOCAL = 1 };
-void npl__raw_measured(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
-                       uint32_t thread, int where);
+void npl__raw_measured(struct npl_raw *r, uint32_t array, struct npl_raw_row *row, int where);
 /* One sample of thread taken on node (the profile's thread nodes); nthreads grows to cover it. */
 void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node);
 /* The kernel thread tid has thread number `thread` from now on (the table full: not recorded). */

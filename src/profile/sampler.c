@@ -6,10 +6,11 @@
  *    unit's chunks and gives the unit its protection back. Nothing is moved.
  *  - Sampling: every NPL_SAMPLER_PERIOD seconds a sampler thread gives back the pages it
  *    protected that nobody touched for 2 s (idle), and protects new random pages of the arrays
- *    whose first touch is over, weighted by size: rate x period a round, at most rate / 2 (and
- *    4,096) protected at a time, each splitting a mapping in three (far below
- *    vm.max_map_count). A read fault records a read and leaves the page PROT_READ for 100 ms, so
- *    a write that follows is seen too; a write fault records a write and gives the page back.
+ *    whose first touch is over, weighted by size, in runs of adjacent pages (one mprotect, one
+ *    TLB flush a run): rate x period a round, at most rate / 2 (and 4,096) protected at a time,
+ *    each splitting a mapping in three at most (far below vm.max_map_count). A read fault
+ *    records a read and leaves the page PROT_READ for 100 ms, so a write that follows is seen
+ *    too; a write fault records a write and gives the page back. Ages are times, not rounds.
  *    Each sampled access also asks the kernel where its page is (move_pages, no move) and counts
  *    it local or remote against the faulting thread's node (first-touch faults are not counted).
  *    Read and write come from the x86 page-fault error code (REG_ERR bit 1); elsewhere every
@@ -46,8 +47,8 @@
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define MAX_OUT 4096     /* sampled pages protected at a time, at most */
-#define MAX_AGE 100      /* rounds (2 s) a sampled page stays protected untouched: then idle */
-#define READ_AGE 5       /* rounds (100 ms) a page read stays read-only to catch a write */
+#define MAX_AGE_NS 2000000000u /* a sampled page untouched this long is given back: idle */
+#define READ_AGE_NS 100000000u /* a page read stays read-only this long to catch a write */
 
 static struct npl_raw *R;          /* the shared raw profile, NULL when not profiling */
 static size_t R_size;
@@ -81,10 +82,9 @@ enum { S_FREE = 0, S_ARMED, S_READ, S_BUSY, S_DONE, S_IDLE };
 static struct slot {
     _Atomic uint64_t word;
     uint32_t array;
-    uint64_t born; /* the round that protected it */
+    uint64_t born; /* CLOCK_MONOTONIC ns when it was protected (read: when read) */
 } slots[MAX_OUT];
 static _Atomic uint32_t slots_hi; /* slots in use are below it */
-static _Atomic uint64_t round_no;
 
 static double now(void)
 {
@@ -158,10 +158,10 @@ static void serial_stretch(uint32_t array, uint32_t ph)
     atomic_compare_exchange_strong(&a->serial_first, &none, s);
 }
 
-/* one sampled access, counted in its row (array, phase, chunk, thread): what measure() needs */
+/* one sampled access: its array and the row it was counted in (NULL: dropped) */
 struct sampled {
-    uint32_t array, phase, thread;
-    uint64_t chunk;
+    uint32_t array;
+    struct npl_raw_row *row;
 };
 
 static struct sampled record(uint32_t array, uint64_t chunk, int write)
@@ -173,8 +173,7 @@ static struct sampled record(uint32_t array, uint64_t chunk, int write)
         if (ph == atomic_load_explicit(&serial_phase, memory_order_relaxed))
             serial_stretch(array, ph);
     }
-    npl__raw_add(R, array, ph, chunk, t, write);
-    return (struct sampled){array, ph, t, chunk};
+    return (struct sampled){array, npl__raw_add(R, array, ph, chunk, t, write)};
 }
 
 /* A sampled access's locality: the node of page p (a move_pages query, its protection given
@@ -188,7 +187,7 @@ static void measure(const struct sampled *s, uintptr_t p)
     if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0 &&
         syscall(SYS_move_pages, 0, 1UL, &pg, NULL, &st, 0) == 0 && st >= 0)
         where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;
-    npl__raw_measured(R, s->array, s->phase, s->chunk, s->thread, where);
+    npl__raw_measured(R, s->array, s->row, where);
 }
 
 /* a fault on a sampled page: 1 handled, 2 raced (the page was given back meanwhile: retry; *seen
@@ -210,7 +209,7 @@ static int sample_fault(uintptr_t p, int write, uint64_t *seen)
             struct sampled one = record(s->array, chunk, write);
             if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
                 measure(&one, p);
-                s->born = atomic_load_explicit(&round_no, memory_order_relaxed); /* READ_AGE */
+                s->born = now_ns(); /* READ_AGE_NS */
                 atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
                 return 1;
             }
@@ -559,8 +558,8 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     return (int)i;
 }
 
-/* give back the sampled pages in [lo, hi) protected before round `older` (read ones: read
- * before round `read_older`; all: 0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX), and free the slots of
+/* give back the sampled pages in [lo, hi) protected before `older` ns (read ones: read
+ * before `read_older`; all: 0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX), and free the slots of
  * those done; track_lock held */
 static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, uint64_t read_older,
                             int count_idle)
@@ -642,7 +641,7 @@ static int slot_insert(uintptr_t p, uint32_t array)
     struct slot *s = &slots[free_slot];
     uint64_t gen = ((atomic_load(&s->word) >> 3) + 1) & 0x1ff;
     s->array = array;
-    s->born = atomic_load(&round_no);
+    s->born = now_ns();
     atomic_store_explicit(&s->word, (uint64_t)p | gen << 3 | S_ARMED, memory_order_release);
     if (free_slot == top)
         atomic_store(&slots_hi, top + 1);
@@ -650,7 +649,9 @@ static int slot_insert(uintptr_t p, uint32_t array)
 }
 
 static int in_flight(uintptr_t p);
-static _Atomic uintptr_t protecting; /* the page the sampler is about to protect, or 0 */
+static int in_flight_range(uintptr_t lo, uintptr_t hi);
+static _Atomic uintptr_t protecting; /* the first page of the run the sampler is about to
+                                      * protect (RUN pages at most), or 0 */
 
 #define SMALL_WEIGHT 64
 static uint64_t weight(const struct npl_raw_array *a)
@@ -659,19 +660,77 @@ static uint64_t weight(const struct npl_raw_array *a)
     return pages > SMALL_WEIGHT || pages == 0 ? pages : SMALL_WEIGHT;
 }
 
+/* Pages are armed in runs of up to RUN adjacent pages, one mprotect each: making a page
+ * inaccessible flushes it from every CPU that runs the program's threads (an IPI to each), and
+ * that flush, not the page count, is what a round costs when the threads are busy (in a TCG
+ * guest, milliseconds each). Each page of a run keeps its own slot and is sampled alone. */
+#define RUN 16
+
+/* arm up to `want` (<= RUN, <= left) pages of array i from page `first`: the pages armed */
+static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
+{
+    struct npl_raw_array *a = &R->arrays[i];
+    uintptr_t p0 = a->base + first * page;
+    int got[RUN], k = 0;
+    if (want > (uint64_t)left)
+        want = (uint64_t)left;
+    /* announced before the in-flight check, cleared after the protection (see prepare) */
+    atomic_store(&protecting, p0);
+    for (uint64_t j = 0; j < want; j++) {
+        uint64_t chunk = (first + j) * page / a->chunk_bytes;
+        if (a->ft != UINT64_MAX) { /* not while its first touch is pending */
+            int32_t e = atomic_load(&R->ft[a->ft + chunk / a->unit_chunks * a->unit_chunks]);
+            if (e == NPL_RAW_FT_ARMED || e == NPL_RAW_FT_BUSY)
+                break;
+        }
+        uintptr_t p = p0 + j * page;
+        int s = in_flight(p) ? -1 : slot_insert(p, i);
+        if (s < 0)
+            break; /* the run ends at a page it cannot take */
+        got[k++] = s;
+    }
+    if (!k) {
+        atomic_store(&protecting, 0);
+        return 0;
+    }
+    int failed = xprotect(p0, (size_t)k * page, PROT_NONE) < 0;
+    atomic_store(&protecting, 0);
+    int late = !failed && in_flight_range(p0, p0 + (size_t)k * page);
+    for (int j = 0; j < k; j++) {
+        struct slot *sl = &slots[got[j]];
+        uint64_t w = atomic_load(&sl->word);
+        if (failed) {
+            atomic_compare_exchange_strong(&sl->word, &w, S_WORD(w, S_DONE));
+        } else if (late && S_STATE(w) == S_ARMED && in_flight(S_PAGE(w))) {
+            /* a system call is about to touch it: give it back */
+            if (atomic_compare_exchange_strong(&sl->word, &w, S_WORD(w, S_BUSY))) {
+                xprotect(S_PAGE(w), page, a->prot);
+                atomic_store(&sl->word, S_WORD(w, S_IDLE));
+            }
+        }
+    }
+    atomic_fetch_add_explicit(&R->arm_calls, 1, memory_order_relaxed);
+    if (failed)
+        atomic_fetch_add(&R->protect_failed, 1);
+    else
+        atomic_fetch_add_explicit(&R->arm_pages, (uint64_t)k, memory_order_relaxed);
+    return failed ? 0 : k;
+}
+
 static void round_once(double *last_window)
 {
-    atomic_fetch_add(&round_no, 1);
-    /* pages untouched for MAX_AGE rounds are given back (idle); done ones freed */
+    /* pages untouched for MAX_AGE_NS are given back (idle), read ones after READ_AGE_NS; done
+     * ones freed. Ages are in time, not rounds: a round is late when the threads are busy */
     atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
-    uint64_t r = atomic_load(&round_no);
-    give_back_slots(0, UINTPTR_MAX, r > MAX_AGE ? r - MAX_AGE : 0, r > READ_AGE ? r - READ_AGE : 0,
-                    1);
+    uint64_t t = now_ns();
+    give_back_slots(0, UINTPTR_MAX, t > MAX_AGE_NS ? t - MAX_AGE_NS : 0,
+                    t > READ_AGE_NS ? t - READ_AGE_NS : 0, 1);
+    atomic_fetch_add_explicit(&R->giveback_ns, now_ns() - t, memory_order_relaxed);
     atomic_fetch_add(&R->rounds, 1);
     /* time windows while no OpenMP region was ever seen */
-    double t = now();
-    if (!atomic_load(&regions_seen) && t - *last_window >= NPL_RAW_WINDOW_SECONDS) {
-        *last_window = t;
+    double secs = now();
+    if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
+        *last_window = secs;
         if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
             uint32_t from = atomic_load(&cur_phase);
             uint32_t ph = new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
@@ -706,6 +765,7 @@ static void round_once(double *last_window)
     }
     if (budget > cap - out)
         budget = cap - out;
+    uint64_t t0 = now_ns();
     for (int k = 0, tries = 0; k < budget && tries < 4 * budget; tries++) {
         uint64_t r = rnd() % total;
         uint32_t i = 0;
@@ -720,36 +780,15 @@ static void round_once(double *last_window)
         if (i >= n)
             continue;
         struct npl_raw_array *a = &R->arrays[i];
-        r %= a->bytes / page; /* a small array's pages, drawn more often */
-        uint64_t chunk = r * page / a->chunk_bytes;
-        if (a->ft != UINT64_MAX) { /* not while its first touch is pending */
-            int32_t e = atomic_load(&R->ft[a->ft + chunk / a->unit_chunks * a->unit_chunks]);
-            if (e == NPL_RAW_FT_ARMED || e == NPL_RAW_FT_BUSY)
-                continue;
-        }
-        uintptr_t p = a->base + r * page;
-        /* announced before the in-flight check, cleared after the protection (see prepare) */
-        atomic_store(&protecting, p);
-        int s = in_flight(p) ? -1 : slot_insert(p, i);
-        if (s < 0) {
-            atomic_store(&protecting, 0);
-            continue;
-        }
-        uint64_t w = atomic_load(&slots[s].word);
-        int failed = xprotect(p, page, PROT_NONE) < 0;
-        atomic_store(&protecting, 0);
-        if (failed) {
-            atomic_fetch_add(&R->protect_failed, 1);
-            atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_DONE));
-        } else if (in_flight(p)) { /* a system call is about to touch it: give it back */
-            if (atomic_compare_exchange_strong(&slots[s].word, &w, S_WORD(w, S_BUSY))) {
-                xprotect(p, page, a->prot);
-                atomic_store(&slots[s].word, S_WORD(w, S_IDLE));
-            }
-            continue;
-        }
-        k++;
+        /* a run ending at a drawn page of [0, npages + RUN - 1), clipped to the array: every
+         * page is in RUN of the draws (a small array's pages are drawn more often) */
+        uint64_t npages = a->bytes / page, end = r % (npages + RUN - 1) + 1;
+        uint64_t first = end > RUN ? end - RUN : 0;
+        if (end > npages)
+            end = npages;
+        k += arm_run(i, first, end - first, budget - k);
     }
+    atomic_fetch_add_explicit(&R->protect_ns, now_ns() - t0, memory_order_relaxed);
 }
 
 /* the state letter and the thread count of /proc/self/task/TID/stat (fields 3 and 20) */
@@ -798,8 +837,10 @@ static void *sampler_main(void *arg)
         if (alone())
             exit(0);
         pthread_mutex_lock(&track_lock);
+        uint64_t t0 = now_ns();
         if (recording && !atomic_load(&stopping))
             round_once(&last_window);
+        atomic_fetch_add_explicit(&R->round_ns, now_ns() - t0, memory_order_relaxed);
         pthread_mutex_unlock(&track_lock);
     }
     return NULL;
@@ -904,17 +945,19 @@ static struct {
 } inflight[INFLIGHT];
 static _Atomic int inflight_full; /* ranges that found no slot: no page is sampled meanwhile */
 
-static int in_flight(uintptr_t p)
+static int in_flight_range(uintptr_t a, uintptr_t b)
 {
     if (atomic_load(&inflight_full))
         return 1;
     for (int i = 0; i < INFLIGHT; i++) {
         uintptr_t lo = atomic_load(&inflight[i].lo);
-        if (lo && p + page > lo && p < atomic_load(&inflight[i].hi))
+        if (lo && b > lo && a < atomic_load(&inflight[i].hi))
             return 1;
     }
     return 0;
 }
+
+static int in_flight(uintptr_t p) { return in_flight_range(p, p + page); }
 
 int npl__sampler_prepare(const void *buf, size_t len, int write)
 {
@@ -932,7 +975,7 @@ int npl__sampler_prepare(const void *buf, size_t len, int write)
     }
     if (slot < 0)
         atomic_fetch_add(&inflight_full, 1);
-    for (uintptr_t q; (q = atomic_load(&protecting)) != 0 && q + page > lo && q < hi;)
+    for (uintptr_t q; (q = atomic_load(&protecting)) != 0 && q + RUN * page > lo && q < hi;)
         sched_yield();
     uint32_t n = atomic_load(&R->narrays);
     for (uint32_t i = 0; i < n; i++) {

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #define RING 256 /* bytes: small, so that records wrap */
@@ -234,11 +235,12 @@ static void test_raw(void)
     atomic_store(&r->arrays[1].state, NPL_RAW_GONE);
     CHECK(npl__raw_find(r, 0x10000, 0, &a, &c) == 0 && a == 1, "both gone: the newest, %u", a);
     /* rows: the same key adds up, reads and writes apart, counters follow */
-    npl__raw_add(r, 2, 0, 7, 3, 0);
-    npl__raw_add(r, 2, 0, 7, 3, 1);
-    npl__raw_add(r, 2, 0, 7, 3, 1);
-    npl__raw_add(r, 2, 1, 7, 3, 0);
-    CHECK(npl__raw_add(r, 2, 0, NPL_RAW_CHUNKS, 3, 0) == -1 && r->rows_dropped == 1,
+    struct npl_raw_row *row0 = npl__raw_add(r, 2, 0, 7, 3, 0);
+    CHECK(row0 && npl__raw_add(r, 2, 0, 7, 3, 1) == row0 && npl__raw_add(r, 2, 0, 7, 3, 1) == row0,
+          "one key, one row");
+    struct npl_raw_row *row1 = npl__raw_add(r, 2, 1, 7, 3, 0);
+    CHECK(row1 && row1 != row0, "another phase, another row");
+    CHECK(npl__raw_add(r, 2, 0, NPL_RAW_CHUNKS, 3, 0) == NULL && r->rows_dropped == 1,
           "a chunk past the table is dropped");
     uint64_t key = NPL_RAW_KEY(2, 0, 7, 3);
     int rows = 0, found = 0;
@@ -252,14 +254,14 @@ static void test_raw(void)
     CHECK(rows == 2 && found && r->samples == 4 && r->arrays[2].samples == 4,
           "rows %d, found %d, samples %llu", rows, found, (unsigned long long)r->samples);
     /* measured locality: in the array's totals and in the sample's row (an unknown one, or one
-     * whose row is not there, in the totals only; never a new row) */
-    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_LOCAL);
-    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_LOCAL);
-    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_REMOTE);
-    npl__raw_measured(r, 2, 0, 7, 3, NPL_RAW_UNKNOWN);
-    npl__raw_measured(r, 2, 1, 7, 3, NPL_RAW_REMOTE);
-    npl__raw_measured(r, 2, 5, 8, 3, NPL_RAW_LOCAL); /* no such row */
-    npl__raw_measured(r, NPL_RAW_ARRAYS, 0, 7, 3, NPL_RAW_LOCAL); /* no such array: ignored */
+     * dropped (no row), in the totals only; never a new row) */
+    npl__raw_measured(r, 2, row0, NPL_RAW_LOCAL);
+    npl__raw_measured(r, 2, row0, NPL_RAW_LOCAL);
+    npl__raw_measured(r, 2, row0, NPL_RAW_REMOTE);
+    npl__raw_measured(r, 2, row0, NPL_RAW_UNKNOWN);
+    npl__raw_measured(r, 2, row1, NPL_RAW_REMOTE);
+    npl__raw_measured(r, 2, NULL, NPL_RAW_LOCAL); /* dropped: no row */
+    npl__raw_measured(r, NPL_RAW_ARRAYS, row0, NPL_RAW_LOCAL); /* no such array: ignored */
     uint32_t l0 = 0, r0 = 0, l1 = 0, r1 = 0;
     rows = 0;
     for (uint64_t i = 0; i < r->rows_used; i++) {
@@ -282,10 +284,57 @@ static void test_raw(void)
     munmap(r, sizeof *r);
 }
 
+/* Rows made by several threads at once: every key gets one row, every count lands in it (the
+ * bucket chains' pushes race; the table has fewer buckets than keys, so chains are long). */
+#define RACE_THREADS 4
+#define RACE_KEYS 40000 /* more than NPL_RAW_BUCKETS: every chain holds several rows */
+static struct npl_raw *race_r;
+static void *race(void *arg)
+{
+    uint32_t t = (uint32_t)(uintptr_t)arg;
+    for (uint32_t pass = 0; pass < 3; pass++)
+        for (uint32_t k = 0; k < RACE_KEYS; k++) {
+            uint32_t key = (k * 7919u + t * 104729u) % RACE_KEYS; /* each thread its own order */
+            npl__raw_add(race_r, key % 64, 0, key / 64, 1, (int)(pass == 1));
+        }
+    return NULL;
+}
+
+static void test_rows_race(void)
+{
+    race_r = mmap(NULL, sizeof *race_r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(race_r != MAP_FAILED, "mmap");
+    if (race_r == MAP_FAILED)
+        return;
+    pthread_t th[RACE_THREADS];
+    for (uintptr_t t = 0; t < RACE_THREADS; t++)
+        pthread_create(&th[t], NULL, race, (void *)t);
+    for (int t = 0; t < RACE_THREADS; t++)
+        pthread_join(th[t], NULL);
+    uint64_t rows = 0, bad = 0;
+    for (uint64_t i = 0; i < race_r->rows_used; i++) {
+        if (!race_r->rows[i].key)
+            continue; /* made by a push that lost its race: never in a chain */
+        rows++;
+        bad += race_r->rows[i].reads != 2 * RACE_THREADS || race_r->rows[i].writes != RACE_THREADS;
+    }
+    uint64_t chained = 0;
+    for (size_t b = 0; b < NPL_RAW_BUCKETS; b++)
+        for (uint32_t v = race_r->buckets[b]; v; v = race_r->rows[v - 1].next)
+            chained++;
+    CHECK(rows == RACE_KEYS && chained == RACE_KEYS && bad == 0 &&
+              race_r->samples == 3ull * RACE_THREADS * RACE_KEYS && race_r->rows_dropped == 0,
+          "raced rows: %llu rows (want %d), %llu chained, %llu with wrong counts, %llu samples",
+          (unsigned long long)rows, RACE_KEYS, (unsigned long long)chained,
+          (unsigned long long)bad, (unsigned long long)race_r->samples);
+    munmap(race_r, sizeof *race_r);
+}
+
 int main(void)
 {
     test_decode();
     test_event_parse();
     test_raw();
+    test_rows_race();
     return check_summary("test_perf_decode");
 }
