@@ -529,6 +529,18 @@ static double margin(double best)
     return m > NPL_PROF_MARGIN_ABS ? m : NPL_PROF_MARGIN_ABS;
 }
 
+/* An explicit map (scored leave-one-out: noise does not make it win) is worth more than a shape
+ * when it predicts more than NPL_PROF_EXPLICIT_GAIN above it, or at least
+ * NPL_PROF_EXPLICIT_MIN_GAIN above it and half of the shape's misses fewer: a shape of 0.98
+ * whose blocks are equal shares of unequal rows (CG's matrix) leaves its boundary pages on the
+ * neighbour's node, and a map can only gain 0.02 there. At another size the shape is applied. */
+static int map_beats(double map, double shape)
+{
+    double gain = map - shape;
+    return gain > NPL_PROF_EXPLICIT_GAIN ||
+           (gain >= NPL_PROF_EXPLICIT_MIN_GAIN && gain >= (1 - shape) / 2);
+}
+
 /* Top thread of each sampled chunk over the fitted set (-1: none), and the thread that makes
  * most of the accesses with its share. */
 static int chunk_owners(struct work *w, int *owner, double *top_share, int *top_thread)
@@ -636,12 +648,16 @@ static int fit_shapes(struct work *w, const int *owner, struct fit *f)
     if (changes > 0 && hi > lo)
         kc[nk++] = (hi - lo + 1 + changes / 2) / (changes + 1);
     free(runs);
+    /* a period is one only when the owners' cycle (the period times the owners) fits the array
+     * twice: blocked owners whose blocks are not equal shares (CG's rows of unequal lengths)
+     * otherwise fit a "period" of one block that wraps around once, at the array's end */
+    uint64_t cycle_owners = distinct > 1 ? (uint64_t)distinct : 1;
     for (int i = 0; i < nk; i++) {
         uint64_t k = kc[i] * w->cp;
         int dup = 0;
         for (int j = 0; j < f->nk; j++)
             dup |= f->kc[j] == k;
-        if (kc[i] > 0 && k * 2 <= w->npages && !dup)
+        if (kc[i] > 0 && k * 2 * cycle_owners <= w->npages && !dup)
             f->kc[f->nk++] = k;
     }
     return 0;
@@ -1277,9 +1293,8 @@ static int classify(struct work *w, struct npl_prof_advice *out)
         }
         /* the shape's blocks split the array in whole pages where the owners do not (a grid's
          * ghost planes shift every thread's block; planes straddle pages): the explicit map,
-         * scored leave-one-out, when it beats the shape by more than NPL_PROF_EXPLICIT_GAIN */
-        if (shaped && rule && rule->family != FAM_EXPLICIT &&
-            xc->frac > rule->frac + NPL_PROF_EXPLICIT_GAIN) {
+         * scored leave-one-out, when it beats the shape (map_beats) */
+        if (shaped && rule && rule->family != FAM_EXPLICIT && map_beats(xc->frac, rule->frac)) {
             add_text(facts, sizeof facts, "; the explicit map predicts %.2f against %.2f for %.60s",
                      xc->frac, rule->frac, rule->policy);
             rule = xc;
@@ -1291,8 +1306,7 @@ static int classify(struct work *w, struct npl_prof_advice *out)
                 if (N->cands[i].scalable && N->cands[i].family != FAM_FT &&
                     (!sc || N->cands[i].frac > sc->frac))
                     sc = &N->cands[i];
-            rule = sc && sc->frac >= best - margin(best) &&
-                           xc->frac <= sc->frac + NPL_PROF_EXPLICIT_GAIN ? sc : xc;
+            rule = sc && sc->frac >= best - margin(best) && !map_beats(xc->frac, sc->frac) ? sc : xc;
             out->pattern = NPL_PAT_IRREGULAR;
             fit = x;
             snprintf(facts, sizeof facts, "owned (%s exclusivity %.2f) in no block or cyclic shape",
