@@ -617,6 +617,39 @@ static int hex_string(struct rd *r, char **out)
     return 0;
 }
 
+/* A JSON array of records: each read by one(r, item, ctx) into a zeroed item of `size` bytes,
+ * appended to *items (grown by doubling) and counted in *n before it is read (so that what a
+ * failed record already holds is freed with the others); more than max: an error naming what. */
+typedef int (*item_fn)(struct rd *r, void *item, const void *ctx);
+static int list_of(struct rd *r, void **items, size_t *n, size_t size, size_t max,
+                   const char *what, item_fn one, const void *ctx)
+{
+    if (enter(r, '[', "an array") < 0)
+        return -1;
+    size_t cap = *n;
+    int first = 1, k;
+    while ((k = arr_next(r, &first)) == 1) {
+        if (*n >= max)
+            return rd_fail(r, "more than %zu %s", max, what);
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            void *g = realloc(*items, cap * size);
+            if (!g)
+                return npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
+            *items = g;
+        }
+        void *item = (char *)*items + *n * size;
+        memset(item, 0, size);
+        size_t old = push_index(r, *n);
+        (*n)++;
+        int rc = one(r, item, ctx);
+        pop(r, old);
+        if (rc < 0)
+            return -1;
+    }
+    return k;
+}
+
 /* An array of integers in [min, max]: *out malloc'ed (NULL when empty), *n entries. */
 static int int_list_(struct rd *r, int64_t min, uint64_t max, uint64_t maxn, int64_t **out,
                      uint64_t *n);
@@ -632,32 +665,27 @@ static int int_list(struct rd *r, int64_t min, uint64_t max, uint64_t maxn, int6
     return rc;
 }
 
+struct int_range {
+    int64_t min;
+    uint64_t max;
+};
+static int int_item(struct rd *r, void *item, const void *ctx)
+{
+    const struct int_range *g = ctx;
+    return integer(r, g->min, g->max, item);
+}
+
 static int int_list_(struct rd *r, int64_t min, uint64_t max, uint64_t maxn, int64_t **out,
                      uint64_t *n)
 {
     *out = NULL;
     *n = 0;
-    if (enter(r, '[', "an array") < 0)
-        return -1;
-    size_t cap = 0;
-    int first = 1, k;
-    while ((k = arr_next(r, &first)) == 1) {
-        if (*n >= maxn)
-            return rd_fail(r, "more than %llu entries", (unsigned long long)maxn);
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            int64_t *g = realloc(*out, cap * sizeof *g);
-            if (!g)
-                return npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
-            *out = g;
-        }
-        size_t old = push_index(r, (size_t)*n);
-        int rc = integer(r, min, max, &(*out)[*n]);
-        pop(r, old);
-        if (rc < 0)
-            return -1;
-        (*n)++;
-    }
+    size_t cnt = 0;
+    void *items = NULL;
+    struct int_range g = {min, max};
+    int k = list_of(r, &items, &cnt, sizeof **out, (size_t)maxn, "entries", int_item, &g);
+    *out = items;
+    *n = cnt;
     return k;
 }
 
@@ -977,30 +1005,20 @@ static int phase(struct rd *r, struct npl_prof_phase *ph)
     return k < 0 ? -1 : require(r, &m, 0xf);
 }
 
+static int phase_item(struct rd *r, void *item, const void *ctx)
+{
+    (void)ctx;
+    return phase(r, item);
+}
+
 static int phases(struct rd *r, struct npl_profile *p)
 {
-    if (enter(r, '[', "an array") < 0)
-        return -1;
-    int first = 1, k;
-    uint32_t cap = 0;
-    while ((k = arr_next(r, &first)) == 1) {
-        if (p->nphases >= NPL_PROF_MAX_PHASES)
-            return rd_fail(r, "more than %d phases", NPL_PROF_MAX_PHASES);
-        if (p->nphases == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct npl_prof_phase *g = realloc(p->phases, cap * sizeof *g);
-            if (!g)
-                return npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
-            p->phases = g;
-        }
-        memset(&p->phases[p->nphases], 0, sizeof *p->phases);
-        size_t old = push_index(r, p->nphases);
-        p->nphases++;
-        int rc = phase(r, &p->phases[p->nphases - 1]);
-        pop(r, old);
-        if (rc < 0)
-            return -1;
-    }
+    size_t n = p->nphases;
+    void *items = p->phases;
+    int k = list_of(r, &items, &n, sizeof *p->phases, NPL_PROF_MAX_PHASES, "phases", phase_item,
+                    NULL);
+    p->phases = items;
+    p->nphases = (uint32_t)n;
     return k;
 }
 
@@ -1302,30 +1320,20 @@ static int array(struct rd *r, struct npl_prof_array *a)
     return 0;
 }
 
+static int array_item(struct rd *r, void *item, const void *ctx)
+{
+    (void)ctx;
+    return array(r, item);
+}
+
 static int arrays(struct rd *r, struct npl_profile *p)
 {
-    if (enter(r, '[', "an array") < 0)
-        return -1;
-    int first = 1, k;
-    uint32_t cap = 0;
-    while ((k = arr_next(r, &first)) == 1) {
-        if (p->narrays >= NPL_PROF_MAX_ARRAYS)
-            return rd_fail(r, "more than %d arrays", NPL_PROF_MAX_ARRAYS);
-        if (p->narrays == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct npl_prof_array *g = realloc(p->arrays, cap * sizeof *g);
-            if (!g)
-                return npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
-            p->arrays = g;
-        }
-        memset(&p->arrays[p->narrays], 0, sizeof *p->arrays);
-        size_t old = push_index(r, p->narrays);
-        p->narrays++;
-        int rc = array(r, &p->arrays[p->narrays - 1]);
-        pop(r, old);
-        if (rc < 0)
-            return -1;
-    }
+    size_t n = p->narrays;
+    void *items = p->arrays;
+    int k = list_of(r, &items, &n, sizeof *p->arrays, NPL_PROF_MAX_ARRAYS, "arrays", array_item,
+                    NULL);
+    p->arrays = items;
+    p->narrays = (uint32_t)n;
     return k;
 }
 
