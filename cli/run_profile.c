@@ -2,7 +2,8 @@
  * the program before it starts: a corrupt, truncated or foreign file, or a profile of another
  * program (another build-id; without build-ids, another path), is one line on stderr and exit
  * status 2, and the program is not started. A pinning other than the one the profile was taken
- * under is a warning: the advice assumed that thread -> node mapping. */
+ * under is a warning: the advice assumed that thread -> node mapping; so are arrays without
+ * stored advice (left to first touch). */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "common.h"
@@ -61,6 +62,14 @@ int run_check_profile(const char *file, const char *prog, const char *pin)
                             "mapping\n", p->binding == NPL_BIND_OMP ? "under " : "without pinning",
                     p->binding == NPL_BIND_OMP && p->binding_detail ? p->binding_detail : "", pin);
     }
+    /* arrays without stored advice are left to first touch: say so, not only under -v */
+    uint32_t bare = 0;
+    for (uint32_t i = 0; !rc && i < p->narrays; i++)
+        bare += !p->arrays[i].has_advice;
+    if (bare)
+        fprintf(stderr, "numaplace run: warning: %u of the %u arrays of --profile %s have no stored "
+                        "advice and are left to first touch (numaplace advise --write %s %s "
+                        "stores it)\n", bare, p->narrays, file, file, file);
     npl__profile_free(p);
     return rc;
 }

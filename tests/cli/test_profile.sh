@@ -189,4 +189,19 @@ check "run --profile of another program: status 2, not started" "2 0" "$? $(wc -
 check "run --profile of another program: says whose it is" 1 "$(grep -c 'is a profile of .*patterns3.*, not of .*profile_edge' $T/err)"
 $N run --profile $T/p3.json --pin compact -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
 check "run --profile with another pinning: a warning" 1 "$(grep -c 'warning: the profile was taken without pinning, this run pins with --pin compact' $T/err)"
+check "run --profile, every array advised: no warning about advice" 0 "$(grep -c 'no stored advice' $T/err)"
+# a profile whose advice was taken out (a hand-edited one): its arrays are left to first touch,
+# said without --verbose; advise --write stores the advice again
+python3 - $T/p3.json $T/bare.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for a in d["arrays"][:2]:
+    a.pop("advice", None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+OMP_NUM_THREADS=2 $N run --profile $T/bare.json -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
+check "run --profile without stored advice: status 0, a warning naming 2 of 3 arrays" "0 1" "$? $(grep -c 'warning: 2 of the 3 arrays of --profile .*bare.json have no stored advice and are left to first touch (numaplace advise --write ' $T/err)"
+$N advise --write $T/bare.json $T/bare.json >/dev/null 2>&1
+OMP_NUM_THREADS=2 $N run --profile $T/bare.json -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
+check "run --profile after advise --write: status 0, no warning" "0 0" "$? $(grep -c 'no stored advice' $T/err)"
 summary profile
