@@ -163,10 +163,10 @@ static void one(const char *self, const char *cpus, int node, int advised)
     snprintf(err, sizeof err, "/tmp/gpl_err%d%s.txt", node, advised ? "a" : "");
     snprintf(json, sizeof json, "/tmp/gpl%d%s.json", node, advised ? "a" : "");
     char *const by_policy[] = {"numaplace", "profile", "--backend", "fault", "--pin", (char *)cpus,
-                               "--policy", pol, "--rate", "20000", "--out", json, "--",
+                               "--policy", pol, "--rate", "2000", "--out", json, "--",
                                (char *)self, "--child", "8", "60", NULL};
     char *const by_profile[] = {"numaplace", "profile", "-v", "--backend", "fault", "--pin",
-                                (char *)cpus, "--profile", "/tmp/gpl1.json", "--rate", "20000",
+                                (char *)cpus, "--profile", "/tmp/gpl1.json", "--rate", "2000",
                                 "--out", json, "--", (char *)self, "--child", "8", "60", NULL};
     int rc = spawn_to(out, err, advised ? by_profile : by_policy);
     char *o = slurp(out), *e = slurp(err), *j = slurp(json);
