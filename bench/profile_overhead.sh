@@ -5,7 +5,11 @@
 # sampler's thread included) and maximum resident memory (the program's and the shared sampling
 # tables it touched).
 #   bench/profile_overhead.sh NUMAPLACE PROG [ARGS...]     env: PAIRS (default 5), RATE, PROFILE_ARGS
+# Both runs wait the same way: OMP_WAIT_POLICY=passive unless set (numaplace profile sets it when
+# unset, and that alone speeds an OpenMP program up on a loaded machine: not the sampler's doing).
 set -eu
+: "${OMP_WAIT_POLICY:=passive}"
+export OMP_WAIT_POLICY
 N=$1
 shift
 PAIRS=${PAIRS:-5}
