@@ -1011,15 +1011,23 @@ static int phase_item(struct rd *r, void *item, const void *ctx)
     return phase(r, item);
 }
 
+/* list_of into a record array (itemsp: the address of its pointer) counted in a uint32_t */
+static int list_u32(struct rd *r, void *itemsp, uint32_t *count, size_t size, size_t max,
+                    const char *what, item_fn one)
+{
+    void *items;
+    memcpy(&items, itemsp, sizeof items);
+    size_t n = *count;
+    int k = list_of(r, &items, &n, size, max, what, one, NULL);
+    memcpy(itemsp, &items, sizeof items);
+    *count = (uint32_t)n;
+    return k;
+}
+
 static int phases(struct rd *r, struct npl_profile *p)
 {
-    size_t n = p->nphases;
-    void *items = p->phases;
-    int k = list_of(r, &items, &n, sizeof *p->phases, NPL_PROF_MAX_PHASES, "phases", phase_item,
-                    NULL);
-    p->phases = items;
-    p->nphases = (uint32_t)n;
-    return k;
+    return list_u32(r, &p->phases, &p->nphases, sizeof *p->phases, NPL_PROF_MAX_PHASES, "phases",
+                    phase_item);
 }
 
 /* Rows of n integers: [[a, b, ...], ...], each value <= max[j]. */
@@ -1328,13 +1336,8 @@ static int array_item(struct rd *r, void *item, const void *ctx)
 
 static int arrays(struct rd *r, struct npl_profile *p)
 {
-    size_t n = p->narrays;
-    void *items = p->arrays;
-    int k = list_of(r, &items, &n, sizeof *p->arrays, NPL_PROF_MAX_ARRAYS, "arrays", array_item,
-                    NULL);
-    p->arrays = items;
-    p->narrays = (uint32_t)n;
-    return k;
+    return list_u32(r, &p->arrays, &p->narrays, sizeof *p->arrays, NPL_PROF_MAX_ARRAYS, "arrays",
+                    array_item);
 }
 
 static int node_known(const struct npl_profile *p, int node)
