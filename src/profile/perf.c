@@ -10,11 +10,11 @@
 
 #include <linux/perf_event.h>
 
-/* the row of key (made when `make`), or NULL: the tables are full, or none yet. Rows are handed
+/* the row of key, made when there is none; NULL: the table is full. Rows are handed
  * out densely (the memory touched grows with the rows used), each pushed on the front of its hash
  * bucket's chain: a small table of heads, so that a small profile touches little memory. A push
  * that loses its race looks again at the rows pushed meanwhile (they may hold its key). */
-static struct npl_raw_row *row_of(struct npl_raw *r, uint64_t key, int make)
+static struct npl_raw_row *row_of(struct npl_raw *r, uint64_t key)
 {
     _Atomic uint32_t *head = &r->buckets[((key * 0x9E3779B97F4A7C15ull) >> 32) % NPL_RAW_BUCKETS];
     uint32_t first = atomic_load_explicit(head, memory_order_acquire), stop = 0;
@@ -27,8 +27,6 @@ static struct npl_raw_row *row_of(struct npl_raw *r, uint64_t key, int make)
                     atomic_store(&r->rows[mine].key, 0); /* pushed by another thread: unused */
                 return &r->rows[v - 1];
             }
-        if (!make)
-            return NULL;
         if (mine == UINT64_MAX) {
             mine = atomic_fetch_add(&r->rows_used, 1);
             if (mine >= NPL_RAW_ROWS)
@@ -55,7 +53,7 @@ struct npl_raw_row *npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t pha
                                  uint32_t thread, int write)
 {
     struct npl_raw_row *row = in_range(array, phase, chunk, thread)
-                                  ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread), 1)
+                                  ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread))
                                   : NULL;
     if (!row) {
         atomic_fetch_add_explicit(&r->rows_dropped, 1, memory_order_relaxed);
