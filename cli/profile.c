@@ -446,8 +446,8 @@ int cmd_profile(int argc, char **argv)
     if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
         return EXIT_USAGE; /* run_parse_args said so already */
 
-    /* the backend, said in one line */
-    char why[512], what[256];
+    /* the backend, said in one line once the arguments and the program are checked */
+    char why[512], what[256], said[768] = "";
     int backend_asked = backend;
     if (backend != NPL_BACKEND_FAULT) {
         if (perf_probe(what, sizeof what, why, sizeof why) == 0) {
@@ -457,12 +457,13 @@ int cmd_profile(int argc, char **argv)
             return EXIT_USAGE;
         } else {
             backend = NPL_BACKEND_FAULT;
-            fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by "
-                            "protection faults at %llu pages/s\n", why, (unsigned long long)rate);
+            snprintf(said, sizeof said, "numaplace profile: hardware sampling not used (%s): "
+                     "sampling by protection faults at %llu pages/s\n", why,
+                     (unsigned long long)rate);
         }
     } else {
-        fprintf(stderr, "numaplace profile: sampling by protection faults at %llu pages/s "
-                        "(--backend fault)\n", (unsigned long long)rate);
+        snprintf(said, sizeof said, "numaplace profile: sampling by protection faults at %llu "
+                 "pages/s (--backend fault)\n", (unsigned long long)rate);
     }
 
     char shm[PATH_MAX];
@@ -481,18 +482,19 @@ int cmd_profile(int argc, char **argv)
      * every CPU leave it little (MG's 8 threads in an emulated 4-node guest: 23 sampler rounds
      * and 1,539 samples in 4 iterations; 79 and 3,705 with passive waiting). Passive waiting
      * changes when idle threads sleep, never what any thread touches. */
+    char prog[4096];
+    char **pargv;
+    if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {
+        unlink(shm);
+        return rc == RUN_HELP ? 0 : rc;
+    }
+    fputs(said, stderr);
     if (backend == NPL_BACKEND_FAULT && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
         !getenv("KMP_BLOCKTIME")) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
         fprintf(stderr, "numaplace profile: OMP_WAIT_POLICY=passive while profiling (idle OpenMP "
                         "threads sleep, so the sampler's thread gets a CPU; set OMP_WAIT_POLICY "
                         "to choose)\n");
-    }
-    char prog[4096];
-    char **pargv;
-    if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {
-        unlink(shm);
-        return rc == RUN_HELP ? 0 : rc;
     }
     int bind_kind;
     char bind_detail[1024];

@@ -1045,53 +1045,53 @@ static int rows(struct rd *r, int nmin, int n, const uint64_t *max, size_t maxro
     return rc;
 }
 
+/* one row: up to n integers, each <= max[j], the rest 0; the first row sets the width (nmin or
+ * n), every later row must have it */
+struct row_shape {
+    int nmin, n;
+    const uint64_t *max;
+    int *width;
+    const size_t *nrows; /* rows counted so far, this one included */
+};
+static int row_item(struct rd *r, void *item, const void *ctx)
+{
+    const struct row_shape *g = ctx;
+    uint64_t *row = item;
+    if (enter(r, '[', "an array of integers") < 0)
+        return -1;
+    int f2 = 1, j = 0, k2;
+    while ((k2 = arr_next(r, &f2)) == 1) {
+        if (j >= g->n)
+            return rd_fail(r, "more than %d values in a row", g->n);
+        size_t o2 = push_index(r, (size_t)j);
+        int rc = u64(r, g->max[j], &row[j]);
+        pop(r, o2);
+        if (rc < 0)
+            return -1;
+        j++;
+    }
+    if (k2 < 0)
+        return -1;
+    int first_row = *g->nrows == 1;
+    if (first_row && j == g->nmin)
+        *g->width = g->nmin;
+    if (j != *g->width)
+        return g->nmin < g->n && first_row
+                   ? rd_fail(r, "%d values in a row, not %d or %d", j, g->nmin, g->n)
+                   : rd_fail(r, "%d values in a row, not %d (as in the first row)", j, *g->width);
+    return 0;
+}
+
 static int rows_(struct rd *r, int nmin, int n, const uint64_t *max, size_t maxrows,
                  uint64_t **out, size_t *nrows, int *width)
 {
     *out = NULL;
     *nrows = 0;
     *width = n;
-    if (enter(r, '[', "an array") < 0)
-        return -1;
-    size_t cap = 0;
-    int first = 1, k;
-    while ((k = arr_next(r, &first)) == 1) {
-        if (*nrows >= maxrows)
-            return rd_fail(r, "more than %zu rows", maxrows);
-        if (*nrows == cap) {
-            cap = cap ? cap * 2 : 64;
-            uint64_t *g = realloc(*out, cap * (size_t)n * sizeof *g);
-            if (!g)
-                return npl__prof_fail(r->err, r->errsz, ENOMEM, "profile: out of memory");
-            *out = g;
-        }
-        size_t old = push_index(r, *nrows);
-        if (enter(r, '[', "an array of integers") < 0)
-            return -1;
-        int f2 = 1, j = 0, k2;
-        for (int z = 0; z < n; z++)
-            (*out)[*nrows * (size_t)n + (size_t)z] = 0;
-        while ((k2 = arr_next(r, &f2)) == 1) {
-            if (j >= n)
-                return rd_fail(r, "more than %d values in a row", n);
-            size_t o2 = push_index(r, (size_t)j);
-            int rc = u64(r, max[j], &(*out)[*nrows * (size_t)n + (size_t)j]);
-            pop(r, o2);
-            if (rc < 0)
-                return -1;
-            j++;
-        }
-        if (k2 < 0)
-            return -1;
-        if (*nrows == 0 && j == nmin)
-            *width = nmin;
-        if (j != *width)
-            return nmin < n && *nrows == 0
-                       ? rd_fail(r, "%d values in a row, not %d or %d", j, nmin, n)
-                       : rd_fail(r, "%d values in a row, not %d (as in the first row)", j, *width);
-        pop(r, old);
-        (*nrows)++;
-    }
+    void *items = NULL;
+    struct row_shape g = {nmin, n, max, width, nrows};
+    int k = list_of(r, &items, nrows, (size_t)n * sizeof **out, maxrows, "rows", row_item, &g);
+    *out = items;
     return k;
 }
 

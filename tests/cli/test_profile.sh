@@ -166,6 +166,11 @@ OMP_NUM_THREADS=2 $N profile --policy bind_all:0 --out $T/pb.json -- "$P/pattern
 check "profile --policy bind_all:0: status 0, the measured line" "0 1" "$? $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
 $N profile --policy bind_block --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --policy bind_block: status 2, not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
+# a bad argument or a missing program: its one line, nothing about sampling said before it
+env -u OMP_WAIT_POLICY $N profile --backend fault --pin bogus --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
+check "profile --pin bogus: status 2, one line, no sampling line" "2 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"
+env -u OMP_WAIT_POLICY $N profile --backend fault --out $T/pb.json -- $T/no-such-program >$T/out 2>$T/err
+check "profile of a missing program: status 127, one line, no sampling line" "127 1 0" "$? $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"
 # profile --profile: the advice applied while sampling (every array matched, placed, tracked)
 OMP_NUM_THREADS=2 $N profile -v --rate 20000 --profile $T/p3.json --out $T/pp.json -- "$P/patterns3" 16 20 >$T/out 2>$T/err
 check "profile --profile: status 0, 3 of 3 arrays matched, the measured line" "0 1 1" "$? $(grep -c ': 3 of 3 arrays matched again (100.0% of the profiled bytes)' $T/err) $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
