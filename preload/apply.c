@@ -425,10 +425,14 @@ __attribute__((destructor)) static void apply_report(void)
             hit++;
         }
     }
-    char buf[768];
-    snprintf(buf, sizeof buf, "numaplace run: profile %s: %u of %u arrays matched again (%.1f%% of "
-             "the profiled bytes); %llu blocks (%llu bytes) not in the profile\n", profile_path,
-             hit, arrays, total ? 100.0 * (double)matched / (double)total : 100.0,
+    char buf[768], share[64];
+    if (arrays)
+        snprintf(share, sizeof share, "%.1f%% of the profiled bytes",
+                 total ? 100.0 * (double)matched / (double)total : 100.0);
+    else /* a profile with no array (none reached the threshold): nothing to match */
+        snprintf(share, sizeof share, "the profile has no array");
+    snprintf(buf, sizeof buf, "numaplace run: profile %s: %u of %u arrays matched again (%s); "
+             "%llu blocks (%llu bytes) not in the profile\n", profile_path, hit, arrays, share,
              (unsigned long long)unmatched_blocks, (unsigned long long)unmatched_bytes);
     npl__preload_say("%s%s", buf, "");
 }

@@ -20,8 +20,9 @@ import sys
 TIMING = re.compile(r"(?i)time|seconds|mop/s|compile date|mb/s|rate|runtime|lookups/s|clock|"
                     r"ticks|granularity|precision|microseconds|^\s*(copy|scale|add|triad):")
 VERIFY = re.compile(r"(?i)verification|validates|checksum|zeta is|l2 norm|error is|^\s*T\s*=")
-MATCHED = re.compile(r"profile (\S+): (\d+) of (\d+) arrays matched again \(([\d.]+)% of the "
-                     r"profiled bytes\); (\d+) blocks \((\d+) bytes\) not in the profile")
+MATCHED = re.compile(r"profile (\S+): (\d+) of (\d+) arrays matched again \((?:([\d.]+)% of the "
+                     r"profiled bytes|the profile has no array)\); (\d+) blocks \((\d+) bytes\) not "
+                     r"in the profile")
 
 
 def read(logs, name, what, ext):
@@ -72,7 +73,8 @@ def matched(logs, name, run):
     err = read(logs, name, run, "err") or ""
     m = MATCHED.search(err)
     if m:
-        return {"arrays": int(m.group(2)), "of": int(m.group(3)), "pct_bytes": float(m.group(4)),
+        pct = float(m.group(4)) if m.group(4) else None  # None: the profile has no array
+        return {"arrays": int(m.group(2)), "of": int(m.group(3)), "pct_bytes": pct,
                 "unmatched_blocks": int(m.group(5)), "unmatched_bytes": int(m.group(6))}
     first = [l for l in err.splitlines() if l.startswith("numaplace")][:1]
     return {"none": first[0] if first else "no matched-again line"}
@@ -207,7 +209,8 @@ def main():
             bad += same == "no"
             r["runs"][run] = {"size": size, "same": same, "why": why, "matched": m}
             if "arrays" in m:
-                arr, pct = "%d of %d" % (m["arrays"], m["of"]), "%.1f%%" % m["pct_bytes"]
+                arr, pct = "%d of %d" % (m["arrays"], m["of"]), ("%.1f%%" % m["pct_bytes"]
+                                                              if m["pct_bytes"] is not None else "(none)")
             else:
                 arr, pct = "-", "-"
             L.append("%-8s %-16s %-16s %-5s %-9s %-9s %s" % (name, a, size, same, arr, pct,

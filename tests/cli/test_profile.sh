@@ -182,6 +182,11 @@ r=$?
 check "run --profile, another size: status 0" 0 $r
 check "run --profile, another size: 100% of the profiled bytes matched" 1 "$(grep -c ': 3 of 3 arrays matched again (100.0% of the profiled bytes)' $T/err)"
 grep 'matched again' $T/err
+# a profile in which no allocation reached the threshold: said so, no percentage of nothing
+OMP_NUM_THREADS=2 $N profile --threshold 1G --out $T/none.json -- "$P/patterns3" 8 2 >/dev/null 2>$T/err
+check "profile --threshold 1G: status 0, no array in it" "0 0" "$? $(arrays $T/none.json | wc -l)"
+OMP_NUM_THREADS=2 $N run --profile $T/none.json --verbose -- "$P/patterns3" 8 2 >$T/out 2>$T/err
+check "run --profile of a profile with no array: status 0, said so" "0 1" "$? $(grep -c ': 0 of 0 arrays matched again (the profile has no array); ' $T/err)"
 # refused before the program starts: truncated, foreign, another program's
 head -c 2000 $T/p3.json >$T/trunc.json
 echo '{"format": "something-else", "version": 1}' >$T/foreign.json
