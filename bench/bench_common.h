@@ -132,8 +132,10 @@ static inline void *bench_alloc(size_t bytes)
                    MAP_PRIVATE | MAP_ANONYMOUS | (bench_huge ? MAP_HUGETLB : 0), -1, 0);
     return p == MAP_FAILED ? NULL : p;
 #else
+    /* the plain programs ask for their arrays' own sizes, as a program does (NPB: n doubles),
+     * page-aligned so that their pages are counted alike in every run */
     void *p = NULL;
-    return posix_memalign(&p, BENCH_PAGE, bench_round(bytes)) == 0 ? p : NULL;
+    return posix_memalign(&p, BENCH_PAGE, bytes ? bytes : 1) == 0 ? p : NULL;
 #endif
 }
 

@@ -334,7 +334,8 @@ static void iteration(struct mg *mg)
 #pragma omp parallel
     {
         int t = omp_get_thread_num();
-        mg->tnode[t] = bench_my_node();
+        const char *fake = getenv("MG_BENCH_FAKE_NODES"); /* counting as if on N nodes, t mod N */
+        mg->tnode[t] = fake && atoi(fake) > 0 ? t % atoi(fake) : bench_my_node();
         vcycle(mg, t, 0);
     }
 }
@@ -505,6 +506,19 @@ static int measure(struct mg *mg, struct counts *c)
         for (int x = 0; x < ng; x++)
             own_pages(mg, g[x], tab[x].nodes, t, c);
     }
+    /* MG_BENCH_USE=FILE: every grid's accesses per page and node (a host model of placements) */
+    const char *dump = getenv("MG_BENCH_USE");
+    FILE *df = dump ? fopen(dump, "w") : NULL;
+    for (int x = 0; df && x < ng; x++) {
+        size_t np = bench_pages(g[x]->a, gbytes(g[x]));
+        fprintf(df, "%s%d %zu %zu %d", name[x], level[x], (size_t)((uintptr_t)g[x]->a & (BENCH_PAGE - 1)),
+                np, count_nn);
+        for (size_t i = 0; i < np * (size_t)count_nn; i++)
+            fprintf(df, " %ld", tab[x].use[i]);
+        fputc('\n', df);
+    }
+    if (df)
+        fclose(df);
     /* the best static placement of these accesses: each page on the node that uses it most */
     for (int x = 0; x < ng; x++) {
         size_t np = bench_pages(g[x]->a, gbytes(g[x]));

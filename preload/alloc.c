@@ -278,7 +278,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
             q = NULL;
         }
         gate_leave();
-        if (q && npl__sampler_track(q, (n + psz - 1) / psz * psz, NPL_RAW_KIND_HEAP, site, ord,
+        if (q && npl__sampler_track(q, (n + psz - 1) / psz * psz, n, NPL_RAW_KIND_HEAP, site, ord,
                                     NULL, 0, 1) < 0)
             npl__debug("profile: %p+%zu not tracked", q, n);
         errno = saved;

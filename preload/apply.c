@@ -219,8 +219,9 @@ static void keep_live(void *base, size_t len, const struct entry *e)
     pthread_mutex_unlock(&lock);
 }
 
-/* place [p, p + len) (fresh, untouched) under an explicit chunk map: at the profiled size chunk
- * by chunk; at another size (scaled) each page takes the chunk at its relative position */
+/* place [p, p + len) (fresh, untouched; len: the size asked for) under an explicit chunk map: at
+ * the profiled size chunk by chunk; at another size (scaled) each page takes the chunk at the
+ * same position relative to the program's data (the sizes asked for, not whole pages) */
 static int place_explicit(void *p, size_t len, const struct entry *e, int scaled)
 {
     size_t ps = page_size(), npages = (len + ps - 1) / ps;
@@ -229,8 +230,12 @@ static int place_explicit(void *p, size_t len, const struct entry *e, int scaled
         return -1;
     uint64_t n = e->a->advice.nchunk_nodes;
     for (size_t i = 0; i < npages; i++) {
-        uint64_t c = scaled ? (2 * (uint64_t)i + 1) * n / (2 * (uint64_t)npages)
-                            : (uint64_t)i * ps / e->a->chunk_bytes;
+        uint64_t c = (uint64_t)i * ps / e->a->chunk_bytes;
+        if (scaled) { /* the middle of page i's data, at the same relative place of the profiled */
+            double mid = ((double)i * (double)ps + (double)(i + 1 < npages ? (i + 1) * ps : len)) / 2;
+            c = (uint64_t)(mid / (double)len * (double)e->a->bytes / (double)e->a->chunk_bytes);
+            c = c < n ? c : n - 1;
+        }
         nodes[i] = c < n ? e->a->advice.chunk_nodes[c] : -1;
     }
     int rc = npl_place_pages(p, npages * ps, nodes, 0);

@@ -47,7 +47,7 @@ static void track_static(const char *symbol, uint64_t offset, uintptr_t addr, si
     uintptr_t lo = (addr + ps - 1) / ps * ps, hi = (addr + bytes) / ps * ps;
     if (hi <= lo || hi - lo < ps)
         return; /* its page-aligned inside is empty */
-    if (npl__sampler_track((void *)lo, hi - lo, NPL_RAW_KIND_STATIC, (const void *)addr, 0, symbol,
+    if (npl__sampler_track((void *)lo, hi - lo, 0, NPL_RAW_KIND_STATIC, (const void *)addr, 0, symbol,
                            offset, 1) < 0)
         npl__debug("profile: static %s not tracked", symbol);
     else
@@ -128,7 +128,7 @@ void *npl__preload_profile_map(size_t n, const void *ra)
     const void *site = npl__site_caller(ra);
     struct npl_site_key k;
     uint32_t ord = npl__site_resolve(site, &k, NULL) == 0 ? npl__site_next_ordinal(&k) : 0;
-    if (npl__sampler_track(p, len, NPL_RAW_KIND_HEAP, site, ord, NULL, 0, 1) < 0)
+    if (npl__sampler_track(p, len, n, NPL_RAW_KIND_HEAP, site, ord, NULL, 0, 1) < 0)
         npl__debug("profile: %p+%zu not tracked", p, n);
     return p;
 }
@@ -158,7 +158,7 @@ EXPORT void numaplace_preload_track(void *base, size_t bytes, const void *site, 
     struct npl_site_key k;
     uint32_t ord = npl__site_resolve(site, &k, NULL) == 0 ? npl__site_next_ordinal(&k) : 0;
     size_t ps = page_size();
-    npl__sampler_track(base, (bytes + ps - 1) / ps * ps, NPL_RAW_KIND_LIBRARY, site, ord, NULL, 0,
+    npl__sampler_track(base, (bytes + ps - 1) / ps * ps, bytes, NPL_RAW_KIND_LIBRARY, site, ord, NULL, 0,
                        trap);
     npl__preload_leave();
 }

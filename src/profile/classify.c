@@ -1489,19 +1489,33 @@ static const char *followable(const struct npl_prof_advice *b)
     return NULL;
 }
 
-struct overlap { int node; uint64_t w; };
+struct overlap { int node; double w; };
 static int overlap_cmp(const void *x, const void *y)
 {
     const struct overlap *a = x, *b = y;
     return (a->node > b->node) - (a->node < b->node);
 }
 
-/* An explicit per-chunk map of `from` (nfrom chunks) scaled onto n chunks: each chunk takes the
- * node that holds the most of the same relative range of `from` (the lowest node on a tie; -1
- * where that range is left alone). NULL when out of memory. */
-static int *scaled_map(const int *from, uint64_t nfrom, uint64_t n)
+/* An array's extent for scaling: its size and its chunk's, in bytes (in chunks where a size is
+ * not known). */
+struct extent { double bytes, chunk; };
+static struct extent extent_of(const struct npl_prof_array *a, uint64_t nchunks)
 {
-    uint64_t span = nfrom / (n ? n : 1) + 2; /* chunks of `from` one chunk overlaps, at most */
+    if (a->bytes && a->chunk_bytes && a->bytes <= nchunks * a->chunk_bytes)
+        return (struct extent){(double)a->bytes, (double)a->chunk_bytes};
+    return (struct extent){(double)nchunks, 1};
+}
+
+/* An explicit per-chunk map of `from` (nfrom chunks over extent f) scaled onto n chunks over
+ * extent t: each chunk takes the node that holds the most of the same relative range of the
+ * program's data in `from` (the lowest node on a tie; -1 where that range is left alone). The
+ * ranges are relative to the sizes the program asked for, not to whole pages: a grid of 11.4
+ * pages scaled from one of 76.8 keeps where each thread's planes start. NULL: out of memory. */
+static int *scaled_map(const int *from, uint64_t nfrom, struct extent f, uint64_t n,
+                       struct extent t)
+{
+    double ratio = f.bytes / t.bytes;
+    uint64_t span = (uint64_t)(t.chunk * ratio / f.chunk) + 3; /* chunks of `from` one overlaps */
     int *map = malloc((size_t)(n ? n : 1) * sizeof *map);
     struct overlap *ov = malloc((size_t)span * sizeof *ov);
     if (!map || !ov) {
@@ -1510,23 +1524,26 @@ static int *scaled_map(const int *from, uint64_t nfrom, uint64_t n)
         return NULL;
     }
     for (uint64_t k = 0; k < n; k++) {
-        /* chunk k is [k * nfrom, (k + 1) * nfrom) in units of 1 / n of a chunk of `from` */
-        uint64_t a = k * nfrom, b = (k + 1) * nfrom;
+        /* chunk k's data, [k * chunk, min((k + 1) * chunk, size)), in the bytes of `from` */
+        double a = (double)k * t.chunk * ratio;
+        double b = dmin((double)(k + 1) * t.chunk, t.bytes) * ratio;
         size_t m = 0;
-        for (uint64_t d = a / n; d < nfrom && d * n < b && m < span; d++) {
-            uint64_t lo = d * n > a ? d * n : a, hi = (d + 1) * n < b ? (d + 1) * n : b;
+        uint64_t d = (uint64_t)(a / f.chunk);
+        for (; d < nfrom && (double)d * f.chunk < b && m < span; d++) {
+            double lo = dmax((double)d * f.chunk, a);
+            double hi = dmin(dmin((double)(d + 1) * f.chunk, f.bytes), b);
             if (from[d] >= 0 && hi > lo)
                 ov[m++] = (struct overlap){from[d], hi - lo};
         }
         qsort(ov, m, sizeof *ov, overlap_cmp);
         int best = -1;
-        uint64_t best_w = 0;
+        double best_w = 0;
         for (size_t x = 0; x < m;) {
             size_t y = x;
-            uint64_t w = 0;
+            double w = 0;
             for (; y < m && ov[y].node == ov[x].node; y++)
                 w += ov[y].w;
-            if (w > best_w) /* ascending nodes: the lowest wins a tie */
+            if (w > best_w * (1 + 1e-12)) /* ascending nodes: the lowest wins a tie */
                 best = ov[x].node, best_w = w;
             x = y;
         }
@@ -1534,6 +1551,32 @@ static int *scaled_map(const int *from, uint64_t nfrom, uint64_t n)
     }
     free(ov);
     return map;
+}
+
+/* the explicit map b of array `from` scaled onto array i's chunks (NULL: out of memory) */
+static int *sibling_map(const struct npl_profile *p, const struct npl_prof_advice *b,
+                        uint32_t from, uint32_t i)
+{
+    return scaled_map(b->chunk_nodes, b->nchunk_nodes, extent_of(&p->arrays[from], b->nchunk_nodes),
+                      p->arrays[i].nchunks, extent_of(&p->arrays[i], p->arrays[i].nchunks));
+}
+
+static int has_map(const struct npl_prof_advice *b)
+{
+    return b && !strcmp(b->policy, "explicit") && b->chunk_nodes && b->nchunk_nodes > 0;
+}
+
+/* An array of fewer than two chunks per thread with its own explicit map: every chunk is a
+ * boundary between threads' ranges, where a fault sample names the thread that touches the
+ * page first after it is armed, not the one that uses it most (the sampler arms while the
+ * threads wait at a barrier: the next sweep's first planes are touched at once, the previous
+ * thread's last planes only at its sweep's end). MG's 12-page grid levels got maps one page off
+ * (0.81-0.84 of their own samples, 0.61-0.67 for the best static placement's map). */
+static int all_boundaries(const struct npl_profile *p, const struct npl_prof_array *a,
+                          const struct npl_prof_advice *x)
+{
+    return has_map(x) && x->pattern != NPL_PAT_TOO_FEW && p->threads > 1 &&
+           a->nchunks < 2 * (uint64_t)p->threads;
 }
 
 /* An array with too few samples (a coarse grid level, a small vector) allocated at the same call
@@ -1549,17 +1592,22 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
     for (uint32_t i = 0; i < p->narrays; i++) {
         struct npl_prof_advice *a = adv[i];
         const struct npl_prof_site *si = &p->arrays[i].site;
-        if (!a || a->pattern != NPL_PAT_TOO_FEW || si->kind != NPL_SITE_HEAP)
+        int boundaries = a && all_boundaries(p, &p->arrays[i], a);
+        if (!a || (a->pattern != NPL_PAT_TOO_FEW && !boundaries) || si->kind != NPL_SITE_HEAP)
             continue;
         int from = -1;
         for (uint32_t j = 0; j < p->narrays; j++) {
             const struct npl_prof_advice *b = adv[j];
             const struct npl_prof_site *sj = &p->arrays[j].site;
-            int has_map = b && !strcmp(b->policy, "explicit") && b->chunk_nodes &&
-                          b->nchunk_nodes > 0;
-            if (j == i || !b || (!followable(b) && !has_map) || sj->kind != NPL_SITE_HEAP ||
+            if (j == i || !b || (!followable(b) && !has_map(b)) || sj->kind != NPL_SITE_HEAP ||
                 sj->offset != si->offset || !si->object || !sj->object ||
                 strcmp(si->object, sj->object) != 0)
+                continue;
+            /* a boundary-only array follows a map of a sibling of >= 4 times its chunks, itself
+             * not boundary-only, and sampled more */
+            if (boundaries && (!has_map(b) || all_boundaries(p, &p->arrays[j], b) ||
+                               p->arrays[j].nchunks < 4 * p->arrays[i].nchunks ||
+                               b->samples < a->samples))
                 continue;
             if (from < 0 || b->samples > adv[from]->samples)
                 from = (int)j;
@@ -1570,8 +1618,30 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         char site[256], policy[sizeof a->policy];
         npl__site_label(&p->arrays[from].site, site, sizeof site);
         uint64_t few = a->samples;
-        if (!strcmp(b->policy, "explicit") && b->chunk_nodes && b->nchunk_nodes > 0) {
-            int *map = scaled_map(b->chunk_nodes, b->nchunk_nodes, p->arrays[i].nchunks);
+        if (boundaries) {
+            int *map = sibling_map(p, b, (uint32_t)from, i);
+            if (!map)
+                continue;
+            free(a->chunk_nodes);
+            a->chunk_nodes = map;
+            a->nchunk_nodes = p->arrays[i].nchunks;
+            char was[sizeof a->reason];
+            snprintf(was, sizeof was, "%s", a->reason);
+            snprintf(a->reason, sizeof a->reason,
+                     "%s (same call site): %llu chunks for %d threads, each a boundary between "
+                     "threads, where a fault sample names the first toucher after a barrier, not "
+                     "the main user: it follows %s (%s, %llu samples): its explicit map of %llu "
+                     "chunks, scaled to %llu", npl__pattern_name(b->pattern),
+                     (unsigned long long)p->arrays[i].nchunks, p->threads, site,
+                     npl__pattern_name(b->pattern), (unsigned long long)b->samples,
+                     (unsigned long long)b->nchunk_nodes, (unsigned long long)p->arrays[i].nchunks);
+            add_text(a->reason, sizeof a->reason, "; its own samples said: %s", was);
+            a->pattern = b->pattern;
+            a->local_policy = b->local_policy;
+            continue;
+        }
+        if (has_map(b)) {
+            int *map = sibling_map(p, b, (uint32_t)from, i);
             if (map) {
                 free(a->chunk_nodes);
                 a->chunk_nodes = map;

@@ -157,7 +157,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
             free(count);
             goto oom;
         }
-        a->bytes = ra->bytes;
+        a->bytes = ra->asked ? ra->asked : ra->bytes; /* the program's size */
         a->chunk_bytes = ra->chunk_bytes;
         a->nchunks = ra->nchunks;
         a->first_touch = malloc((size_t)(ra->nchunks ? ra->nchunks : 1) * sizeof(int32_t));

@@ -273,7 +273,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 6
+#define NPL_RAW_VERSION 7
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -306,7 +306,8 @@ struct npl_raw_array {
     uint32_t object, ordinal;  /* object: index into objects */
     uint64_t offset;           /* site offset in the object */
     char symbol[128];          /* a static array's symbol */
-    uint64_t bytes, chunk_bytes, nchunks, unit_chunks;
+    uint64_t bytes, chunk_bytes, nchunks, unit_chunks; /* bytes: mapped, whole pages */
+    uint64_t asked;            /* the size the program asked for (<= bytes; the profile's "bytes") */
     uint64_t ft;               /* its first entry in ft[] (nchunks entries); UINT64_MAX: none */
     uintptr_t base;            /* its address in the process that owns the profile */
     int prot;                  /* the protection it had (restored after a trap) */
@@ -462,11 +463,13 @@ struct npl_sampler_cfg {
 int npl__sampler_init(const struct npl_sampler_cfg *cfg);
 /* 1 while this process image records (it owns the profile; not a forked child) */
 int npl__sampler_active(void);
-/* Track [base, base + bytes) (page-aligned; heap: fresh, never touched; trap: protect it for its
- * first touch). Claims the profile for this image on the first call. Returns the array's index,
- * or -1 (not recording, table full). */
-int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr, uint32_t ordinal,
-                       const char *symbol, uint64_t symbol_offset, int trap);
+/* Track [base, base + bytes) (page-aligned, whole pages; heap: fresh, never touched; trap: protect
+ * it for its first touch), an array of `asked` bytes (its size as the program asked, <= bytes; 0:
+ * bytes): the profile's size, so that a map scales by where the program's data ends. Claims the
+ * profile for this image on the first call. Returns the array's index, or -1 (not recording,
+ * table full). */
+int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const void *site_addr,
+                       uint32_t ordinal, const char *symbol, uint64_t symbol_offset, int trap);
 /* Before base is freed: no page of it stays protected, nothing more is recorded. */
 void npl__sampler_untrack(void *base);
 /* The fault handler's part: 1 if the fault was ours (the access can be retried), else 0.

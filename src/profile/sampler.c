@@ -479,8 +479,8 @@ static void widen_live(uintptr_t lo, uintptr_t hi)
         ;
 }
 
-int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr, uint32_t ordinal,
-                       const char *symbol, uint64_t symbol_offset, int trap)
+int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const void *site_addr,
+                       uint32_t ordinal, const char *symbol, uint64_t symbol_offset, int trap)
 {
     if (!R || !base || bytes < page)
         return -1;
@@ -514,6 +514,7 @@ int npl__sampler_track(void *base, size_t bytes, int kind, const void *site_addr
     while ((npages + cp - 1) / cp > NPL_RAW_CHUNKS)
         cp *= 2;
     a->bytes = bytes;
+    a->asked = asked && asked <= bytes && asked > bytes - page ? asked : bytes;
     a->chunk_bytes = cp * page;
     a->nchunks = (npages + cp - 1) / cp;
     while ((a->nchunks + unit - 1) / unit > NPL_RAW_UNITS)

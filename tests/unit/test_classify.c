@@ -355,6 +355,104 @@ static void test_siblings(void)
               "the map goes to a too-few array of the same call site only (%s, %s, %s)",
               adv[2].policy, adv[3].policy, adv[4].policy);
     }
+    /* scaled by the sizes asked for, not by whole pages: a grid of (n + 2)^3 doubles with one
+     * ghost plane each side, 8 threads of 4 nodes owning n / 8 planes each (NPB MG's static
+     * schedule; the ghost planes go to the first and last thread). The finest grid, 34^3 doubles
+     * (76.8 pages), has the map of its threads' planes; the next, 18^3 (11.4 pages), must get the
+     * node of its own planes' threads: by whole pages (77 -> 12) it gets 001223011233, three
+     * pages off (each 1/4 to 1/2 of a page from where the planes change thread) */
+    {
+        int fine[77];
+        const double plane = 34 * 34 * 8;
+        for (int pg = 0; pg < 77; pg++) { /* the node holding most of the page's bytes */
+            double have[4] = {0, 0, 0, 0}, lo = pg * 4096.0, hi = (pg + 1) * 4096.0;
+            for (int t = 0; t < 8; t++) {
+                double x = t ? plane * (1 + 4 * t) : 0, y = t < 7 ? plane * (5 + 4 * t) : 34 * plane;
+                have[t % 4] += hi < y ? (lo > x ? hi - lo : hi > x ? hi - x : 0)
+                                      : (lo > x ? (y > lo ? y - lo : 0) : y - x);
+            }
+            int b = 0;
+            for (int j = 1; j < 4; j++)
+                b = have[j] > have[b] ? j : b;
+            fine[pg] = b;
+        }
+        for (int i = 0; i < 5; i++) {
+            free(adv[i].chunk_nodes);
+            adv[i].chunk_nodes = NULL;
+            adv[i].nchunk_nodes = 0;
+            adv[i].pattern = NPL_PAT_TOO_FEW;
+            snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+            arr[i].chunk_bytes = 4096;
+        }
+        arr[0].bytes = 34 * 34 * 34 * 8, arr[0].nchunks = 77;
+        arr[1].bytes = 18 * 18 * 18 * 8, arr[1].nchunks = 12;
+        arr[2].bytes = arr[3].bytes = arr[4].bytes = 4096, arr[2].nchunks = arr[3].nchunks =
+                                                          arr[4].nchunks = 1;
+        adv[0].pattern = NPL_PAT_IRREGULAR;
+        snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+        adv[0].chunk_nodes = malloc(sizeof fine);
+        memcpy(adv[0].chunk_nodes, fine, sizeof fine);
+        adv[0].nchunk_nodes = 77;
+        adv[0].samples = 900;
+        npl__advice_siblings(&p, each);
+        char got[16] = "";
+        for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
+            got[k] = (char)('0' + adv[1].chunk_nodes[k]);
+        CHECK(!strcmp(got, "001233012233"), "a grid's map scaled by the sizes asked for: %s", got);
+        /* a size not known (0): by chunks, as before */
+        arr[0].bytes = arr[1].bytes = 0;
+        adv[1].pattern = NPL_PAT_TOO_FEW;
+        snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
+        npl__advice_siblings(&p, each);
+        for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
+            got[k] = (char)('0' + adv[1].chunk_nodes[k]);
+        CHECK(!strcmp(got, "001223011233"), "sizes not known: scaled by chunks: %s", got);
+
+        /* an array of fewer than 2 chunks per thread with a map of its own (every chunk a
+         * boundary between threads, where a fault sample names the first toucher after a
+         * barrier) follows a map of its call site's array of >= 4 times its chunks, sampled
+         * more; with its own reason kept after the new one */
+        arr[0].bytes = 34 * 34 * 34 * 8, arr[1].bytes = 18 * 18 * 18 * 8;
+        p.threads = 8;
+        static const char *const own = "011230112330"; /* one page late: the next thread's */
+        struct { uint64_t big_samples, small_chunks, big_chunks; int follows; const char *why; } bc[] = {
+            {900, 12, 77, 1, "12 chunks for 8 threads, the sibling 77 and sampled more: follows"},
+            {200, 12, 77, 0, "the sibling sampled less (200 < 300): its own map"},
+            {900, 16, 77, 0, "16 chunks, 2 per thread: its own map"},
+            {900, 12, 40, 0, "the sibling has fewer than 4 times its chunks: its own map"},
+        };
+        for (size_t c = 0; c < sizeof bc / sizeof bc[0]; c++) {
+            arr[0].nchunks = bc[c].big_chunks;
+            arr[0].bytes = bc[c].big_chunks == 77 ? 34 * 34 * 34 * 8 : bc[c].big_chunks * 4096;
+            arr[1].nchunks = bc[c].small_chunks;
+            arr[1].bytes = bc[c].small_chunks == 12 ? 18 * 18 * 18 * 8 : 16 * 4096;
+            adv[0].samples = bc[c].big_samples;
+            free(adv[0].chunk_nodes);
+            adv[0].chunk_nodes = malloc(bc[c].big_chunks * sizeof(int));
+            for (uint64_t k = 0; k < bc[c].big_chunks; k++)
+                adv[0].chunk_nodes[k] = bc[c].big_chunks == 77 ? fine[k] : (int)(k * 4 / bc[c].big_chunks);
+            adv[0].nchunk_nodes = bc[c].big_chunks;
+            free(adv[1].chunk_nodes);
+            adv[1].chunk_nodes = malloc(bc[c].small_chunks * sizeof(int));
+            for (uint64_t k = 0; k < bc[c].small_chunks; k++)
+                adv[1].chunk_nodes[k] = own[k % 12] - '0';
+            adv[1].nchunk_nodes = bc[c].small_chunks;
+            adv[1].pattern = NPL_PAT_IRREGULAR;
+            adv[1].samples = 300;
+            snprintf(adv[1].policy, sizeof adv[1].policy, "explicit");
+            snprintf(adv[1].reason, sizeof adv[1].reason, "irregular: its own");
+            npl__advice_siblings(&p, each);
+            memset(got, 0, sizeof got);
+            for (int k = 0; adv[1].chunk_nodes && k < 12; k++)
+                got[k] = (char)('0' + adv[1].chunk_nodes[k]);
+            int followed = !strcmp(got, bc[c].big_chunks == 77 ? "001233012233" : "x") &&
+                           strstr(adv[1].reason, "each a boundary between threads") &&
+                           strstr(adv[1].reason, "its own samples said: irregular: its own");
+            int kept = !strcmp(got, own) && !strcmp(adv[1].reason, "irregular: its own");
+            CHECK(bc[c].follows ? followed : kept, "%s: %s (%s)", bc[c].why, got, adv[1].reason);
+        }
+        p.threads = 0;
+    }
     for (int i = 0; i < 5; i++)
         free(adv[i].chunk_nodes);
 }
