@@ -21,7 +21,11 @@
  *            [--pages 4k|2m]   (2m, numaplace variant: 2 MiB hugetlb arrays, one-huge-page chunks)
  * The numaplace variant (BENCH_NPL) pins with npl_omp_pin_team and arms next-touch with
  * npl_next_touch_arm; the plain variant (bench/progs/mg_plain) has neither (scheme simig is
- * refused) and is meant for `numaplace run`/`profile`. */
+ * refused) and is meant for `numaplace run`/`profile`.
+ * A host model of placements (any machine, one node too): MG_BENCH_FAKE_NODES=N counts thread t
+ * as on node t mod N, and MG_BENCH_USE=FILE writes, per grid, one line: its name and level, the
+ * offset of its start in its page, its pages, N, then every page's accesses from each node (page
+ * by page), from which the remote accesses of any page->node map follow. */
 #include "bench_common.h"
 
 #include <getopt.h>
