@@ -232,7 +232,8 @@ static int place_explicit(void *p, size_t len, const struct entry *e, int scaled
     for (size_t i = 0; i < npages; i++) {
         uint64_t c = (uint64_t)i * ps / e->a->chunk_bytes;
         if (scaled) { /* the middle of page i's data, at the same relative place of the profiled */
-            double mid = ((double)i * (double)ps + (double)(i + 1 < npages ? (i + 1) * ps : len)) / 2;
+            double end = (double)(i + 1 < npages ? (i + 1) * ps : len);
+            double mid = ((double)i * (double)ps + end) / 2;
             c = (uint64_t)(mid / (double)len * (double)e->a->bytes / (double)e->a->chunk_bytes);
             c = c < n ? c : n - 1;
         }

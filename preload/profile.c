@@ -47,8 +47,8 @@ static void track_static(const char *symbol, uint64_t offset, uintptr_t addr, si
     uintptr_t lo = (addr + ps - 1) / ps * ps, hi = (addr + bytes) / ps * ps;
     if (hi <= lo || hi - lo < ps)
         return; /* its page-aligned inside is empty */
-    if (npl__sampler_track((void *)lo, hi - lo, 0, NPL_RAW_KIND_STATIC, (const void *)addr, 0, symbol,
-                           offset, 1) < 0)
+    if (npl__sampler_track((void *)lo, hi - lo, 0, NPL_RAW_KIND_STATIC, (const void *)addr, 0,
+                           symbol, offset, 1) < 0)
         npl__debug("profile: static %s not tracked", symbol);
     else
         npl__debug("profile: static %s %p+%zu tracked", symbol, (void *)lo, (size_t)(hi - lo));
@@ -158,8 +158,8 @@ EXPORT void numaplace_preload_track(void *base, size_t bytes, const void *site, 
     struct npl_site_key k;
     uint32_t ord = npl__site_resolve(site, &k, NULL) == 0 ? npl__site_next_ordinal(&k) : 0;
     size_t ps = page_size();
-    npl__sampler_track(base, (bytes + ps - 1) / ps * ps, bytes, NPL_RAW_KIND_LIBRARY, site, ord, NULL, 0,
-                       trap);
+    npl__sampler_track(base, (bytes + ps - 1) / ps * ps, bytes, NPL_RAW_KIND_LIBRARY, site, ord,
+                       NULL, 0, trap);
     npl__preload_leave();
 }
 

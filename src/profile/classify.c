@@ -1557,8 +1557,9 @@ static int *scaled_map(const int *from, uint64_t nfrom, struct extent f, uint64_
 static int *sibling_map(const struct npl_profile *p, const struct npl_prof_advice *b,
                         uint32_t from, uint32_t i)
 {
-    return scaled_map(b->chunk_nodes, b->nchunk_nodes, extent_of(&p->arrays[from], b->nchunk_nodes),
-                      p->arrays[i].nchunks, extent_of(&p->arrays[i], p->arrays[i].nchunks));
+    return scaled_map(b->chunk_nodes, b->nchunk_nodes,
+                      extent_of(&p->arrays[from], b->nchunk_nodes), p->arrays[i].nchunks,
+                      extent_of(&p->arrays[i], p->arrays[i].nchunks));
 }
 
 static int has_map(const struct npl_prof_advice *b)
