@@ -1115,6 +1115,63 @@ static int try_phase_changing(struct work *w, const struct phase_view *pv, doubl
     return 1;
 }
 
+/* The static schedule's even split of the array's size (as the program asked for it) among T
+ * threads: thread t's share is [t * B / T, (t + 1) * B / T). For chunk k: the thread whose share
+ * holds most of it (*most, the lower on a tie) and the last one whose share reaches into it. */
+static void even_split(const struct work *w, uint64_t k, int *most, int *last)
+{
+    int T = w->in->nthreads;
+    double B = (double)w->in->bytes, cb = (double)w->in->chunk_bytes;
+    double lo = (double)k * cb, hi = dmin((double)(k + 1) * cb, B), most_w = -1;
+    int t0 = (int)(lo * T / B), t1 = (int)(hi * T / B);
+    if (t1 > 0 && (double)t1 * B / T >= hi)
+        t1--; /* the share that starts where the chunk ends does not reach into it */
+    t0 = t0 < 0 ? 0 : t0 > T - 1 ? T - 1 : t0;
+    t1 = t1 < t0 ? t0 : t1 > T - 1 ? T - 1 : t1;
+    *most = t0;
+    for (int t = t0; t <= t1; t++) {
+        double ov = dmin(hi, (double)(t + 1) * B / T) - dmax(lo, (double)t * B / T);
+        if (ov > most_w * (1 + 1e-12))
+            most_w = ov, *most = t;
+    }
+    *last = t1;
+}
+
+/* Fault samples of an array split evenly among the threads (a static schedule) give each chunk
+ * that two threads share to the later one: the sampler arms pages while the threads wait at a
+ * barrier, and the next sweep touches the later thread's first elements at once, the earlier
+ * thread's last ones only at its sweep's end (CG's vectors of 11.7 pages on 8 threads: sampled
+ * 012230012233, their rows' byte owners 011233011233). When every sampled chunk's owner is the
+ * last thread of the even split that reaches into it, and at least two such chunks are shared,
+ * the map is the even split's: each chunk on the node of the thread that holds most of it.
+ * Returns 1 and fills map (node index per chunk), else 0. */
+static int even_split_map(const struct work *w, const int *owner_thread, int *map, int *shared)
+{
+    int T = w->in->nthreads;
+    uint64_t sampled = 0, agree = 0;
+    *shared = 0;
+    if (T < 2 || !w->in->bytes || !w->in->chunk_bytes ||
+        w->in->nchunks * w->in->chunk_bytes < w->in->bytes)
+        return 0;
+    for (uint64_t k = 0; k < w->in->nchunks; k++) {
+        int most, last;
+        if (owner_thread[k] < 0)
+            continue;
+        even_split(w, k, &most, &last);
+        sampled++;
+        agree += owner_thread[k] == last;
+        *shared += most != last && owner_thread[k] == last && w->tn[most] != w->tn[last];
+    }
+    if (!sampled || agree != sampled || *shared < 2)
+        return 0;
+    for (uint64_t k = 0; k < w->in->nchunks; k++) {
+        int most, last;
+        even_split(w, k, &most, &last);
+        map[k] = w->tn[most];
+    }
+    return 1;
+}
+
 static int classify(struct work *w, struct npl_prof_advice *out)
 {
     const struct npl_prof_input *in = w->in;
@@ -1127,7 +1184,7 @@ static int classify(struct work *w, struct npl_prof_advice *out)
     struct fit f;
     memset(&pv, 0, sizeof pv);
     memset(&tv, 0, sizeof tv);
-    char facts[360] = "", guard[240] = "";
+    char facts[360] = "", guard[480] = "";
     out->samples = (uint64_t)(w->S + 0.5);
     out->local_first_touch = -1;
     memset(w->inF, 1, (size_t)w->NP);
@@ -1389,6 +1446,19 @@ static int classify(struct work *w, struct npl_prof_advice *out)
     out->local_policy = chosen->frac;
     out->local_best = best;
     out->local_first_touch = ftf;
+    /* owned by threads, placed by their blocks or by a map: the even split's byte owners where
+     * the samples are those of an even split seen through the first-toucher bias */
+    int shared_chunks = 0;
+    if (out->pattern != NPL_PAT_SERIAL && tx >= NPL_PROF_OWNED &&
+        (chosen->family == FAM_EXPLICIT || chosen->family == FAM_BLOCK) &&
+        even_split_map(w, xthr, xnode, &shared_chunks)) {
+        add_text(guard, sizeof guard, "; each of the %d chunks two threads' even shares hold "
+                 "was sampled by the later thread (the first toucher after a barrier): each "
+                 "chunk goes to the thread holding most of it (predicted as %.60s)",
+                 shared_chunks, chosen->policy);
+        snprintf(out->policy, sizeof out->policy, "explicit");
+        chosen = xc;
+    }
     if (chosen->family == FAM_EXPLICIT && finish_explicit(w, out, xnode) < 0)
         goto out;
     out->confidence = root01(w->accF / (8.0 * NPL_PROF_MIN_SAMPLES)) * clamp01(fit);

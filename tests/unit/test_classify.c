@@ -457,6 +457,50 @@ static void test_siblings(void)
         free(adv[i].chunk_nodes);
 }
 
+/* An array split evenly among 8 threads (a static schedule over 6,000 doubles: 11.7 pages),
+ * whose fault samples give each page two threads share to the later one (the first toucher
+ * after a barrier): the map is the even split's byte owners, 011233011233 on nodes t mod 4,
+ * not the sampled 012230012233. Owners sampled as the byte owners keep their map; samples of
+ * another split (not the even one) keep theirs. */
+static void test_even_split(npl_topo *t4)
+{
+    static const int scatter[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+    /* owners: the sampled thread of each page; want: the map's nodes (thread t on node t % 4) */
+    struct { const char *owners, *want; int corrected; const char *why; } ec[] = {
+        {"012234456677", "011233011233", 1, "sampled by the later thread: the even split's owners"},
+        {"011233455677", "011233011233", 0, "sampled by the byte owners: the same map"},
+        {"001223455677", "001223011233", 0, "another split (a grid's ghost planes): its own map"},
+        {"012234456577", "012230012133", 0, "a page sampled by neither thread: its own map"},
+    };
+    for (size_t c = 0; c < sizeof ec / sizeof ec[0]; c++) {
+        struct mat m = mat_new(1, 12, 8);
+        for (int k = 0; k < 12; k++) {
+            mat_add(&m, 0, k, ec[c].owners[k] - '0', 0, 40);
+            mat_add(&m, 0, k, ec[c].owners[k] - '0', 1, 10);
+        }
+        struct arr a;
+        arr_from(&a, &m, scatter, "scatter");
+        a.in.bytes = 6000 * sizeof(double);
+        struct npl_prof_ctx *ctx;
+        char err[256], got[16] = "";
+        struct npl_prof_advice adv;
+        memset(&adv, 0, sizeof adv);
+        int rc = npl__classify_ctx(&ctx, t4, 8, err, sizeof err);
+        if (rc == 0) {
+            rc = npl__classify(ctx, &a.in, &adv, err, sizeof err);
+            npl__classify_ctx_free(ctx);
+        }
+        for (uint64_t k = 0; rc == 0 && adv.chunk_nodes && k < 12 && k < adv.nchunk_nodes; k++)
+            got[k] = (char)('0' + adv.chunk_nodes[k]);
+        int said = strstr(adv.reason, "was sampled by the later thread") != NULL;
+        CHECK(rc == 0 && !strcmp(adv.policy, "explicit") && !strcmp(got, ec[c].want) &&
+                  said == ec[c].corrected,
+              "even split: %s: %s %s (%s)", ec[c].why, adv.policy, got, adv.reason);
+        npl__advice_clear(&adv);
+        arr_free(&a, &m);
+    }
+}
+
 int main(void)
 {
     npl_topo *t1 = synth("numa:1 core:4 pu:1"), *t2 = synth("numa:2 core:2 pu:1");
@@ -836,6 +880,7 @@ int main(void)
 
     for (int i = 0; i < ncases; i++)
         npl__advice_clear(&cases[i].adv);
+    test_even_split(t4);
     npl_topo_destroy(t1);
     npl_topo_destroy(t2);
     npl_topo_destroy(t3);
