@@ -166,6 +166,14 @@ OMP_NUM_THREADS=2 $N profile --policy bind_all:0 --out $T/pb.json -- "$P/pattern
 check "profile --policy bind_all:0: status 0, the measured line" "0 1" "$? $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
 $N profile --policy bind_block --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --policy bind_block: status 2, not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
+# an array's size is the one the program asked for (3 MiB + 1,000 bytes), its chunks whole pages
+$N profile --out $T/odd.json -- "$P/profile_edge" odd >$T/out 2>$T/err
+check "profile_edge odd: status 0, the program's output" "0 1" "$? $(grep -c '^odd ' $T/out)"
+check "profile_edge odd: the array's size as asked for, 769 chunks of 4 KiB" "3146728 4096 769" "$(python3 -c '
+import json, sys
+for a in json.load(open(sys.argv[1]))["arrays"]:
+    if a["site"]["kind"] == "heap" and a["bytes"] >= 1 << 20:
+        print(a["bytes"], a["chunk_bytes"], a["nchunks"])' $T/odd.json)"
 # a bad argument or a missing program: its one line, nothing about sampling said before it
 env -u OMP_WAIT_POLICY $N profile --backend fault --pin bogus --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --pin bogus: status 2, one line, no sampling line" "2 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"

@@ -9,7 +9,8 @@
  *   io FILE   read(2), pread(2), fread(3) of FILE into large arrays, then write(2) of them to
  *             stdout: the bytes must come back unchanged (no EFAULT from protected pages)
  *   exit N    exit status N after touching; kill: dies of SIGTERM after touching
- *   static    a 4 MiB static array written by the main thread and read back */
+ *   static    a 4 MiB static array written by the main thread and read back
+ *   odd       an array of 3 MiB + 1,000 bytes (not a whole number of pages), written and read */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -113,6 +114,20 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "touch";
     if (!strcmp(mode, "touch")) {
         printf("touch %.1f\n", touch(8, 1));
+        return 0;
+    }
+    if (!strcmp(mode, "odd")) {
+        size_t n = 3 * MIB + 1000;
+        unsigned char *a = malloc(n);
+        unsigned long s = 0;
+        if (!a)
+            return 3;
+        for (size_t i = 0; i < n; i++)
+            a[i] = (unsigned char)(i % 251);
+        for (size_t i = 0; i < n; i += 7)
+            s += a[i];
+        free(a);
+        printf("odd %lu\n", s);
         return 0;
     }
     if (!strcmp(mode, "fork")) {
