@@ -333,13 +333,14 @@ static void vcycle(struct mg *mg, int t, int count)
     EXCHANGE(&mg->r[lt]);
 }
 
+static int fake_nodes; /* MG_BENCH_FAKE_NODES=N: counting as if on N nodes, thread t on t mod N */
+
 static void iteration(struct mg *mg)
 {
 #pragma omp parallel
     {
         int t = omp_get_thread_num();
-        const char *fake = getenv("MG_BENCH_FAKE_NODES"); /* counting as if on N nodes, t mod N */
-        mg->tnode[t] = fake && atoi(fake) > 0 ? t % atoi(fake) : bench_my_node();
+        mg->tnode[t] = fake_nodes > 0 ? t % fake_nodes : bench_my_node();
         vcycle(mg, t, 0);
     }
 }
@@ -652,6 +653,8 @@ int main(int argc, char **argv)
         return 2;
     }
     stencil_init();
+    const char *fake = getenv("MG_BENCH_FAKE_NODES");
+    fake_nodes = fake ? atoi(fake) : 0;
 #ifdef BENCH_NPL
     if (strcmp(o.pin, "none") != 0 && npl_omp_pin_team(o.pin) < 0) {
         fprintf(stderr, "mg_bench: pin %s: %s\n", o.pin, strerror(errno));

@@ -67,31 +67,6 @@ int npl__preload_apply_active(void) { return active; }
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-/* The best evaluated placement that holds at another size, for array a of the profile (advised
- * an explicit per-chunk map, which does not): NULL when first touch is that placement or the
- * classifier cannot run here. */
-static npl_policy *scalable_choice(struct npl_prof_ctx *ctx, const struct npl_prof_array *a)
-{
-    char err[256];
-    struct npl_prof_input in;
-    struct npl_prof_advice adv;
-    memset(&adv, 0, sizeof adv);
-    npl_policy *pol = NULL;
-    npl__profile_input(P, a, &in);
-    if (!ctx || npl__classify(ctx, &in, &adv, err, sizeof err) < 0)
-        return NULL;
-    for (int i = 0; i < adv.ncand; i++) { /* best first */
-        if (!adv.cand[i].scalable)
-            continue;
-        if (!strcmp(adv.cand[i].policy, "first_touch") ||
-            npl_policy_parse(&pol, adv.cand[i].policy) == 0)
-            break;
-        pol = NULL;
-    }
-    npl__advice_clear(&adv);
-    return pol;
-}
-
 static void tell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tell(const char *fmt, ...)
 {
@@ -167,7 +142,7 @@ int npl__preload_apply_init(size_t threshold)
                 (npl__profile_topo(P, &ctx_topo, err, sizeof err) < 0 ||
                  npl__classify_ctx(&ctx, ctx_topo, P->threads, err, sizeof err) < 0))
                 ctx_failed = 1;
-            e->scaled = e->explicit_map ? scalable_choice(ctx, a) : NULL;
+            e->scaled = e->explicit_map ? npl__scalable_choice(ctx, P, a) : NULL;
             follow_run_pin(e->scaled, a);
         }
         else if (strcmp(a->advice.policy, "first_touch") &&
@@ -219,27 +194,15 @@ static void keep_live(void *base, size_t len, const struct entry *e)
     pthread_mutex_unlock(&lock);
 }
 
-/* place [p, p + len) (fresh, untouched; len: the size asked for) under an explicit chunk map: at
- * the profiled size chunk by chunk; at another size (scaled) each page takes the chunk at the
- * same position relative to the program's data (the sizes asked for, not whole pages) */
-static int place_explicit(void *p, size_t len, const struct entry *e, int scaled)
+/* place [p, p + len) (fresh, untouched; len: the size asked for) under e's explicit map: chunk
+ * by chunk at the profiled number of pages, else scaled (npl__explicit_pages) */
+static int place_explicit(void *p, size_t len, const struct entry *e)
 {
-    size_t ps = page_size(), npages = (len + ps - 1) / ps;
-    int *nodes = malloc((npages ? npages : 1) * sizeof *nodes);
+    size_t ps = page_size();
+    int *nodes = npl__explicit_pages(e->a, len, ps);
     if (!nodes)
         return -1;
-    uint64_t n = e->a->advice.nchunk_nodes;
-    for (size_t i = 0; i < npages; i++) {
-        uint64_t c = (uint64_t)i * ps / e->a->chunk_bytes;
-        if (scaled) { /* the middle of page i's data, at the same relative place of the profiled */
-            double end = (double)(i + 1 < npages ? (i + 1) * ps : len);
-            double mid = ((double)i * (double)ps + end) / 2;
-            c = (uint64_t)(mid / (double)len * (double)e->a->bytes / (double)e->a->chunk_bytes);
-            c = c < n ? c : n - 1;
-        }
-        nodes[i] = c < n ? e->a->advice.chunk_nodes[c] : -1;
-    }
-    int rc = npl_place_pages(p, npages * ps, nodes, 0);
+    int rc = npl_place_pages(p, (len + ps - 1) / ps * ps, nodes, 0);
     free(nodes);
     return rc;
 }
@@ -282,11 +245,11 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
              "bytes only: the best shape at any size applies (%s)\n", n,
              (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
         p = npl_alloc_array(&sh, follower ? NULL : e->scaled, flags);
-        if (p && follower && place_explicit(p, n, e, 1) < 0)
+        if (p && follower && place_explicit(p, n, e) < 0)
             tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
     } else if (e->explicit_map) {
         p = npl_alloc_array(&sh, NULL, flags);
-        if (p && place_explicit(p, n, e, 0) < 0)
+        if (p && place_explicit(p, n, e) < 0)
             tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
     } else {
         p = npl_alloc_array(&sh, e->pol ? e->pol : def, flags);
@@ -338,7 +301,7 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
         e->matched++;
         e->matched_bytes += hi - lo;
         if (e->explicit_map && hi - lo == e->a->bytes)
-            rc = place_explicit((void *)lo, hi - lo, e, 0);
+            rc = place_explicit((void *)lo, hi - lo, e);
         else if (e->pol)
             rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);
         tell("numaplace run: profile: static %s (%zu bytes): %s\n", symbol, (size_t)(hi - lo),

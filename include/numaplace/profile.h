@@ -52,8 +52,10 @@ void npl_profile_free(npl_profile *p);
  *  `numaplace run --profile FILE` (whose profile p = NULL stands for), the array gets the default
  *  policy (NUMAPLACE_POLICY, the config file, else first touch). A call made more often than in
  *  the profiled run gets the advice of the last ordinal the profile has there. An explicit
- *  per-chunk map (advice "explicit") holds only at the profiled size; at another size the array
- *  gets the default policy. Arrays the profile advises next-touch for are registered for it (npl_next_touch_register()); the program re-arms
+ *  per-chunk map (advice "explicit") holds only at the profiled number of pages; at another, the
+ *  array gets the best shape of the array's classification that holds at any size (the default
+ *  policy when first touch is best), or, when the array had too few samples of its own and its
+ *  map was its call site's, that map scaled to the array's pages (as `numaplace run --profile`). Arrays the profile advises next-touch for are registered for it (npl_next_touch_register()); the program re-arms
  *  them at its phase changes (npl_next_touch_arm()), or `numaplace run --profile` does at the
  *  recorded OpenMP regions. Free with npl_free().
  *  @return the array, or NULL with errno as npl_alloc_array() (EINVAL also when p holds an

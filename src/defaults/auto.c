@@ -60,6 +60,28 @@ static const struct npl_prof_array *advice_for(const npl_profile *p, const void 
     return npl__profile_match(p, k.object_hash, k.offset, ordinal, NPL_SITE_HEAP);
 }
 
+/* Array a of p, advised an explicit map, allocated at another number of pages: *pol, the best
+ * shape that holds at any size (npl__scalable_choice), or NULL (first touch was the best, or no
+ * classifier could be made here). 0, or -1 + errno (out of memory). */
+static int explicit_elsewhere(const npl_profile *p, const struct npl_prof_array *a,
+                              npl_policy **pol)
+{
+    char err[256];
+    npl_topo *topo = NULL;
+    struct npl_prof_ctx *ctx = NULL;
+    *pol = NULL;
+    if (npl__profile_topo(p, &topo, err, sizeof err) < 0 ||
+        npl__classify_ctx(&ctx, topo, p->threads, err, sizeof err) < 0) {
+        npl__debug("npl_alloc_auto: no classifier for the profile: %s", err);
+        npl_topo_destroy(topo);
+        return errno == ENOMEM ? -1 : 0;
+    }
+    *pol = npl__scalable_choice(ctx, p, a);
+    npl__classify_ctx_free(ctx);
+    npl_topo_destroy(topo);
+    return 0;
+}
+
 void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flags)
 {
     const void *site = __builtin_return_address(0);
@@ -75,33 +97,37 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
     const struct npl_prof_array *a = advice_for(p, site, ord);
     npl_policy *pol = NULL;
     int explicit_map = 0;
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE);
     if (a && a->has_advice) {
-        if (!strcmp(a->advice.policy, "explicit")) /* at the profiled size only */
-            explicit_map = a->advice.chunk_nodes && a->advice.nchunk_nodes && a->bytes == bytes;
-        else if (npl_policy_parse(&pol, a->advice.policy) < 0)
+        if (!strcmp(a->advice.policy, "explicit")) {
+            explicit_map = a->advice.chunk_nodes && a->advice.nchunk_nodes;
+            /* another number of pages: a shape that holds at any size, or (an array that
+             * followed its call site's map) the map scaled, as numaplace run --profile does */
+            if (explicit_map && (bytes + ps - 1) / ps != (a->bytes + ps - 1) / ps) {
+                if (explicit_elsewhere(p, a, &pol) < 0)
+                    return NULL;
+                explicit_map = !pol && a->advice.samples < NPL_PROF_MIN_SAMPLES;
+            }
+        } else if (npl_policy_parse(&pol, a->advice.policy) < 0) {
             return NULL;
+        }
         /* thread blocks on the nodes of the threads as `numaplace run --pin` pins them (any
          * strategy, a CPU list too): the thread->node map the advice was predicted with */
-        else if (npl__policy_follow_pin(pol, getenv("NUMAPLACE_PIN")) < 0)
+        if (pol && npl__policy_follow_pin(pol, getenv("NUMAPLACE_PIN")) < 0)
             npl__debug("npl_alloc_auto: NUMAPLACE_PIN not followed: %s", npl_last_error());
     }
     npl_policy *ft = NULL;
-    if (explicit_map && npl_policy_create(&ft, NPL_FIRST_TOUCH, NULL, 0) < 0)
+    if (explicit_map && npl_policy_create(&ft, NPL_FIRST_TOUCH, NULL, 0) < 0) {
+        npl_policy_free(pol);
         return NULL;
+    }
     void *r = npl__alloc_array_at(shape, explicit_map ? ft : pol, flags, site);
     npl_policy_free(ft);
-    if (r && explicit_map) { /* a node per chunk, at the profiled size (another: the default) */
-        size_t ps = (size_t)sysconf(_SC_PAGESIZE), npages = (bytes + ps - 1) / ps;
-        int *nodes = malloc(npages * sizeof *nodes);
-        if (nodes) {
-            for (size_t i = 0; i < npages; i++) {
-                uint64_t c = (uint64_t)i * ps / a->chunk_bytes;
-                nodes[i] = c < a->advice.nchunk_nodes ? a->advice.chunk_nodes[c] : -1;
-            }
-            if (npl_place_pages(r, npages * ps, nodes, 0) < 0)
-                npl__debug("npl_alloc_auto: explicit map not applied: %s", npl_last_error());
-            free(nodes);
-        }
+    if (r && explicit_map) { /* a node per page: the map, or the map scaled */
+        int *nodes = npl__explicit_pages(a, bytes, ps);
+        if (!nodes || npl_place_pages(r, (bytes + ps - 1) / ps * ps, nodes, 0) < 0)
+            npl__debug("npl_alloc_auto: explicit map not applied: %s", npl_last_error());
+        free(nodes);
     }
     if (r && a && a->has_advice && a->advice.nnext_touch &&
         npl_next_touch_register(r, bytes, 0) < 0)

@@ -1585,7 +1585,10 @@ static int *scaled_map(const int *from, uint64_t nfrom, struct extent f, uint64_
                        struct extent t)
 {
     double ratio = f.bytes / t.bytes;
-    uint64_t span = (uint64_t)(t.chunk * ratio / f.chunk) + 3; /* chunks of `from` one overlaps */
+    /* chunks of `from` one chunk overlaps (never more than `from` has: a chunk larger than the
+     * whole array, e.g. a page of a 100-byte array, overlaps at most all of them) */
+    double most = t.chunk * ratio / f.chunk + 3;
+    uint64_t span = most < (double)nfrom + 2 ? (uint64_t)most : nfrom + 2;
     int *map = malloc((size_t)(n ? n : 1) * sizeof *map);
     struct overlap *ov = malloc((size_t)span * sizeof *ov);
     if (!map || !ov) {
@@ -1623,13 +1626,67 @@ static int *scaled_map(const int *from, uint64_t nfrom, struct extent f, uint64_
     return map;
 }
 
-/* the explicit map b of array `from` scaled onto array i's chunks (NULL: out of memory) */
-static int *sibling_map(const struct npl_profile *p, const struct npl_prof_advice *b,
-                        uint32_t from, uint32_t i)
+int *npl__scaled_map(const struct npl_prof_array *from, const int *map, uint64_t nmap,
+                     uint64_t bytes, uint64_t unit, uint64_t n)
 {
-    return scaled_map(b->chunk_nodes, b->nchunk_nodes,
-                      extent_of(&p->arrays[from], b->nchunk_nodes), p->arrays[i].nchunks,
-                      extent_of(&p->arrays[i], p->arrays[i].nchunks));
+    struct extent t = {(double)n, 1};
+    if (bytes && unit && bytes <= n * unit)
+        t = (struct extent){(double)bytes, (double)unit};
+    return scaled_map(map, nmap, extent_of(from, nmap), n, t);
+}
+
+int *npl__explicit_pages(const struct npl_prof_array *a, uint64_t bytes, uint64_t page)
+{
+    uint64_t npages = (bytes + page - 1) / page, n = a->advice.nchunk_nodes;
+    if (npages != (a->bytes + page - 1) / page)
+        return npl__scaled_map(a, a->advice.chunk_nodes, n, bytes, page, npages);
+    int *nodes = malloc((size_t)(npages ? npages : 1) * sizeof *nodes);
+    for (uint64_t i = 0; nodes && i < npages; i++) {
+        uint64_t c = i * page / a->chunk_bytes;
+        nodes[i] = c < n ? a->advice.chunk_nodes[c] : -1;
+    }
+    return nodes;
+}
+
+npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_profile *p,
+                                 const struct npl_prof_array *a)
+{
+    char err[256];
+    struct npl_prof_input in;
+    struct npl_prof_advice adv;
+    memset(&adv, 0, sizeof adv);
+    npl_policy *pol = NULL;
+    npl__profile_input(p, a, &in);
+    if (!ctx || npl__classify(ctx, &in, &adv, err, sizeof err) < 0)
+        return NULL;
+    for (int i = 0; i < adv.ncand; i++) { /* best first */
+        if (!adv.cand[i].scalable)
+            continue;
+        if (!strcmp(adv.cand[i].policy, "first_touch") ||
+            npl_policy_parse(&pol, adv.cand[i].policy) == 0)
+            break;
+        pol = NULL;
+    }
+    npl__advice_clear(&adv);
+    return pol;
+}
+
+/* array i's advice a takes the explicit map b of array `from`, scaled onto its chunks (-1:
+ * out of memory, a unchanged) */
+static int follow_map(const struct npl_profile *p, const struct npl_prof_advice *b, uint32_t from,
+                      uint32_t i, struct npl_prof_advice *a)
+{
+    const struct npl_prof_array *ai = &p->arrays[i];
+    int *map = npl__scaled_map(&p->arrays[from], b->chunk_nodes, b->nchunk_nodes, ai->bytes,
+                               ai->chunk_bytes, ai->nchunks);
+    if (!map)
+        return -1;
+    free(a->chunk_nodes);
+    a->chunk_nodes = map;
+    a->nchunk_nodes = ai->nchunks;
+    a->pattern = b->pattern;
+    a->local_policy = b->local_policy;
+    return 0;
 }
 
 static int has_map(const struct npl_prof_advice *b)
@@ -1690,14 +1747,10 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         npl__site_label(&p->arrays[from].site, site, sizeof site);
         uint64_t few = a->samples;
         if (boundaries) {
-            int *map = sibling_map(p, b, (uint32_t)from, i);
-            if (!map)
-                continue;
-            free(a->chunk_nodes);
-            a->chunk_nodes = map;
-            a->nchunk_nodes = p->arrays[i].nchunks;
             char was[sizeof a->reason];
             snprintf(was, sizeof was, "%s", a->reason);
+            if (follow_map(p, b, (uint32_t)from, i, a) < 0)
+                continue;
             snprintf(a->reason, sizeof a->reason,
                      "%s (same call site): %llu chunks for %d threads, each a boundary between "
                      "threads, where a fault sample names the first toucher after a barrier, not "
@@ -1707,22 +1760,14 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
                      npl__pattern_name(b->pattern), (unsigned long long)b->samples,
                      (unsigned long long)b->nchunk_nodes, (unsigned long long)p->arrays[i].nchunks);
             add_text(a->reason, sizeof a->reason, "; its own samples said: %s", was);
-            a->pattern = b->pattern;
-            a->local_policy = b->local_policy;
             continue;
         }
         if (has_map(b)) {
-            int *map = sibling_map(p, b, (uint32_t)from, i);
-            if (map) {
-                free(a->chunk_nodes);
-                a->chunk_nodes = map;
-                a->nchunk_nodes = p->arrays[i].nchunks;
-                a->pattern = b->pattern;
+            if (follow_map(p, b, (uint32_t)from, i, a) == 0) {
                 snprintf(a->policy, sizeof a->policy, "explicit");
                 a->period_pages = 0;
                 a->block_threads = 0;
                 a->confidence = b->confidence / 2;
-                a->local_policy = b->local_policy;
                 a->local_best = b->local_best;
                 snprintf(a->reason, sizeof a->reason,
                          "%s (same call site): %llu sampled accesses, fewer than %d, so it follows "

@@ -221,6 +221,24 @@ int npl__classify(struct npl_prof_ctx *c, const struct npl_prof_input *in,
 /* After every array of p is classified (adv[i]: array i's advice, or NULL): an array with too
  * few samples takes the blocked or cyclic advice of the best-sampled array of its call site. */
 void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv);
+/* Array `from`'s explicit per-chunk map (nmap chunks) scaled onto n units of another array of
+ * `bytes` bytes asked for (unit: a unit's bytes; 0, 0: sizes unknown, scale by counts): each unit
+ * takes the node that holds the most of the same relative range of the program's data (the
+ * lowest node on a tie; -1 where that range is left alone). The classifier's call-site siblings
+ * and `run --profile` at another size both scale by it. malloc'd; NULL: out of memory. */
+int *npl__scaled_map(const struct npl_prof_array *from, const int *map, uint64_t nmap,
+                     uint64_t bytes, uint64_t unit, uint64_t n);
+/* The node of each page (`page` bytes) of a fresh array of `bytes` bytes asked for, under array
+ * a's explicit map: chunk by chunk at the profiled number of pages, else the map scaled
+ * (npl__scaled_map). malloc'd; NULL: out of memory. */
+int *npl__explicit_pages(const struct npl_prof_array *a, uint64_t bytes, uint64_t page);
+/* An array advised an explicit map, allocated at another number of pages (a map holds at the
+ * profiled size only): the best evaluated placement of its classification that holds at any size
+ * (a shape; NULL: first touch is, or ctx is NULL). An array with none and too few samples of its
+ * own (NPL_PROF_MIN_SAMPLES: its map was followed from its call site's) takes its map scaled
+ * instead (npl__explicit_pages): `numaplace run --profile` and npl_alloc_auto both decide so. */
+npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_profile *p,
+                                 const struct npl_prof_array *a);
 /* The input of array a of profile p. */
 void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array *a,
                         struct npl_prof_input *in);

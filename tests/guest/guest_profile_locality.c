@@ -24,6 +24,8 @@
 #include "check.h"
 #include "spawn.h"
 
+#include <numaplace/profile.h>
+
 #include <omp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -82,10 +84,14 @@ static int static_child(int passes)
     printf("checksum %.6e\n", sum);
     return 0;
 }
-static int child(size_t mib, int passes)
+/* the child: an array of MIB MiB from malloc, or (use_auto) of MIB MiB + 1,000 bytes (not a
+ * whole number of pages) from npl_alloc_auto(NULL: the profile of run --profile) */
+static int child(size_t mib, int passes, int use_auto)
 {
-    size_t n = mib << 20 >> 3, npages = (mib << 20) / PSZ;
-    double *a = malloc(n * sizeof *a);
+    size_t bytes = (mib << 20) + (use_auto ? 1000 : 0), n = bytes >> 3;
+    size_t npages = (bytes + PSZ - 1) / PSZ;
+    npl_shape shape = {1, 1, {bytes, 0, 0}, NPL_ROW_MAJOR};
+    double *a = use_auto ? npl_alloc_auto(NULL, &shape, 0) : malloc(n * sizeof *a);
     int *nodes = malloc(npages * sizeof *nodes);
     if (!a || !nodes)
         return 1;
@@ -115,7 +121,10 @@ static int child(size_t mib, int passes)
     }
     printf("checksum %.6e\n", sum);
     free(nodes);
-    free(a);
+    if (use_auto)
+        npl_free(a);
+    else
+        free(a);
     return 0;
 }
 
@@ -266,10 +275,24 @@ static void static_case(const char *self, const char *cpus)
 }
 
 /* 6: the bind_all:1 run's profile (one 8 MiB array) with its advice replaced by an explicit map,
- * half node 1, half node 0, and too few samples to have a shape of its own; run at MIB */
-static void explicit_case(const char *self, const char *cpus, int mib)
+ * half node 1, half node 0, and too few samples to have a shape of its own; run at MIB. use_auto:
+ * the same with the profile of the child's npl_alloc_auto array of 8 MiB + 1,000 bytes (2,049
+ * chunks: 1,024 on node 1), run at MIB MiB + 1,000 bytes */
+static void explicit_case(const char *self, const char *cpus, int mib, int use_auto)
 {
-    char *j = slurp("/tmp/gpl1.json");
+    const char *src = use_auto ? "/tmp/gpla.json" : "/tmp/gpl1.json";
+    static int auto_profiled;
+    if (use_auto && !auto_profiled++) { /* the npl_alloc_auto child profiled, once: its array's
+                                         * site, size and chunks */
+        char *const prof[] = {"numaplace", "profile", "--backend", "fault", "--pin", (char *)cpus,
+                              "--rate", "2000", "--out", (char *)src, "--", (char *)self,
+                              "--child", "8", "1", "auto", NULL};
+        int rc = spawn_to("/tmp/gpla_out.txt", "/tmp/gpla_err.txt", prof);
+        char *e = slurp("/tmp/gpla_err.txt");
+        CHECK(rc == 0, "npl_alloc_auto child profiled: status %d: %s", rc, e ? e : "?");
+        free(e);
+    }
+    char *j = slurp(src);
     const char *cut = j ? strstr(j, ",\n   \"advice\": {") : NULL;
     const char *nc = j ? strstr(j, "\"nchunks\": ") : NULL;
     long n = nc ? strtol(nc + strlen("\"nchunks\": "), NULL, 10) : 0;
@@ -296,11 +319,13 @@ static void explicit_case(const char *self, const char *cpus, int mib)
     fclose(f);
     free(j);
     char size[16], out[64], err[64];
+    const char *how = use_auto ? "npl_alloc_auto" : "malloc";
     snprintf(size, sizeof size, "%d", mib);
-    snprintf(out, sizeof out, "/tmp/gpl_x%d_out.txt", mib);
-    snprintf(err, sizeof err, "/tmp/gpl_x%d_err.txt", mib);
+    snprintf(out, sizeof out, "/tmp/gpl_x%d%s_out.txt", mib, use_auto ? "a" : "");
+    snprintf(err, sizeof err, "/tmp/gpl_x%d%s_err.txt", mib, use_auto ? "a" : "");
     char *const run[] = {"numaplace", "run", "-v", "--pin", (char *)cpus, "--profile",
-                         "/tmp/gpl_explicit.json", "--", (char *)self, "--child", size, "1", NULL};
+                         "/tmp/gpl_explicit.json", "--", (char *)self, "--child", size, "1",
+                         use_auto ? "auto" : NULL, NULL};
     int rc = spawn_to(out, err, run);
     char *o = slurp(out), *e = slurp(err);
     int pages = 0, query = -1, unknown = -1, on0 = -1, on1 = -1;
@@ -309,20 +334,26 @@ static void explicit_case(const char *self, const char *cpus, int mib)
     int ok = rc == 0 && pl &&
              sscanf(pl, "pages %d (query %d), unknown %d", &pages, &query, &unknown) == 3 && p0 &&
              p1 && sscanf(p0, " 0:%d", &on0) == 1 && sscanf(p1, " 1:%d", &on1) == 1;
-    int want = (mib << 20) / PSZ, first = -1, last = -1;
+    /* malloc: half the pages on each node. npl_alloc_auto: at 8 MiB + 1,000 bytes chunk by chunk
+     * (1,024 of 2,049 pages on node 1); at 16 MiB + 1,000 (4,097 pages) the map scaled: page k
+     * takes the node holding most of its data's relative range, node 1's ending at 4,194,304 of
+     * 8,389,608 bytes, i.e. at 8,388,108.6 of 16,778,216: pages 0-2,047 (page 2,047: 3,597 of
+     * its bytes) */
+    int want = use_auto ? ((mib << 20) + 1000 + PSZ - 1) / PSZ : (mib << 20) / PSZ;
+    int want1 = use_auto ? (mib == 8 ? 1024 : 2048) : want / 2, first = -1, last = -1;
     const char *ends = o ? strstr(o, "ends: ") : NULL;
     ok = ok && ends &&
          sscanf(ends, "ends: first page on node %d, last on node %d", &first, &last) == 2;
-    CHECK(ok && pages == want && unknown == 0 && on1 == want / 2 && on0 == want / 2 &&
+    CHECK(ok && pages == want && unknown == 0 && on1 == want1 && on0 == want - want1 &&
               first == 1 && last == 0,
-          "explicit map at %d MiB: the first half of %d pages on node 1, the second on node 0 "
+          "%s, explicit map at %d MiB: the first %d of %d pages on node 1, the rest on node 0 "
           "(status %d): %s\n%s",
-          mib, want, rc, o ? o : "?", e ? e : "?");
-    if (mib != 8)
+          how, mib, want1, want, rc, o ? o : "?", e ? e : "?");
+    if (mib != 8 && !use_auto) /* the library says nothing; the interposer under -v does */
         CHECK(e && strstr(e, "its explicit map is for 8388608 bytes only: the best shape at any "
                              "size applies (its map, scaled)"),
               "explicit map at %d MiB: scaled, as run -v says: %s", mib, e ? e : "?");
-    printf("explicit map at %d MiB: %s", mib, pl ? pl : "?\n");
+    printf("%s, explicit map at %d MiB: %s", how, mib, pl ? pl : "?\n");
     free(o);
     free(e);
 }
@@ -330,7 +361,7 @@ static void explicit_case(const char *self, const char *cpus, int mib)
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--child"))
-        return child(strtoul(argv[2], NULL, 10), atoi(argv[3]));
+        return child(strtoul(argv[2], NULL, 10), atoi(argv[3]), argc >= 5 && !strcmp(argv[4], "auto"));
     if (argc >= 3 && !strcmp(argv[1], "--static-child"))
         return static_child(atoi(argv[2]));
     guest_args(argc, argv, &N, &KC);
@@ -362,8 +393,10 @@ int main(int argc, char **argv)
         one(self, list, 1, 0);
         one(self, list, 0, 0);
         one(self, list, 0, 1);
-        explicit_case(self, list, 8);  /* the profiled size: chunk by chunk */
-        explicit_case(self, list, 16); /* twice: the map scaled */
+        explicit_case(self, list, 8, 0);  /* the profiled size: chunk by chunk */
+        explicit_case(self, list, 16, 0); /* twice: the map scaled */
+        explicit_case(self, list, 8, 1);  /* the same through npl_alloc_auto */
+        explicit_case(self, list, 16, 1);
     }
     /* 5: one thread on node 0's first CPU, one on node 1's */
     int c1[256], n1 = npl_topo_node_cpus(topo, 1, c1, 256);

@@ -399,6 +399,32 @@ static void test_siblings(void)
         for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
             got[k] = (char)('0' + adv[1].chunk_nodes[k]);
         CHECK(!strcmp(got, "001233012233"), "a grid's map scaled by the sizes asked for: %s", got);
+        /* run --profile at another size scales by the same function, onto the new array's
+         * pages: the same grid allocated again gets the same map */
+        int *pages = npl__scaled_map(&arr[0], fine, 77, 18 * 18 * 18 * 8, 4096, 12);
+        char pg[16] = "";
+        for (int k = 0; pages && k < 12; k++)
+            pg[k] = (char)('0' + pages[k]);
+        CHECK(!strcmp(pg, "001233012233"), "npl__scaled_map onto the pages of an 18^3 grid: %s",
+              pg);
+        free(pages);
+        /* twice the size, not a whole number of pages, a range left alone (-1) in the map:
+         * pages 0-1 hold chunk 0's data, 2-3 chunk 1's (-1), 4 chunk 2's */
+        struct npl_prof_array odd = arr[0];
+        odd.bytes = 10000, odd.chunk_bytes = 4096, odd.nchunks = 3;
+        static const int map3[3] = {0, -1, 1};
+        pages = npl__scaled_map(&odd, map3, 3, 20000, 4096, 5);
+        CHECK(pages && pages[0] == 0 && pages[1] == 0 && pages[2] == -1 && pages[3] == -1 &&
+                  pages[4] == 1,
+              "npl__scaled_map: 10,000 bytes onto 20,000 (5 pages): %d %d %d %d %d",
+              pages ? pages[0] : 9, pages ? pages[1] : 9, pages ? pages[2] : 9,
+              pages ? pages[3] : 9, pages ? pages[4] : 9);
+        free(pages);
+        /* an array of 1 byte: its one page holds the whole relative range, most of it node 0's */
+        pages = npl__scaled_map(&odd, map3, 3, 1, 4096, 1);
+        CHECK(pages && pages[0] == 0, "npl__scaled_map onto 1 byte: node %d",
+              pages ? pages[0] : 9);
+        free(pages);
         /* a size not known (0): by chunks, as before */
         arr[0].bytes = arr[1].bytes = 0;
         adv[1].pattern = NPL_PAT_TOO_FEW;
