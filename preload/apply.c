@@ -44,6 +44,7 @@ struct entry {
                                  * when the block comes at another size (NULL: first touch) */
     uint64_t matched_bytes;     /* allocated under it in this run */
     unsigned matched;
+    int map_failed;             /* its map could not be applied here, said once */
 };
 
 static struct npl_profile *P;
@@ -195,15 +196,21 @@ static void keep_live(void *base, size_t len, const struct entry *e)
 }
 
 /* place [p, p + len) (fresh, untouched; len: the size asked for) under e's explicit map: chunk
- * by chunk at the profiled number of pages, else scaled (npl__explicit_pages) */
-static int place_explicit(void *p, size_t len, const struct entry *e)
+ * by chunk at the profiled number of pages, else scaled (npl__explicit_pages). A map that cannot
+ * be applied here (a node this machine lacks: EXDEV) leaves the block to first touch, said once
+ * per array without --verbose too: a mismatch is reported, never fatal */
+static int place_explicit(void *p, size_t len, struct entry *e)
 {
     size_t ps = page_size();
     int *nodes = npl__explicit_pages(e->a, len, ps);
-    if (!nodes)
-        return -1;
-    int rc = npl_place_pages(p, (len + ps - 1) / ps * ps, nodes, 0);
+    int rc = nodes ? npl_place_pages(p, (len + ps - 1) / ps * ps, nodes, 0) : -1;
     free(nodes);
+    if (rc < 0 && !__atomic_exchange_n(&e->map_failed, 1, __ATOMIC_RELAXED)) {
+        char label[256];
+        npl__site_label(&e->a->site, label, sizeof label);
+        npl__preload_say("numaplace run: profile: %s: its explicit map is not applied here (%s): "
+                         "first touch\n", label, nodes ? npl_last_error() : "out of memory");
+    }
     return rc;
 }
 
@@ -245,12 +252,12 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
              "bytes only: the best shape at any size applies (%s)\n", n,
              (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
         p = npl_alloc_array(&sh, follower ? NULL : e->scaled, flags);
-        if (p && follower && place_explicit(p, n, e) < 0)
-            tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
+        if (p && follower)
+            place_explicit(p, n, e);
     } else if (e->explicit_map) {
         p = npl_alloc_array(&sh, NULL, flags);
-        if (p && place_explicit(p, n, e) < 0)
-            tell("numaplace run: profile: explicit map not applied: %s\n", npl_last_error());
+        if (p)
+            place_explicit(p, n, e);
     } else {
         p = npl_alloc_array(&sh, e->pol ? e->pol : def, flags);
     }
@@ -301,7 +308,7 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
         e->matched++;
         e->matched_bytes += hi - lo;
         if (e->explicit_map && hi - lo == e->a->bytes)
-            rc = place_explicit((void *)lo, hi - lo, e);
+            rc = place_explicit((void *)lo, hi - lo, e) < 0 ? 1 : 0; /* 1: said already */
         else if (e->pol)
             rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);
         tell("numaplace run: profile: static %s (%zu bytes): %s\n", symbol, (size_t)(hi - lo),

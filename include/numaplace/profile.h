@@ -59,7 +59,8 @@ void npl_profile_free(npl_profile *p);
  *  them at its phase changes (npl_next_touch_arm()), or `numaplace run --profile` does at the
  *  recorded OpenMP regions. Free with npl_free().
  *  @return the array, or NULL with errno as npl_alloc_array() (EINVAL also when p holds an
- *          advised policy this machine cannot use, e.g. a node it lacks). */
+ *          advised policy or an explicit map this machine cannot use, e.g. a node it lacks;
+ *          nothing is left allocated). */
 void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flags);
 
 /** The advice p holds for the array the next npl_alloc_auto() call from `site` would allocate

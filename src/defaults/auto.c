@@ -125,8 +125,15 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
     npl_policy_free(ft);
     if (r && explicit_map) { /* a node per page: the map, or the map scaled */
         int *nodes = npl__explicit_pages(a, bytes, ps);
-        if (!nodes || npl_place_pages(r, (bytes + ps - 1) / ps * ps, nodes, 0) < 0)
-            npl__debug("npl_alloc_auto: explicit map not applied: %s", npl_last_error());
+        if (!nodes || npl_place_pages(r, (bytes + ps - 1) / ps * ps, nodes, 0) < 0) {
+            /* a map this machine cannot take (a node it lacks: EINVAL), as a policy it cannot */
+            int e = nodes ? errno : ENOMEM;
+            free(nodes);
+            npl_free(r);
+            npl_policy_free(pol);
+            errno = e;
+            return NULL;
+        }
         free(nodes);
     }
     if (r && a && a->has_advice && a->advice.nnext_touch &&

@@ -208,6 +208,21 @@ check "run --profile of another program: says whose it is" 1 "$(grep -c 'is a pr
 $N run --profile $T/p3.json --pin compact -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
 check "run --profile with another pinning: a warning" 1 "$(grep -c 'warning: the profile was taken without pinning, this run pins with --pin compact' $T/err)"
 check "run --profile, every array advised: no warning about advice" 0 "$(grep -c 'no stored advice' $T/err)"
+# an explicit map naming a node this machine lacks (63): the block is left to first touch, said
+# once without --verbose, and the program runs as it does alone
+python3 - $T/p3.json $T/x63.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["machine"]["nodes"] = sorted(set(d["machine"]["nodes"]) | {63})
+a = d["arrays"][0]
+a["advice"].update(policy="explicit", chunk_nodes=[63] * a["nchunks"], block_threads=None,
+                   period_pages=None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+OMP_NUM_THREADS=2 $N run --profile $T/x63.json -- "$P/patterns3" 16 2 >$T/out 2>$T/err
+r=$?
+OMP_NUM_THREADS=2 "$P/patterns3" 16 2 >$T/ref 2>/dev/null
+check "run --profile, a map to a missing node: status 0, the plain output, said once" "0 $(cksum <$T/ref) 1" "$r $(cksum <$T/out) $(grep -c 'its explicit map is not applied here (.*node 63.*): first touch' $T/err)"
 # a profile whose advice was taken out (a hand-edited one): its arrays are left to first touch,
 # said without --verbose; advise --write stores the advice again
 python3 - $T/p3.json $T/bare.json <<'PY'

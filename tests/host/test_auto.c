@@ -87,6 +87,57 @@ static void plan_text(const void *a, char *buf, size_t size)
     npl_plan_free(pl);
 }
 
+/* the profile with every array advised an explicit map onto node 63 (in machine.nodes: a
+ * node this machine lacks): npl_alloc_auto gives NULL and EINVAL, as for a policy it cannot use */
+static void explicit_missing_node(const char *text, const char *prof)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buf, &size);
+    const char *at = text, *nodes = text ? strstr(text, "\"nodes\": [0]") : NULL;
+    int arrays = 0;
+    if (!out || !nodes) {
+        CHECK(0, "explicit map to a missing node: the profile's text (%p)", (void *)nodes);
+        if (out)
+            fclose(out);
+        free(buf);
+        return;
+    }
+    fprintf(out, "%.*s\"nodes\": [0, 63]", (int)(nodes - at), at);
+    at = nodes + strlen("\"nodes\": [0]");
+    for (const char *nc; (nc = strstr(at, "\"nchunks\": ")) != NULL; arrays++) {
+        long n = strtol(nc + strlen("\"nchunks\": "), NULL, 10);
+        const char *pol = strstr(nc, "\"policy\": \"bind_block:threads=2\"");
+        const char *bt = pol ? strstr(pol, "\"block_threads\": 2, \"chunk_nodes\": null") : NULL;
+        if (!bt || n <= 0)
+            break;
+        fprintf(out, "%.*s\"policy\": \"explicit\"", (int)(pol - at), at);
+        at = pol + strlen("\"policy\": \"bind_block:threads=2\"");
+        fprintf(out, "%.*s\"block_threads\": null, \"chunk_nodes\": [", (int)(bt - at), at);
+        for (long c = 0; c < n; c++)
+            fprintf(out, "%s63", c ? "," : "");
+        fputc(']', out);
+        at = bt + strlen("\"block_threads\": 2, \"chunk_nodes\": null");
+    }
+    fputs(at, out);
+    fclose(out);
+    FILE *f = fopen(prof, "w");
+    if (f) {
+        fwrite(buf, 1, size, f);
+        fclose(f);
+    }
+    free(buf);
+    npl_profile *q = NULL;
+    CHECK(arrays == 3 && npl_profile_load(&q, prof) == 0,
+          "a profile of 3 explicit maps to node 63 (%d) loads: %s", arrays, npl_last_error());
+    errno = 0;
+    void *r = q ? from_a(q, 4) : NULL;
+    CHECK(q && !r && errno == EINVAL, "npl_alloc_auto, a map to a node this machine lacks: NULL, "
+          "EINVAL (%p, %s)", r, strerror(errno));
+    npl_free(r);
+    npl_profile_free(q);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--child")) {
@@ -190,6 +241,7 @@ int main(int argc, char **argv)
             text[len] = 0;
         fclose(f);
     }
+    explicit_missing_node(text, prof);
     char *bid = text ? strstr(text, "\"build_id\": \"") : NULL;
     if (bid) { /* the program's build-id changed: another program */
         bid += 13;
