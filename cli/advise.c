@@ -199,8 +199,8 @@ int advise_load(const char *cmd, const char *path, struct advice_set *s)
     struct npl_prof_advice **each = rc == 0 ? calloc(p->narrays ? p->narrays : 1, sizeof *each) : NULL;
     for (uint32_t i = 0; each && i < p->narrays; i++)
         each[i] = &s->adv[i];
-    if (each) /* as numaplace profile does before it writes the advice */
-        npl__advice_siblings(p, each);
+    if (each) /* as numaplace profile does before it writes the advice; stored advice had it */
+        npl__advice_siblings(p, each, s->stored);
     free(each);
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(topo);

@@ -181,7 +181,7 @@ static int classify_all(struct npl_profile *p, char *err, size_t errsz)
     for (uint32_t i = 0; adv && i < p->narrays; i++)
         adv[i] = &p->arrays[i].advice;
     if (adv)
-        npl__advice_siblings(p, adv);
+        npl__advice_siblings(p, adv, NULL);
     free(adv);
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(topo);

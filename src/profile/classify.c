@@ -1714,11 +1714,13 @@ static int all_boundaries(const struct npl_profile *p, const struct npl_prof_arr
  * in no shape: e.g. a grid whose ghost planes shift the threads' blocks) is scaled to the small
  * array's chunks: each takes the node of the same relative range. A small array's pages hold
  * few threads' blocks each, so a shape split in whole pages misses its owners by up to a page;
- * the scaled map keeps where the big array's owners start and end. */
-void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv)
+ * the scaled map keeps where the big array's owners start and end. Advice marked final (stored
+ * in the profile: these rules ran before it was written) is a source only, never changed. */
+void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv,
+                          const int *final)
 {
     for (uint32_t i = 0; i < p->narrays; i++) {
-        struct npl_prof_advice *a = adv[i];
+        struct npl_prof_advice *a = final && final[i] ? NULL : adv[i];
         const struct npl_prof_site *si = &p->arrays[i].site;
         int boundaries = a && all_boundaries(p, &p->arrays[i], a);
         if (!a || (a->pattern != NPL_PAT_TOO_FEW && !boundaries) || si->kind != NPL_SITE_HEAP)

@@ -219,8 +219,11 @@ void npl__classify_ctx_free(struct npl_prof_ctx *c);
 int npl__classify(struct npl_prof_ctx *c, const struct npl_prof_input *in,
                   struct npl_prof_advice *out, char *err, size_t errsz);
 /* After every array of p is classified (adv[i]: array i's advice, or NULL): an array with too
- * few samples takes the blocked or cyclic advice of the best-sampled array of its call site. */
-void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv);
+ * few samples takes the blocked or cyclic advice of the best-sampled array of its call site.
+ * final (NULL: none): final[i] != 0 marks advice that is a source only, never changed (stored in
+ * the profile, where these rules already ran; its map is the profile's). */
+void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *const *adv,
+                          const int *final);
 /* Array `from`'s explicit per-chunk map (nmap chunks) scaled onto n units of another array of
  * `bytes` bytes asked for (unit: a unit's bytes; 0, 0: sizes unknown, scale by counts): each unit
  * takes the node that holds the most of the same relative range of the program's data (the

@@ -283,7 +283,7 @@ static void test_siblings(void)
     snprintf(adv[0].policy, sizeof adv[0].policy, "bind_block:threads=8");
     snprintf(adv[2].policy, sizeof adv[2].policy, "bind_block:threads=4");
     struct npl_profile p = {.arrays = arr, .narrays = 5};
-    npl__advice_siblings(&p, each);
+    npl__advice_siblings(&p, each, NULL);
     CHECK(adv[1].pattern == NPL_PAT_BLOCKED && !strcmp(adv[1].policy, "bind_block:threads=8") &&
               strstr(adv[1].reason, "fewer than 64") && strstr(adv[1].reason, "900 samples"),
           "too few samples: follows the best-sampled array of its site: %s (%s)", adv[1].policy,
@@ -305,14 +305,14 @@ static void test_siblings(void)
     snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "bind_block:threads=8");
     snprintf(adv[0].cand[2].policy, sizeof adv[0].cand[2].policy, "cyclic");
     adv[0].cand[1].scalable = adv[0].cand[2].scalable = 1;
-    npl__advice_siblings(&p, each);
+    npl__advice_siblings(&p, each, NULL);
     CHECK(!strcmp(adv[1].policy, "bind_block:threads=8") && adv[1].pattern == NPL_PAT_IRREGULAR,
           "an explicit sibling: its best scalable shape (%s)", adv[1].policy);
     /* first touch the best at any size: nothing to follow */
     adv[1].pattern = NPL_PAT_TOO_FEW;
     snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
     snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "first_touch");
-    npl__advice_siblings(&p, each);
+    npl__advice_siblings(&p, each, NULL);
     CHECK(adv[1].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[1].policy, "first_touch"),
           "first touch is the best shape at any size: left to first touch (%s)", adv[1].policy);
     /* an explicit sibling with its map: the map scaled to the small array's chunks, each chunk
@@ -340,7 +340,7 @@ static void test_siblings(void)
         adv[0].chunk_nodes = malloc(10 * sizeof(int));
         memcpy(adv[0].chunk_nodes, sc[c].from, 10 * sizeof(int));
         adv[0].nchunk_nodes = 10;
-        npl__advice_siblings(&p, each);
+        npl__advice_siblings(&p, each, NULL);
         int same = adv[1].chunk_nodes && adv[1].nchunk_nodes == sc[c].n;
         for (uint64_t k = 0; same && k < sc[c].n; k++)
             same = adv[1].chunk_nodes[k] == sc[c].want[k];
@@ -394,7 +394,7 @@ static void test_siblings(void)
         memcpy(adv[0].chunk_nodes, fine, sizeof fine);
         adv[0].nchunk_nodes = 77;
         adv[0].samples = 900;
-        npl__advice_siblings(&p, each);
+        npl__advice_siblings(&p, each, NULL);
         char got[16] = "";
         for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
             got[k] = (char)('0' + adv[1].chunk_nodes[k]);
@@ -429,7 +429,7 @@ static void test_siblings(void)
         arr[0].bytes = arr[1].bytes = 0;
         adv[1].pattern = NPL_PAT_TOO_FEW;
         snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
-        npl__advice_siblings(&p, each);
+        npl__advice_siblings(&p, each, NULL);
         for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
             got[k] = (char)('0' + adv[1].chunk_nodes[k]);
         CHECK(!strcmp(got, "001223011233"), "sizes not known: scaled by chunks: %s", got);
@@ -467,7 +467,7 @@ static void test_siblings(void)
             adv[1].samples = 300;
             snprintf(adv[1].policy, sizeof adv[1].policy, "explicit");
             snprintf(adv[1].reason, sizeof adv[1].reason, "irregular: its own");
-            npl__advice_siblings(&p, each);
+            npl__advice_siblings(&p, each, NULL);
             memset(got, 0, sizeof got);
             for (int k = 0; adv[1].chunk_nodes && k < 12; k++)
                 got[k] = (char)('0' + adv[1].chunk_nodes[k]);
