@@ -1028,6 +1028,17 @@ static void keep_candidates(struct work *w, struct npl_prof_advice *out)
     }
 }
 
+/* The fewest sampled accesses an array needs to be classified: NPL_PROF_MIN_SAMPLES, or on an
+ * array of fewer than 8 chunks 8 a chunk (what 64 give an array of 8), at least 16. CG's row
+ * pointers (6 pages) got 61 samples and were left to first touch: all on node 0 under serial
+ * init, 0.30 local against 0.66 under their map. Under 64, a well-sampled array of the same call
+ * site is still followed (npl__advice_siblings). */
+static double min_samples(const struct npl_prof_input *in)
+{
+    double per_chunk = 8.0 * (double)in->nchunks;
+    return per_chunk >= NPL_PROF_MIN_SAMPLES ? NPL_PROF_MIN_SAMPLES : per_chunk < 16 ? 16 : per_chunk;
+}
+
 static int too_few(struct work *w, struct npl_prof_advice *out)
 {
     struct placement pft = {FAM_FT, NULL, 0, NULL};
@@ -1047,8 +1058,8 @@ static int too_few(struct work *w, struct npl_prof_advice *out)
     out->local_first_touch = w->S > 0 && ft_known(w, NULL) >= 0.5 * w->S ? f : -1;
     out->confidence = 0;
     snprintf(out->reason, sizeof out->reason,
-             "too-few-samples: %.0f sampled accesses, fewer than %d: left to first touch", w->S,
-             NPL_PROF_MIN_SAMPLES);
+             "too-few-samples: %.0f sampled accesses, fewer than %.0f: left to first touch", w->S,
+             min_samples(w->in));
     return 0;
 }
 
@@ -1189,7 +1200,7 @@ static int classify(struct work *w, struct npl_prof_advice *out)
     out->local_first_touch = -1;
     memset(w->inF, 1, (size_t)w->NP);
     w->accF = w->S;
-    if (w->S < NPL_PROF_MIN_SAMPLES)
+    if (w->S < min_samples(in))
         return too_few(w, out);
 
     owner = malloc((w->ngroups + 1) * sizeof *owner);
@@ -1261,7 +1272,7 @@ static int classify(struct work *w, struct npl_prof_advice *out)
             int early = p < steady_from, once = recurring && in->phases[p].entries < 2;
             *(early ? &before : once ? &left_out : &kept) += w->acc[p];
         }
-        if (kept >= NPL_PROF_MIN_SAMPLES) {
+        if (kept >= min_samples(in)) {
             for (int p = 0; p < w->NP; p++)
                 w->inF[p] = p >= steady_from && !(recurring && in->phases[p].entries < 2);
             w->accF = kept;
@@ -1671,6 +1682,16 @@ npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_prof
     return pol;
 }
 
+/* an array following its call site's advice drops what its own samples gave it besides the
+ * map (next-touch phases, replicas): they were the small array's own guess */
+static void drop_own(struct npl_prof_advice *a)
+{
+    free(a->next_touch);
+    a->next_touch = NULL;
+    a->nnext_touch = 0;
+    a->replicate = 0;
+}
+
 /* array i's advice a takes the explicit map b of array `from`, scaled onto its chunks (-1:
  * out of memory, a unchanged) */
 static int follow_map(const struct npl_profile *p, const struct npl_prof_advice *b, uint32_t from,
@@ -1722,14 +1743,18 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
     for (uint32_t i = 0; i < p->narrays; i++) {
         struct npl_prof_advice *a = final && final[i] ? NULL : adv[i];
         const struct npl_prof_site *si = &p->arrays[i].site;
-        int boundaries = a && all_boundaries(p, &p->arrays[i], a);
-        if (!a || (a->pattern != NPL_PAT_TOO_FEW && !boundaries) || si->kind != NPL_SITE_HEAP)
+        /* fewer samples than NPL_PROF_MIN_SAMPLES: a small array may be classified on its own
+         * (min_samples), but a well-sampled sibling of its call site knows its use better */
+        int thin = a && a->samples < NPL_PROF_MIN_SAMPLES;
+        int boundaries = a && !thin && all_boundaries(p, &p->arrays[i], a);
+        if (!a || (!thin && !boundaries) || si->kind != NPL_SITE_HEAP)
             continue;
         int from = -1;
         for (uint32_t j = 0; j < p->narrays; j++) {
             const struct npl_prof_advice *b = adv[j];
             const struct npl_prof_site *sj = &p->arrays[j].site;
-            if (j == i || !b || (!followable(b) && !has_map(b)) || sj->kind != NPL_SITE_HEAP ||
+            if (j == i || !b || b->samples < NPL_PROF_MIN_SAMPLES ||
+                (!followable(b) && !has_map(b)) || sj->kind != NPL_SITE_HEAP ||
                 sj->offset != si->offset || !si->object || !sj->object ||
                 strcmp(si->object, sj->object) != 0)
                 continue;
@@ -1764,8 +1789,13 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
             add_text(a->reason, sizeof a->reason, "; its own samples said: %s", was);
             continue;
         }
+        /* what its own samples said, when they said more than too few (min_samples) */
+        char was[sizeof a->reason] = "";
+        if (a->pattern != NPL_PAT_TOO_FEW)
+            snprintf(was, sizeof was, "%s", a->reason);
         if (has_map(b)) {
             if (follow_map(p, b, (uint32_t)from, i, a) == 0) {
+                drop_own(a);
                 snprintf(a->policy, sizeof a->policy, "explicit");
                 a->period_pages = 0;
                 a->block_threads = 0;
@@ -1778,12 +1808,18 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
                          NPL_PROF_MIN_SAMPLES, site, npl__pattern_name(b->pattern),
                          (unsigned long long)b->samples, (unsigned long long)b->nchunk_nodes,
                          (unsigned long long)p->arrays[i].nchunks);
+                if (*was)
+                    add_text(a->reason, sizeof a->reason, "; its own samples said: %s", was);
                 continue;
             }
         }
         const char *pol = followable(b);
         if (!pol)
             continue;
+        drop_own(a);
+        free(a->chunk_nodes);
+        a->chunk_nodes = NULL;
+        a->nchunk_nodes = 0;
         snprintf(policy, sizeof policy, "%s", pol);
         a->pattern = b->pattern;
         snprintf(a->policy, sizeof a->policy, "%s", policy);
@@ -1797,5 +1833,7 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
                  "(%s, %llu samples): %s", npl__pattern_name(a->pattern),
                  (unsigned long long)few, NPL_PROF_MIN_SAMPLES, site, npl__pattern_name(b->pattern),
                  (unsigned long long)b->samples, policy);
+        if (*was)
+            add_text(a->reason, sizeof a->reason, "; its own samples said: %s", was);
     }
 }

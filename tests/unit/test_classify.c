@@ -293,6 +293,23 @@ static void test_siblings(void)
           "another call site: left to first touch (%s)", adv[3].policy);
     CHECK(adv[4].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[4].policy, "first_touch"),
           "another object: left to first touch (%s)", adv[4].policy);
+    /* classified on its own (a small array: 8 samples a chunk) but under 64 samples: it follows
+     * the well-sampled array of its site all the same, what its samples said kept in the reason;
+     * marked final (stored in a profile), nothing changes */
+    for (int fin = 0; fin < 2; fin++) {
+        int final[5] = {0, fin, 0, 0, 0};
+        adv[1].pattern = NPL_PAT_SERIAL;
+        adv[1].samples = 40;
+        snprintf(adv[1].policy, sizeof adv[1].policy, "bind_all:2");
+        snprintf(adv[1].reason, sizeof adv[1].reason, "serial: its own");
+        npl__advice_siblings(&p, each, final);
+        CHECK(fin ? !strcmp(adv[1].policy, "bind_all:2") && !strcmp(adv[1].reason, "serial: its own")
+                  : !strcmp(adv[1].policy, "bind_block:threads=8") &&
+                        strstr(adv[1].reason, "40 sampled accesses, fewer than 64") &&
+                        strstr(adv[1].reason, "its own samples said: serial: its own"),
+              "40 samples, classified on its own, %s: %s (%s)", fin ? "final" : "follows",
+              adv[1].policy, adv[1].reason);
+    }
     /* an explicit map holds at its own size only: its best shape at any size is followed */
     for (int i = 0; i < 5; i++) {
         adv[i].pattern = NPL_PAT_TOO_FEW;
@@ -751,6 +768,23 @@ int main(void)
             run_case(name, t4, &a, n < NPL_PROF_MIN_SAMPLES
                      ? (struct expect){NPL_PAT_TOO_FEW, "first_touch", 0, NULL}
                      : (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL});
+            arr_free(&a, &m);
+        }
+    }
+    {   /* a small array needs 8 samples a chunk (at least 16): 6 chunks (CG's row pointers)
+         * with 48 are enough, 47 are not; 1 chunk with 16, not 15 */
+        static const int edge[][2] = {{6, 47}, {6, 48}, {1, 15}, {1, 16}};
+        for (int e = 0; e < 4; e++) {
+            int nch = edge[e][0], n = edge[e][1], enough = n >= (nch * 8 > 16 ? nch * 8 : 16);
+            struct mat m = mat_new(1, nch, 8);
+            for (int i = 0; i < n; i++)
+                mat_add(&m, 0, i % nch, 0, 1, 1); /* thread 0 writes every chunk */
+            struct arr a;
+            arr_from(&a, &m, compact, "compact");
+            char name[64];
+            snprintf(name, sizeof name, "edge: %d chunks, %d samples", nch, n);
+            run_case(name, t4, &a, !enough ? (struct expect){NPL_PAT_TOO_FEW, "first_touch", 0, NULL}
+                                           : (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL});
             arr_free(&a, &m);
         }
     }
