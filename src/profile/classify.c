@@ -1155,8 +1155,12 @@ static void even_split(const struct work *w, uint64_t k, int *most, int *last)
  * 012230012233, their rows' byte owners 011233011233). When every sampled chunk's owner is the
  * last thread of the even split that reaches into it, and at least two such chunks are shared,
  * the map is the even split's: each chunk on the node of the thread that holds most of it.
- * Returns 1 and fills map (node index per chunk), else 0. */
-static int even_split_map(const struct work *w, const int *owner_thread, int *map, int *shared)
+ * owner: each chunk's top thread, or (by_node) its top node index, -1 where not sampled: a vector
+ * that every thread reads but each writes its own share of (CG's p) has no top thread, but its
+ * nodes' map shows the same bias (sampled 012230012233). Returns 1 and fills map (node index per
+ * chunk), else 0. */
+static int even_split_map(const struct work *w, const int *owner, int by_node, int *map,
+                          int *shared)
 {
     int T = w->in->nthreads;
     uint64_t sampled = 0, agree = 0;
@@ -1166,12 +1170,13 @@ static int even_split_map(const struct work *w, const int *owner_thread, int *ma
         return 0;
     for (uint64_t k = 0; k < w->in->nchunks; k++) {
         int most, last;
-        if (owner_thread[k] < 0)
+        if (owner[k] < 0)
             continue;
         even_split(w, k, &most, &last);
+        int is_last = owner[k] == (by_node ? w->tn[last] : last);
         sampled++;
-        agree += owner_thread[k] == last;
-        *shared += most != last && owner_thread[k] == last && w->tn[most] != w->tn[last];
+        agree += is_last;
+        *shared += most != last && is_last && w->tn[most] != w->tn[last];
     }
     if (!sampled || agree != sampled || *shared < 2)
         return 0;
@@ -1457,16 +1462,18 @@ static int classify(struct work *w, struct npl_prof_advice *out)
     out->local_policy = chosen->frac;
     out->local_best = best;
     out->local_first_touch = ftf;
-    /* owned by threads, placed by their blocks or by a map: the even split's byte owners where
-     * the samples are those of an even split seen through the first-toucher bias */
-    int shared_chunks = 0;
-    if (out->pattern != NPL_PAT_SERIAL && tx >= NPL_PROF_OWNED &&
-        (chosen->family == FAM_EXPLICIT || chosen->family == FAM_BLOCK) &&
-        even_split_map(w, xthr, xnode, &shared_chunks)) {
+    /* owned by threads, placed by their blocks or by a map (or shared, placed by its own map:
+     * judged on nodes): the even split's byte owners where the samples are those of an even
+     * split seen through the first-toucher bias */
+    int shared_chunks = 0, owned = tx >= NPL_PROF_OWNED;
+    if (out->pattern != NPL_PAT_SERIAL &&
+        (owned ? chosen->family == FAM_EXPLICIT || chosen->family == FAM_BLOCK
+               : chosen->family == FAM_EXPLICIT) &&
+        even_split_map(w, owned ? xthr : xnode, !owned, xnode, &shared_chunks)) {
         add_text(guard, sizeof guard, "; each of the %d chunks two threads' even shares hold "
-                 "was sampled by the later thread (the first toucher after a barrier): each "
+                 "was sampled %s the later thread (the first toucher after a barrier): each "
                  "chunk goes to the thread holding most of it (predicted as %.60s)",
-                 shared_chunks, chosen->policy);
+                 shared_chunks, owned ? "by" : "on the node of", chosen->policy);
         snprintf(out->policy, sizeof out->policy, "explicit");
         chosen = xc;
     }

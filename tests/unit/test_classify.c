@@ -542,6 +542,42 @@ static void test_even_split(npl_topo *t4)
         npl__advice_clear(&adv);
         arr_free(&a, &m);
     }
+    /* a vector every thread reads (6 reads a page each) and one thread writes a page of (CG's
+     * p): shared, placed by its own map; the page's writer sampled as the later thread gives the
+     * map 012230012233 on nodes: the byte owners' map. Sampled as the byte owners: kept */
+    struct { const char *owners, *want; int corrected; } sc[] = {
+        {"012234456677", "011233011233", 1},
+        {"011233455677", "011233011233", 0},
+    };
+    for (size_t c = 0; c < sizeof sc / sizeof sc[0]; c++) {
+        struct mat m = mat_new(1, 12, 8);
+        for (int k = 0; k < 12; k++) {
+            for (int t = 0; t < 8; t++)
+                mat_add(&m, 0, k, t, 0, 6);
+            mat_add(&m, 0, k, sc[c].owners[k] - '0', 1, 20);
+        }
+        struct arr a;
+        arr_from(&a, &m, scatter, "scatter");
+        a.in.bytes = 6000 * sizeof(double);
+        struct npl_prof_ctx *ctx;
+        char err[256], got[16] = "";
+        struct npl_prof_advice adv;
+        memset(&adv, 0, sizeof adv);
+        int rc = npl__classify_ctx(&ctx, t4, 8, err, sizeof err);
+        if (rc == 0) {
+            rc = npl__classify(ctx, &a.in, &adv, err, sizeof err);
+            npl__classify_ctx_free(ctx);
+        }
+        for (uint64_t k = 0; rc == 0 && adv.chunk_nodes && k < 12 && k < adv.nchunk_nodes; k++)
+            got[k] = (char)('0' + adv.chunk_nodes[k]);
+        int said = strstr(adv.reason, "was sampled on the node of the later thread") != NULL;
+        CHECK(rc == 0 && adv.pattern == NPL_PAT_SHARED_WRITTEN && !strcmp(adv.policy, "explicit") &&
+                  !strcmp(got, sc[c].want) && said == sc[c].corrected,
+              "even split, a shared vector sampled as %s: %s %s %s (%s)", sc[c].owners,
+              npl__pattern_name(adv.pattern), adv.policy, got, adv.reason);
+        npl__advice_clear(&adv);
+        arr_free(&a, &m);
+    }
 }
 
 int main(void)
