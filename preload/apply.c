@@ -197,8 +197,8 @@ static void keep_live(void *base, size_t len, const struct entry *e)
 
 /* place [p, p + len) (fresh, untouched; len: the size asked for) under e's explicit map: chunk
  * by chunk at the profiled number of pages, else scaled (npl__explicit_pages). A map that cannot
- * be applied here (a node this machine lacks: EXDEV) leaves the block to first touch, said once
- * per array without --verbose too: a mismatch is reported, never fatal */
+ * be applied here (a node this machine lacks) leaves the block under the default policy, said
+ * once per array without --verbose too: a mismatch is reported, never fatal */
 static int place_explicit(void *p, size_t len, struct entry *e)
 {
     size_t ps = page_size();
@@ -209,7 +209,7 @@ static int place_explicit(void *p, size_t len, struct entry *e)
         char label[256];
         npl__site_label(&e->a->site, label, sizeof label);
         npl__preload_say("numaplace run: profile: %s: its explicit map is not applied here (%s): "
-                         "first touch\n", label, nodes ? npl_last_error() : "out of memory");
+                         "the default applies\n", label, nodes ? npl_last_error() : "out of memory");
     }
     return rc;
 }
