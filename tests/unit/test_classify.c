@@ -500,6 +500,29 @@ static void test_siblings(void)
         free(adv[i].chunk_nodes);
 }
 
+/* a 12-chunk array of 6,000 doubles (11.7 pages) classified on t4, 8 threads pinned scatter:
+ * the advice, and its map's nodes as digits in got (rc of npl__classify, -1 if no context) */
+static int classify_vector(npl_topo *t4, struct mat *m, struct npl_prof_advice *adv, char got[16])
+{
+    static const int scatter[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+    struct arr a;
+    arr_from(&a, m, scatter, "scatter");
+    a.in.bytes = 6000 * sizeof(double);
+    struct npl_prof_ctx *ctx;
+    char err[256];
+    memset(adv, 0, sizeof *adv);
+    memset(got, 0, 16);
+    int rc = npl__classify_ctx(&ctx, t4, 8, err, sizeof err);
+    if (rc == 0) {
+        rc = npl__classify(ctx, &a.in, adv, err, sizeof err);
+        npl__classify_ctx_free(ctx);
+    }
+    for (uint64_t k = 0; rc == 0 && adv->chunk_nodes && k < 12 && k < adv->nchunk_nodes; k++)
+        got[k] = (char)('0' + adv->chunk_nodes[k]);
+    arr_free(&a, m);
+    return rc;
+}
+
 /* An array split evenly among 8 threads (a static schedule over 6,000 doubles: 11.7 pages),
  * whose fault samples give each page two threads share to the later one (the first toucher
  * after a barrier): the map is the even split's byte owners, 011233011233 on nodes t mod 4,
@@ -507,7 +530,6 @@ static void test_siblings(void)
  * another split (not the even one) keep theirs. */
 static void test_even_split(npl_topo *t4)
 {
-    static const int scatter[8] = {0, 1, 2, 3, 0, 1, 2, 3};
     /* owners: the sampled thread of each page; want: the map's nodes (thread t on node t % 4) */
     struct { const char *owners, *want; int corrected; const char *why; } ec[] = {
         {"012234456677", "011233011233", 1, "sampled by the later thread: the even split's owners"},
@@ -521,26 +543,14 @@ static void test_even_split(npl_topo *t4)
             mat_add(&m, 0, k, ec[c].owners[k] - '0', 0, 40);
             mat_add(&m, 0, k, ec[c].owners[k] - '0', 1, 10);
         }
-        struct arr a;
-        arr_from(&a, &m, scatter, "scatter");
-        a.in.bytes = 6000 * sizeof(double);
-        struct npl_prof_ctx *ctx;
-        char err[256], got[16] = "";
         struct npl_prof_advice adv;
-        memset(&adv, 0, sizeof adv);
-        int rc = npl__classify_ctx(&ctx, t4, 8, err, sizeof err);
-        if (rc == 0) {
-            rc = npl__classify(ctx, &a.in, &adv, err, sizeof err);
-            npl__classify_ctx_free(ctx);
-        }
-        for (uint64_t k = 0; rc == 0 && adv.chunk_nodes && k < 12 && k < adv.nchunk_nodes; k++)
-            got[k] = (char)('0' + adv.chunk_nodes[k]);
+        char got[16];
+        int rc = classify_vector(t4, &m, &adv, got);
         int said = strstr(adv.reason, "was sampled by the later thread") != NULL;
         CHECK(rc == 0 && !strcmp(adv.policy, "explicit") && !strcmp(got, ec[c].want) &&
                   said == ec[c].corrected,
               "even split: %s: %s %s (%s)", ec[c].why, adv.policy, got, adv.reason);
         npl__advice_clear(&adv);
-        arr_free(&a, &m);
     }
     /* a vector every thread reads (6 reads a page each) and one thread writes a page of (CG's
      * p): shared, placed by its own map; the page's writer sampled as the later thread gives the
@@ -556,27 +566,15 @@ static void test_even_split(npl_topo *t4)
                 mat_add(&m, 0, k, t, 0, 6);
             mat_add(&m, 0, k, sc[c].owners[k] - '0', 1, 20);
         }
-        struct arr a;
-        arr_from(&a, &m, scatter, "scatter");
-        a.in.bytes = 6000 * sizeof(double);
-        struct npl_prof_ctx *ctx;
-        char err[256], got[16] = "";
         struct npl_prof_advice adv;
-        memset(&adv, 0, sizeof adv);
-        int rc = npl__classify_ctx(&ctx, t4, 8, err, sizeof err);
-        if (rc == 0) {
-            rc = npl__classify(ctx, &a.in, &adv, err, sizeof err);
-            npl__classify_ctx_free(ctx);
-        }
-        for (uint64_t k = 0; rc == 0 && adv.chunk_nodes && k < 12 && k < adv.nchunk_nodes; k++)
-            got[k] = (char)('0' + adv.chunk_nodes[k]);
+        char got[16];
+        int rc = classify_vector(t4, &m, &adv, got);
         int said = strstr(adv.reason, "was sampled on the node of the later thread") != NULL;
         CHECK(rc == 0 && adv.pattern == NPL_PAT_SHARED_WRITTEN && !strcmp(adv.policy, "explicit") &&
                   !strcmp(got, sc[c].want) && said == sc[c].corrected,
               "even split, a shared vector sampled as %s: %s %s %s (%s)", sc[c].owners,
               npl__pattern_name(adv.pattern), adv.policy, got, adv.reason);
         npl__advice_clear(&adv);
-        arr_free(&a, &m);
     }
 }
 
