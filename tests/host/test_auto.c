@@ -39,16 +39,22 @@ static __attribute__((noinline)) void *from_b(const npl_profile *p, size_t mib)
 }
 
 static size_t mib_now;
-/* thread t of 2 reads and writes half t of every array, over and over: a blocked pattern */
+static pthread_barrier_t lockstep;
+/* thread t of 2 reads and writes half t of every array, over and over: a blocked pattern. The
+ * two threads wait for each other at every pass: on a loaded machine one of them could
+ * otherwise run its passes alone for a while, and the profile's time windows then see one
+ * thread last (a one-time change of owners: the steady state "serial") */
 static void *half(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    for (int rep = 0; rep < 400; rep++)
+    for (int rep = 0; rep < 400; rep++) {
+        pthread_barrier_wait(&lockstep);
         for (int i = 0; i < 3; i++) {
             size_t bytes = (i == 2 ? 2 : 1) * mib_now * MIB, lo = t * bytes / 2, hi = lo + bytes / 2;
             for (size_t k = lo; arrays[i] && k < hi; k += 512)
                 ((volatile char *)arrays[i])[k] += 1;
         }
+    }
     return NULL;
 }
 
@@ -64,10 +70,13 @@ static void use(size_t mib)
 {
     pthread_t th;
     mib_now = mib;
+    if (pthread_barrier_init(&lockstep, NULL, 2) != 0)
+        return;
     if (pthread_create(&th, NULL, half, (void *)(intptr_t)1) == 0) {
         half((void *)(intptr_t)0);
         pthread_join(th, NULL);
     }
+    pthread_barrier_destroy(&lockstep);
 }
 
 static void drop(void)
@@ -87,8 +96,9 @@ static void plan_text(const void *a, char *buf, size_t size)
     npl_plan_free(pl);
 }
 
-/* the profile with every array advised an explicit map onto node 63 (in machine.nodes: a
- * node this machine lacks): npl_alloc_auto gives NULL and EINVAL, as for a policy it cannot use */
+/* the profile with every array's advice replaced by an explicit map onto node 63 (in
+ * machine.nodes: a node this machine lacks), whatever the advice was: npl_alloc_auto gives NULL
+ * and EINVAL, as for a policy it cannot use */
 static void explicit_missing_node(const char *text, const char *prof)
 {
     char *buf = NULL;
@@ -105,19 +115,24 @@ static void explicit_missing_node(const char *text, const char *prof)
     }
     fprintf(out, "%.*s\"nodes\": [0, 63]", (int)(nodes - at), at);
     at = nodes + strlen("\"nodes\": [0]");
+    /* an array's "nchunks", then its advice object, whose last member is "chunk_nodes" (null
+     * or a list of numbers: the first '}' after it closes the object) */
     for (const char *nc; (nc = strstr(at, "\"nchunks\": ")) != NULL; arrays++) {
         long n = strtol(nc + strlen("\"nchunks\": "), NULL, 10);
-        const char *pol = strstr(nc, "\"policy\": \"bind_block:threads=2\"");
-        const char *bt = pol ? strstr(pol, "\"block_threads\": 2, \"chunk_nodes\": null") : NULL;
-        if (!bt || n <= 0)
+        const char *adv = strstr(nc, "\"advice\": {");
+        const char *cn = adv ? strstr(adv, "\"chunk_nodes\": ") : NULL;
+        const char *stop = cn ? strchr(cn, '}') : NULL;
+        if (!stop || n <= 0)
             break;
-        fprintf(out, "%.*s\"policy\": \"explicit\"", (int)(pol - at), at);
-        at = pol + strlen("\"policy\": \"bind_block:threads=2\"");
-        fprintf(out, "%.*s\"block_threads\": null, \"chunk_nodes\": [", (int)(bt - at), at);
+        fprintf(out, "%.*s\"advice\": {\"pattern\": \"irregular\", \"policy\": \"explicit\", "
+                "\"confidence\": 0.5, \"local\": {\"policy\": 1, \"first_touch\": null, "
+                "\"best\": 1}, \"reason\": \"a map to node 63\", \"replicate\": false, "
+                "\"next_touch_phases\": [], \"samples\": 100, \"period_pages\": null, "
+                "\"block_threads\": null, \"chunk_nodes\": [", (int)(adv - at), at);
         for (long c = 0; c < n; c++)
             fprintf(out, "%s63", c ? "," : "");
-        fputc(']', out);
-        at = bt + strlen("\"block_threads\": 2, \"chunk_nodes\": null");
+        fputs("]}", out);
+        at = stop + 1;
     }
     fputs(at, out);
     fclose(out);
