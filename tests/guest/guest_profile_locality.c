@@ -17,8 +17,10 @@
  *   6. an explicit per-chunk map (the bind_all:1 run's profile, its advice replaced by a map: the
  *      first half of the chunks on node 1, the second on node 0) under run --profile, at the
  *      profiled size (chunk by chunk) and at twice the size (an array of too few samples: its
- *      map scaled, preload/apply.c): exactly half of the pages on each node.
- *   guest_profile_locality --child MIB PASSES   the child
+ *      map scaled, preload/apply.c): exactly half of the pages on each node; the same through
+ *      npl_alloc_auto (an array of 8 MiB + 1,000 bytes, profiled itself): 1,024 of its 2,049
+ *      pages on node 1, and scaled at 16 MiB + 1,000 bytes 2,048 of 4,097.
+ *   guest_profile_locality --child MIB PASSES [auto]   the child (auto: npl_alloc_auto)
  *   guest_profile_locality --static-child PASSES   the child of 5 */
 #define _GNU_SOURCE
 #include "check.h"
