@@ -208,7 +208,7 @@ check "run --profile of another program: says whose it is" 1 "$(grep -c 'is a pr
 $N run --profile $T/p3.json --pin compact -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
 check "run --profile with another pinning: a warning" 1 "$(grep -c 'warning: the profile was taken without pinning, this run pins with --pin compact' $T/err)"
 check "run --profile, every array advised: no warning about advice" 0 "$(grep -c 'no stored advice' $T/err)"
-# an explicit map naming a node this machine lacks (63): the block is left to first touch, said
+# an explicit map naming a node this machine lacks (63): the block is left under the default, said
 # once without --verbose, and the program runs as it does alone
 python3 - $T/p3.json $T/x63.json <<'PY'
 import json, sys
