@@ -242,7 +242,7 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
                                (e->a->bytes + page_size() - 1) / page_size()) {
         /* a map followed from a well-sampled array of its call site (too few samples of its
          * own, so no shape of its own either) is scaled again, as the classifier scaled it */
-        int follower = !e->scaled && e->a->advice.samples < NPL_PROF_MIN_SAMPLES;
+        int follower = npl__explicit_scales(e->a, e->scaled);
         char best[192] = "first touch";
         if (e->scaled)
             npl_policy_format(e->scaled, best, sizeof best);

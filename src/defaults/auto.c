@@ -106,7 +106,7 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
             if (explicit_map && (bytes + ps - 1) / ps != (a->bytes + ps - 1) / ps) {
                 if (explicit_elsewhere(p, a, &pol) < 0)
                     return NULL;
-                explicit_map = !pol && a->advice.samples < NPL_PROF_MIN_SAMPLES;
+                explicit_map = npl__explicit_scales(a, pol);
             }
         } else if (npl_policy_parse(&pol, a->advice.policy) < 0) {
             return NULL;

@@ -1689,6 +1689,11 @@ npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_prof
     return pol;
 }
 
+int npl__explicit_scales(const struct npl_prof_array *a, const npl_policy *scaled)
+{
+    return !scaled && a->advice.samples < NPL_PROF_MIN_SAMPLES;
+}
+
 /* an array following its call site's advice drops what its own samples gave it besides the
  * map (next-touch phases, replicas): they were the small array's own guess */
 static void drop_own(struct npl_prof_advice *a)

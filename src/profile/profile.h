@@ -242,6 +242,10 @@ int *npl__explicit_pages(const struct npl_prof_array *a, uint64_t bytes, uint64_
  * instead (npl__explicit_pages): `numaplace run --profile` and npl_alloc_auto both decide so. */
 npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_profile *p,
                                  const struct npl_prof_array *a);
+/* At another number of pages, with `scaled` from npl__scalable_choice: 1 when array a's map is
+ * to be scaled (no shape holds at any size and its map was its call site's: too few samples of
+ * its own), 0 when `scaled` (or, NULL, the default) applies. */
+int npl__explicit_scales(const struct npl_prof_array *a, const npl_policy *scaled);
 /* The input of array a of profile p. */
 void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array *a,
                         struct npl_prof_input *in);
