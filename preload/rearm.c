@@ -9,8 +9,8 @@
  *    over a first touch under the MPOL_LOCAL policy that every arm sets on the whole range.
  *  - First arm (the first new region at which the range has pages): a full arm when the pages
  *    were put there by a policy (`--policy`), or when a first touch left them on one node (a
- *    serial initialization, or any first touch on a machine of one node, where the arms still run
- *    and then back off); otherwise (a parallel first touch spread them) a sample arm.
+ *    serial initialization); otherwise (a parallel first touch spread them, or the process has
+ *    one usable memory node, where no page can move) a sample arm.
  *  - ACTIVE ranges get a full arm at each new region. After K_OFF full arm(s) in a row that moved
  *    fewer than 1/X_OFF of the pages touched, the range backs off (PROBING).
  *  - PROBING ranges get a sample arm (SAMPLES chunks in one run at a pseudo-random place,
@@ -184,10 +184,14 @@ static void first_arm(struct rstate *s, const struct npl__nt_range *r, const voi
     }
     int placed = npl__preload.pol && npl_policy_get_kind(npl__preload.pol) != NPL_FIRST_TOUCH;
     int serial = on_top * CONCENTRATED >= present * (CONCENTRATED - 1);
-    s->mode = placed || serial ? ACTIVE : PROBING;
+    /* one usable memory node: no page can move, a full arm would only cost (a fault a chunk) */
+    const npl_topo *t = npl_topo_self();
+    int one_node = t && npl_topo_node_count(t, 0) == 1;
+    s->mode = (placed || serial) && !one_node ? ACTIVE : PROBING;
     s->gap = FIRST_GAP;
-    npl__debug("next-touch: %p+%zu first seen with pages (%u of %u sampled on one node%s): %s",
+    npl__debug("next-touch: %p+%zu first seen with pages (%u of %u sampled on one node%s%s): %s",
                r->base, r->len, on_top, present, placed ? ", placed by the policy" : "",
+               one_node ? ", the only usable node" : "",
                s->mode == ACTIVE ? "full arm" : "sample arm");
     arm(s, r, code, s->mode == PROBING);
 }

@@ -1,8 +1,11 @@
 #!/bin/bash
 # bench/device/run.sh - one session on a many-core machine (assembled by prepare.sh): machine facts,
-# profiling overhead (CG, XSBench), STREAM and XSBench plain, with OpenMP binding, and under
-# `numaplace run` (pinning, THP, 2 MiB hugetlb), rounds interleaved. Log: $OUT/log.txt.
-# env: QUICK=1, SKIP_CG, SKIP_STREAM, XS_OVERHEAD=PAIRS, ROUNDS, XR, XS="XSBench args"
+# profiling overhead (CG, XSBench; the hardware backend too where the machine has its events), the
+# many-region program plain, pinned and under transparent next-touch, STREAM and XSBench plain,
+# with OpenMP binding, and under `numaplace run` (pinning, THP, 2 MiB hugetlb), rounds interleaved.
+# Parts whose programs prepare.sh left out are skipped. Log: $OUT/log.txt.
+# env: QUICK=1, SKIP_CG, SKIP_NT, NT_BASE (another build's numaplace for the many-region part), SKIP_STREAM, XS_OVERHEAD=PAIRS, ROUNDS, XR, NTR, NTN,
+#      XS="XSBench args"
 set -u
 cd "$(dirname "$0")"; D=$PWD
 export LD_LIBRARY_PATH=$D/bin:$D/lib
@@ -23,8 +26,28 @@ echo "== profiling overhead (cg_plain, 16 threads)"
 R=$([ $Q = 1 ] && echo 50000 || echo 2000000)
 PAIRS=$([ $Q = 1 ] && echo 1 || echo 5) sh $D/profile_overhead.sh $N $D/bin/cg_plain --rows $R --scheme pi --iters 30 --measure 1; el
 fi
-if [ -n "${XS_OVERHEAD:-}" ]; then echo "== profiling overhead (XSBench)"; PAIRS=$XS_OVERHEAD sh $D/profile_overhead.sh $N $D/bin/XSBench -s large -G nuclide -p 100000; el; fi
-if [ -z "${SKIP_STREAM:-}" ]; then
+if [ -z "${SKIP_CG:-}" ] && ls /sys/bus/event_source/devices/cpu/events/mem-loads* >/dev/null 2>&1; then
+echo "== profiling overhead, hardware backend (cg_plain, 16 threads)"
+PROFILE_ARGS="--backend perf" PAIRS=$([ $Q = 1 ] && echo 1 || echo 5) sh $D/profile_overhead.sh $N $D/bin/cg_plain --rows $R --scheme pi --iters 30 --measure 1; el
+fi
+if [ -z "${SKIP_NT:-}" ]; then
+NTN=${NTN:-$([ $Q = 1 ] && echo 4000000 || echo 40000000)}
+echo "== many-region program (omp_styles $NTN doubles an array: 11 region entries at 6 sites), seconds"
+# NT_BASE=DIR: a second numaplace (DIR/numaplace beside its own preload) as configuration ntbase
+ms="plain pin nt"; [ -n "${NT_BASE:-}" ] && ms="$ms ntbase"
+for r in $(seq 1 "${NTR:-$([ $Q = 1 ] && echo 1 || echo 7)}"); do for c in gcc clang; do for m in $ms; do
+  P=$D/bin/omp_styles_$c; s=$(date +%s.%N)
+  case $m in plain) $P $NTN ;; pin) $N run --pin scatter -- $P $NTN ;;
+    nt) $N run --next-touch --pin scatter --json -- $P $NTN 2>$O/nt.err ;;
+    ntbase) $NT_BASE/numaplace run --next-touch --pin scatter --json -- $P $NTN 2>$O/nt.err ;; esac >$O/nt.out
+  e=$(date +%s.%N); echo "nt $c $m round $r seconds $(awk "BEGIN{print $e - $s}") $(cat $O/nt.out)"
+  [ $m = nt ] || [ $m = ntbase ] && grep '"event": "next_touch"' $O/nt.err | sed "s/^/ntevent $m /"
+done; done; done
+awk '/^nt /{k=$2" "$3; v[k]=v[k]" "$7} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
+  printf "nt %-12s median %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort; el
+fi
+if [ -n "${XS_OVERHEAD:-}" ] && [ -x $D/bin/XSBench ]; then echo "== profiling overhead (XSBench)"; PAIRS=$XS_OVERHEAD sh $D/profile_overhead.sh $N $D/bin/XSBench -s large -G nuclide -p 100000; el; fi
+if [ -z "${SKIP_STREAM:-}" ] && [ -x $D/bin/stream ]; then
 echo "== STREAM (80M doubles a array, 20 times, best rates MB/s), rounds interleaved"
 S=$D/bin/stream
 cfgs=("plain" "bind_spread" "run_scatter" "run_compact" "run_scatter_thp" "run_scatter_2M")
@@ -38,6 +61,7 @@ for r in $(seq 1 $ROUNDS); do for c in "${cfgs[@]}"; do
   v=$(run_cfg $c 2>&1 | awk '/^Triad:/{print $2}'); echo "stream $c round $r triad $v"; done; done
 fi
 el
+[ -x $D/bin/XSBench ] || { echo "== XSBench not prepared: skipped"; exit 0; }
 XS=${XS:-"-s large -G nuclide -p 100000"}
 echo "== XSBench $XS (lookups/s)"
 X="$D/bin/XSBench $XS"
