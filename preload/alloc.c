@@ -271,7 +271,8 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
         const void *site = NULL;
         uint32_t ord = 0;
         gate_enter();
-        void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord);
+        void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord,
+                                           NULL);
         if (q && !table_put(q, n)) {
             npl__preload_apply_free(q);
             npl_free(q);
@@ -310,8 +311,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
     npl_plan *plan = NULL;
     void *p = NULL;
     if (applying) {
-        p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, NULL, NULL);
-        how = NPL__PLACED_POPULATED;
+        p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, NULL, NULL, &how);
     } else if (npl__plan_default(&plan, npl__preload.pol) == 0) {
         /* next-touch moves present pages to their toucher: a lazy block's would fault in under
          * its policy instead, so those are populated */

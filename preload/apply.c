@@ -10,8 +10,14 @@
  *    main. The rest of the writable segments is left as it is (or under NUMAPLACE_POLICY for
  *    the unmatched symbols of at least the threshold).
  *  - Shapes scale with the size: bind_block, cyclic, cyclic_block:K, bind_all, weighted are
- *    defined for any size; an explicit chunk map is applied only at the profiled size (else the
- *    default, said under --verbose).
+ *    defined for any size; an explicit chunk map at another size takes the best shape that holds
+ *    at any size, or (an array that followed its call site's map) the map scaled.
+ *  - A policy the kernel can hold on an untouched range (bind_all, bind_block, cyclic, long
+ *    blocks: place/place_lazy.c) is set lazily: no page is touched, the program's own first
+ *    touch allocates each page on the node the policy names (in parallel where the program
+ *    initialises in parallel) and a block reserved but partly used stays sparse. The others, an
+ *    explicit map, a phase-changing array or any under --next-touch (next-touch moves present
+ *    pages) and every block under `numaplace profile --profile` are populated by the engine.
  *  - Phase-changing arrays are registered for next-touch and armed exactly when a parallel
  *    region that the profile recorded among their next-touch phases begins (a subscriber of the
  *    region hook, regions.c: outermost region entries).
@@ -20,6 +26,7 @@
  * Under NUMAPLACE_VERBOSE each matched or unmatched block is one line on stderr, and at the end
  * one line gives how many of the profile's arrays (and bytes) were matched again. */
 #define _GNU_SOURCE
+#include "defaults/defaults.h"
 #include "plan/plan.h"
 #include "profile/profile.h"
 #include "env.h"
@@ -214,9 +221,32 @@ static int place_explicit(void *p, size_t len, struct entry *e)
     return rc;
 }
 
-void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
-                               const void **site_out, uint32_t *ord_out)
+/* a fresh block under pol: lazily where the policy allows it and nothing needs its pages
+ * present (lazy_ok), else populated by the engine */
+static void *alloc_advised(const npl_shape *sh, const npl_policy *pol, unsigned flags, int lazy_ok,
+                           int *how)
 {
+    npl_plan *plan = NULL;
+    if (lazy_ok && npl__plan_default(&plan, pol) == 0) {
+        void *p = npl__alloc_planned_ex(sh, plan, flags | NPL__F_LAZY, 0);
+        int e = errno, placed = plan->kind != NPL_FIRST_TOUCH;
+        npl_plan_free(plan);
+        if (p || e != EOPNOTSUPP) {
+            if (placed)
+                *how = NPL__PLACED_LAZY;
+            errno = e;
+            return p;
+        }
+    }
+    return npl_alloc_array(sh, pol, flags);
+}
+
+void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
+                               const void **site_out, uint32_t *ord_out, int *how_out)
+{
+    int how = NPL__PLACED_POPULATED;
+    if (how_out)
+        *how_out = how;
     const void *site = npl__site_caller(ra);
     struct npl_site_key k;
     if (npl__site_resolve(site, &k, NULL) < 0)
@@ -238,6 +268,8 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         return npl_alloc_array(&sh, def, flags);
     }
     void *p = NULL;
+    int lazy_ok = !npl__preload_profiling() && !npl__preload.next_touch &&
+                  !(e->a->has_advice && e->a->advice.nnext_touch);
     if (e->explicit_map && (n + page_size() - 1) / page_size() !=
                                (e->a->bytes + page_size() - 1) / page_size()) {
         /* a map followed from a well-sampled array of its call site (too few samples of its
@@ -251,7 +283,8 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         tell("numaplace run: profile: %zu bytes from +%#llx#%u: its explicit map is for %llu "
              "bytes only: the best shape at any size applies (%s)\n", n,
              (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
-        p = npl_alloc_array(&sh, follower ? NULL : e->scaled, flags);
+        p = follower ? npl_alloc_array(&sh, NULL, flags)
+                     : alloc_advised(&sh, e->scaled, flags, lazy_ok, &how);
         if (p && follower)
             place_explicit(p, n, e);
     } else if (e->explicit_map) {
@@ -259,19 +292,22 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         if (p)
             place_explicit(p, n, e);
     } else {
-        p = npl_alloc_array(&sh, e->pol ? e->pol : def, flags);
+        p = alloc_advised(&sh, e->pol ? e->pol : def, flags, lazy_ok, &how);
     }
     if (!p)
         return NULL;
+    if (how_out)
+        *how_out = how;
     pthread_mutex_lock(&lock);
     e->matched++;
     e->matched_bytes += n;
     pthread_mutex_unlock(&lock);
     char label[256];
     npl__site_label(&e->a->site, label, sizeof label);
-    tell("numaplace run: profile: %zu bytes from %s: %s (%s)\n", n, label,
+    tell("numaplace run: profile: %zu bytes from %s: %s (%s)%s\n", n, label,
          e->a->has_advice ? e->a->advice.policy : "first_touch",
-         e->a->has_advice ? npl__pattern_name(e->a->advice.pattern) : "no advice");
+         e->a->has_advice ? npl__pattern_name(e->a->advice.pattern) : "no advice",
+         how == NPL__PLACED_LAZY ? ", lazily" : "");
     keep_live(p, n, e);
     return p;
 }

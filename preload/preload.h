@@ -170,9 +170,10 @@ int npl__preload_apply_init(size_t threshold); /* 1: a profile is applied */
 int npl__preload_apply_active(void);
 /* a block of n bytes for a caller that returns to ra, under the profile's policy for its site
  * (def when the profile has none); NULL: the caller allocates as usual. site, ord (may be NULL):
- * the site and ordinal it was matched by (numaplace profile --profile tracks the block by them) */
+ * the site and ordinal it was matched by (numaplace profile --profile tracks the block by them);
+ * how (may be NULL): NPL__PLACED_LAZY or NPL__PLACED_POPULATED */
 void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
-                               const void **site, uint32_t *ord);
+                               const void **site, uint32_t *ord, int *how);
 void npl__preload_apply_free(void *p);
 void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/device/prepare.sh SRC [DIR] - assembles DIR (default .dev) for bench/device/run.sh on a
-# machine without build tools: a Release build of numaplace, cg_plain, the many-region program
+# machine without build tools: a Release build of numaplace, cg_plain, mg_plain, the many-region program
 # (omp_styles, gcc and clang builds), upstream STREAM and XSBench built from SRC (the unpacked
 # upstream trees, as bench/real/run_real; SRC "-" leaves them out and run.sh skips their parts),
 # and the shared libraries they need (the target may lack them). Copy DIR there and run DIR/run.sh.
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-dev -j"$(nproc)" >/dev/null
 rm -rf "$D" && mkdir -p "$D/bin" "$D/lib"
-cp build-dev/numaplace build-dev/libnumaplace.so* build-dev/libnumaplace_preload.so build-dev/bench/progs/cg_plain "$D/bin/"
+cp build-dev/numaplace build-dev/libnumaplace.so* build-dev/libnumaplace_preload.so build-dev/bench/progs/cg_plain build-dev/bench/progs/mg_plain "$D/bin/"
 cp build-dev/progs/omp_styles_gcc build-dev/progs/omp_styles_clang "$D/bin/"
 cp bench/profile_overhead.sh bench/device/run.sh "$D/"
 if [ "$SRC" != - ]; then

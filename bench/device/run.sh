@@ -4,7 +4,7 @@
 # many-region program plain, pinned and under transparent next-touch, STREAM and XSBench plain,
 # with OpenMP binding, and under `numaplace run` (pinning, THP, 2 MiB hugetlb), rounds interleaved.
 # Parts whose programs prepare.sh left out are skipped. Log: $OUT/log.txt.
-# env: QUICK=1, SKIP_CG, SKIP_NT, NT_BASE (another build's numaplace for the many-region part), SKIP_STREAM, XS_OVERHEAD=PAIRS, ROUNDS, XR, NTR, NTN,
+# env: QUICK=1, SKIP_CG, SKIP_NT, SKIP_APPLY, AR, BASE (another build's numaplace, beside its preload: the configurations ntbase and profilebase), SKIP_STREAM, XS_OVERHEAD=PAIRS, ROUNDS, XR, NTR, NTN,
 #      XS="XSBench args"
 set -u
 cd "$(dirname "$0")"; D=$PWD
@@ -33,18 +33,42 @@ fi
 if [ -z "${SKIP_NT:-}" ]; then
 NTN=${NTN:-$([ $Q = 1 ] && echo 4000000 || echo 40000000)}
 echo "== many-region program (omp_styles $NTN doubles an array: 11 region entries at 6 sites), seconds"
-# NT_BASE=DIR: a second numaplace (DIR/numaplace beside its own preload) as configuration ntbase
-ms="plain pin nt"; [ -n "${NT_BASE:-}" ] && ms="$ms ntbase"
+ms="plain pin nt"; [ -n "${BASE:-}" ] && ms="$ms ntbase"
 for r in $(seq 1 "${NTR:-$([ $Q = 1 ] && echo 1 || echo 7)}"); do for c in gcc clang; do for m in $ms; do
   P=$D/bin/omp_styles_$c; s=$(date +%s.%N)
   case $m in plain) $P $NTN ;; pin) $N run --pin scatter -- $P $NTN ;;
     nt) $N run --next-touch --pin scatter --json -- $P $NTN 2>$O/nt.err ;;
-    ntbase) $NT_BASE/numaplace run --next-touch --pin scatter --json -- $P $NTN 2>$O/nt.err ;; esac >$O/nt.out
+    ntbase) $BASE/numaplace run --next-touch --pin scatter --json -- $P $NTN 2>$O/nt.err ;; esac >$O/nt.out
   e=$(date +%s.%N); echo "nt $c $m round $r seconds $(awk "BEGIN{print $e - $s}") $(cat $O/nt.out)"
   [ $m = nt ] || [ $m = ntbase ] && grep '"event": "next_touch"' $O/nt.err | sed "s/^/ntevent $m /"
 done; done; done
 awk '/^nt /{k=$2" "$3; v[k]=v[k]" "$7} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
   printf "nt %-12s median %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort; el
+fi
+if [ -z "${SKIP_APPLY:-}" ]; then
+# what applying a profile costs where every placement is local (one node): the placement itself
+echo "== run --profile against plain and run --pin (16 threads; wall, init and iteration seconds)"
+AR=${AR:-$([ $Q = 1 ] && echo 1 || echo 5)}
+for prog in cg mg; do
+  case $prog in cg) A="--rows $([ $Q = 1 ] && echo 50000 || echo 2000000) --scheme pi --iters 30 --measure 1" ;;
+                mg) A="--n $([ $Q = 1 ] && echo 32 || echo 256) --scheme pi --iters 10 --measure 1" ;; esac
+  P=$D/bin/${prog}_plain
+  $N profile --pin scatter --out $O/$prog.json -- $P $A >/dev/null 2>$O/prof.err || { echo "profile of $prog failed"; tail -3 $O/prof.err; }
+  grep -c '^' $O/$prog.json >/dev/null 2>&1 && $N advise $O/$prog.json | cut -c1-110
+  ms="plain pin profile"; [ -n "${BASE:-}" ] && ms="$ms profilebase"
+  for r in $(seq 1 "$AR"); do for m in $ms; do
+    s=$(date +%s.%N)
+    case $m in plain) $P $A ;; pin) $N run --pin scatter -- $P $A ;;
+      profile) $N run --pin scatter --profile $O/$prog.json -- $P $A ;;
+      profilebase) $BASE/numaplace run --pin scatter --profile $O/$prog.json -- $P $A ;; esac >$O/a.out 2>$O/a.err
+    e=$(date +%s.%N)
+    echo "apply $prog $m round $r wall $(awk "BEGIN{print $e - $s}") $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("init", d["init_seconds"], "iters", round(sum(d["iter_seconds"]), 6), "checksum", d.get("checksum"))' $O/a.out 2>/dev/null || tr '\n' ' ' <$O/a.out | grep -o '"init_seconds": [0-9.]*')"
+  done; done
+done
+awk '/^apply /{k=$2" "$3; w[k]=w[k]" "$7} END{for(k in w){n=split(w[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
+  printf "apply %-15s median wall %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort
+awk '/^apply .* round .* init /{k=$2" "$3; w[k]=w[k]" "$9} END{for(k in w){n=split(w[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
+  printf "apply %-15s median init %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort; el
 fi
 if [ -n "${XS_OVERHEAD:-}" ] && [ -x $D/bin/XSBench ]; then echo "== profiling overhead (XSBench)"; PAIRS=$XS_OVERHEAD sh $D/profile_overhead.sh $N $D/bin/XSBench -s large -G nuclide -p 100000; el; fi
 if [ -z "${SKIP_STREAM:-}" ] && [ -x $D/bin/stream ]; then

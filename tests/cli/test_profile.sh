@@ -223,6 +223,22 @@ OMP_NUM_THREADS=2 $N run --profile $T/x63.json -- "$P/patterns3" 16 2 >$T/out 2>
 r=$?
 OMP_NUM_THREADS=2 "$P/patterns3" 16 2 >$T/ref 2>/dev/null
 check "run --profile, a map to a missing node: status 0, the plain output, said once" "0 $(cksum <$T/ref) 1" "$r $(cksum <$T/out) $(grep -c 'its explicit map is not applied here (.*node 63.*): the default applies' $T/err)"
+# an advised policy the kernel holds on an untouched range (bind_all here) is set lazily: a
+# 256 MiB block of which one byte a MiB is written stays sparse (it was populated whole)
+$N profile --out $T/sp.json -- "$P/profile_edge" sparse >/dev/null 2>&1
+python3 - $T/sp.json $T/sp0.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for a in d["arrays"]:
+    if a["site"]["kind"] == "heap":
+        a["advice"].update(policy="bind_all:0", pattern="serial", chunk_nodes=None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+$N run -v --profile $T/sp0.json -- "$P/profile_edge" sparse >$T/out 2>$T/err
+r=$?
+check "run --profile, bind_all on a sparse block: status 0, placed lazily" "0 1" "$r $(grep -c 'profile: 268435456 bytes from profile_edge+0x[0-9a-f]*: bind_all:0 (serial), lazily' $T/err)"
+check "run --profile, bind_all on a sparse block: under 16 MiB resident before the touch, the plain sum" \
+    "1 $("$P/profile_edge" sparse | awk '{print $7}')" "$(awk '{print ($3 < 16384), $7}' $T/out)"
 # a profile whose advice was taken out (a hand-edited one): its arrays are left to first touch,
 # said without --verbose; advise --write stores the advice again
 python3 - $T/p3.json $T/bare.json <<'PY'

@@ -267,6 +267,15 @@ int main(int argc, char **argv)
     printf("%s\n", m ? m : "(no matched line)");
     CHECK(m && strstr(m, ": 4 of 4 arrays matched again (100.0% of the profiled bytes)"),
           "matched: %s", m ? m : err2 ? err2 : "?");
+    /* a heap array advised thread blocks gets them lazily (the kernel's policy per block, no
+     * page touched): the page checks below then test the program's own first touch under it */
+    for (int k = 1; k < 4; k++)
+        if (!strncmp(pol[k], "bind_block:threads=", 19)) {
+            char want[160];
+            snprintf(want, sizeof want, ": %s (%s), lazily", pol[k], pat[k]);
+            CHECK(err2 && strstr(err2, want), "%s: not placed lazily (%s): %s", pat[k], want,
+                  err2 ? err2 : "?");
+        }
     /* an array advised an explicit map is placed by the shape run --profile says it applies at
      * this other size: the child checks the pages against that shape, in a second run */
     int again = 0;

@@ -10,7 +10,9 @@
  *             stdout: the bytes must come back unchanged (no EFAULT from protected pages)
  *   exit N    exit status N after touching; kill: dies of SIGTERM after touching
  *   static    a 4 MiB static array written by the main thread and read back
- *   odd       an array of 3 MiB + 1,000 bytes (not a whole number of pages), written and read */
+ *   odd       an array of 3 MiB + 1,000 bytes (not a whole number of pages), written and read
+ *   sparse    a 256 MiB block of which one byte a MiB is written: prints the resident KiB the
+ *             block added before it was touched and after ("sparse untouched U touched T sum S") */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -109,6 +111,20 @@ static int io(const char *file)
     return 0;
 }
 
+/* VmRSS of this process in KiB, or -1 */
+static long resident_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "touch";
@@ -128,6 +144,23 @@ int main(int argc, char **argv)
             s += a[i];
         free(a);
         printf("odd %lu\n", s);
+        return 0;
+    }
+    if (!strcmp(mode, "sparse")) {
+        size_t n = 256 * MIB;
+        long r0 = resident_kib();
+        unsigned char *a = malloc(n);
+        if (!a)
+            return 3;
+        long r1 = resident_kib();
+        unsigned long s = 0;
+        for (size_t i = 0; i < n; i += MIB)
+            a[i] = (unsigned char)(i / MIB % 251);
+        for (size_t i = 0; i < n; i += MIB)
+            s += a[i];
+        long r2 = resident_kib();
+        printf("sparse untouched %ld touched %ld sum %lu\n", r1 - r0, r2 - r0, s);
+        free(a);
         return 0;
     }
     if (!strcmp(mode, "fork")) {
