@@ -255,7 +255,7 @@ static int fits(size_t n, const char *policy)
     return 1;
 }
 
-int npl__preload_fits(size_t n) { return fits(n, npl__preload.policy); }
+int npl__preload_fits(size_t n, const char *what) { return fits(n, what); }
 
 /* A placed allocation (a library array), or NULL: the caller then uses the real allocator.
  * ra: the allocator's return address (the allocation's site, src/profile/site.c) */
@@ -298,8 +298,8 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
         return q;
     }
     int applying = npl__preload_apply_active();
-    if (applying && (align > psz || !fits(n, "the advised policy"))) {
-        /* the profile's sites are the page-aligned blocks */
+    if (applying && align > psz) {
+        /* the profile's sites are the page-aligned blocks (apply.c checks what fits) */
         if (npl__preload.verbose)
             npl__preload_tell_alloc("allocation", NULL, n, how, 0);
         errno = saved;

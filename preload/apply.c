@@ -221,24 +221,38 @@ static int place_explicit(void *p, size_t len, struct entry *e)
     return rc;
 }
 
-/* a fresh block under pol: lazily where the policy allows it and nothing needs its pages
- * present (lazy_ok), else populated by the engine */
-static void *alloc_advised(const npl_shape *sh, const npl_policy *pol, unsigned flags, int lazy_ok,
-                           int *how)
+/* populating n bytes takes them at once: only when that fits what the process may still use
+ * (else 0, said under --verbose: the block goes to the next allocator) */
+static int fits_populated(size_t n)
+{
+    if (npl__preload_fits(n, "the advised policy"))
+        return 1;
+    tell("numaplace run: profile: %zu bytes not placed: %s\n", n, npl_last_error());
+    return 0;
+}
+
+/* a fresh block of n bytes under pol: lazily where the policy allows it and nothing needs its
+ * pages present (lazy_ok), else populated by the engine where that fits */
+static void *alloc_advised(const npl_shape *sh, size_t n, const npl_policy *pol, unsigned flags,
+                           int lazy_ok, int *how)
 {
     npl_plan *plan = NULL;
-    if (lazy_ok && npl__plan_default(&plan, pol) == 0) {
-        void *p = npl__alloc_planned_ex(sh, plan, flags | NPL__F_LAZY, 0);
-        int e = errno, placed = plan->kind != NPL_FIRST_TOUCH;
-        npl_plan_free(plan);
-        if (p || e != EOPNOTSUPP) {
-            if (placed)
-                *how = NPL__PLACED_LAZY;
-            errno = e;
-            return p;
-        }
+    if (npl__plan_default(&plan, pol) < 0)
+        return NULL;
+    int placed = plan->kind != NPL_FIRST_TOUCH;
+    void *p = NULL;
+    if (lazy_ok) {
+        p = npl__alloc_planned_ex(sh, plan, flags | NPL__F_LAZY, 0);
+        if (p && placed)
+            *how = NPL__PLACED_LAZY;
     }
-    return npl_alloc_array(sh, pol, flags);
+    int e = errno;
+    npl_plan_free(plan);
+    if (p || (lazy_ok && e != EOPNOTSUPP)) {
+        errno = e;
+        return p;
+    }
+    return !placed || fits_populated(n) ? npl_alloc_array(sh, pol, flags) : NULL;
 }
 
 void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
@@ -265,7 +279,8 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         pthread_mutex_unlock(&lock);
         tell("numaplace run: profile: a block of %zu bytes from +%#llx#%u is not in the profile: "
              "the default applies\n", n, (unsigned long long)k.offset, ord);
-        return npl_alloc_array(&sh, def, flags);
+        int lazy_ok = !npl__preload_profiling() && !npl__preload.next_touch;
+        return alloc_advised(&sh, n, def, flags, lazy_ok, how_out ? how_out : &how);
     }
     void *p = NULL;
     int lazy_ok = !npl__preload_profiling() && !npl__preload.next_touch &&
@@ -283,16 +298,15 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         tell("numaplace run: profile: %zu bytes from +%#llx#%u: its explicit map is for %llu "
              "bytes only: the best shape at any size applies (%s)\n", n,
              (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
-        p = follower ? npl_alloc_array(&sh, NULL, flags)
-                     : alloc_advised(&sh, e->scaled, flags, lazy_ok, &how);
-        if (p && follower)
+        if (!follower)
+            p = alloc_advised(&sh, n, e->scaled, flags, lazy_ok, &how);
+        else if (fits_populated(n) && (p = npl_alloc_array(&sh, NULL, flags)))
             place_explicit(p, n, e);
     } else if (e->explicit_map) {
-        p = npl_alloc_array(&sh, NULL, flags);
-        if (p)
+        if (fits_populated(n) && (p = npl_alloc_array(&sh, NULL, flags)))
             place_explicit(p, n, e);
     } else {
-        p = alloc_advised(&sh, e->pol ? e->pol : def, flags, lazy_ok, &how);
+        p = alloc_advised(&sh, n, e->pol ? e->pol : def, flags, lazy_ok, &how);
     }
     if (!p)
         return NULL;

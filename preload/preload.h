@@ -71,9 +71,9 @@ void npl__preload_alloc_fork_prepare(void);
 void npl__preload_alloc_fork_parent(void);
 void npl__preload_alloc_fork_child(void);
 
-/* placing n bytes that must be populated fits what the process may still use (alloc.c; else 0,
- * the reason in npl_last_error) */
-int npl__preload_fits(size_t n);
+/* placing n bytes that must be populated (under the policy named what) fits what the process may
+ * still use (alloc.c; else 0, the reason in npl_last_error) */
+int npl__preload_fits(size_t n, const char *what);
 
 /* ---- memory limits (limits.c) ---- */
 /* find the process's cgroup limit files (constructor) */

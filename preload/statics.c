@@ -91,7 +91,8 @@ void npl__preload_place_static(void)
         if (!(npl__preload.flags & NPL_F_THP))
             madvise((void *)lo[i], len, MADV_NOHUGEPAGE);
         int how = NPL__PLACED_POPULATED;
-        if (placing && !npl__preload_fits(len)) /* placing populates every page */
+        /* placing populates every page */
+        if (placing && !npl__preload_fits(len, npl__preload.policy))
             how = NPL__PLACED_NOT;
         else if (placing && npl_place_range((void *)lo[i], len, npl__preload.pol, NULL, 0) < 0)
             npl__preload_say("numaplace preload: static data not placed: %s%s\n",

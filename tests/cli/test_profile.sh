@@ -239,6 +239,26 @@ r=$?
 check "run --profile, bind_all on a sparse block: status 0, placed lazily" "0 1" "$r $(grep -c 'profile: 268435456 bytes from profile_edge+0x[0-9a-f]*: bind_all:0 (serial), lazily' $T/err)"
 check "run --profile, bind_all on a sparse block: under 16 MiB resident before the touch, the plain sum" \
     "1 $("$P/profile_edge" sparse | awk '{print $7}')" "$(awk '{print ($3 < 16384), $7}' $T/out)"
+# with 100 MiB available (a fake /proc/meminfo, NUMAPLACE_FSROOT): the 256 MiB block is still
+# placed lazily (nothing populated), and an explicit map (every page populated) is not placed, said
+mkdir -p $T/root/proc
+ln -s /sys $T/root/sys
+ln -s /proc/self $T/root/proc/self
+printf 'MemTotal: 1000000 kB\nMemFree: 100000 kB\nMemAvailable: 100000 kB\n' >$T/root/proc/meminfo
+NUMAPLACE_FSROOT=$T/root $N run -v --profile $T/sp0.json -- "$P/profile_edge" sparse >$T/out 2>$T/err
+check "run --profile, 100 MiB available: the 256 MiB bind_all block placed lazily, the plain sum" \
+    "0 1 $("$P/profile_edge" sparse | awk '{print $7}')" "$? $(grep -c 'bind_all:0 (serial), lazily' $T/err) $(awk '{print $7}' $T/out)"
+python3 - $T/sp0.json $T/spx.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for a in d["arrays"]:
+    if a["site"]["kind"] == "heap":
+        a["advice"].update(policy="explicit", chunk_nodes=[0] * a["nchunks"])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+NUMAPLACE_FSROOT=$T/root $N run -v --profile $T/spx.json -- "$P/profile_edge" sparse >$T/out 2>$T/err
+check "run --profile, 100 MiB available: a 256 MiB explicit map not placed, said; the plain sum" \
+    "0 1 $("$P/profile_edge" sparse | awk '{print $7}')" "$? $(grep -c 'profile: 268435456 bytes not placed: larger than the memory available to this process now (MemAvailable leaves' $T/err) $(awk '{print $7}' $T/out)"
 # a profile whose advice was taken out (a hand-edited one): its arrays are left to first touch,
 # said without --verbose; advise --write stores the advice again
 python3 - $T/p3.json $T/bare.json <<'PY'
