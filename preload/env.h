@@ -29,6 +29,9 @@
  * load-time snapshot (libgomp binds the initial thread to its first place before that), and
  * removes the variable: children and later programs take their own snapshot. */
 #define NPL_ENV_START_CPUS "NUMAPLACE_START_CPUS"
+/* read by the interposer only (set by hand): "1" arms next-touch ranges in full where no page can
+ * move too (one usable memory node), to exercise the fault path on such a machine */
+#define NPL_ENV_NEXT_TOUCH_FULL "NUMAPLACE_NEXT_TOUCH_FULL"
 /* read by run: where the interposer is (default: beside the binary) */
 #define NPL_ENV_PRELOAD "NUMAPLACE_PRELOAD"
 /* read by the library on both sides: debug lines on stderr */

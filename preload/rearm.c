@@ -10,7 +10,8 @@
  *  - First arm (the first new region at which the range has pages): a full arm when the pages
  *    were put there by a policy (`--policy`), or when a first touch left them on one node (a
  *    serial initialization); otherwise (a parallel first touch spread them, or the process has
- *    one usable memory node, where no page can move) a sample arm.
+ *    one usable memory node, where no page can move, unless NUMAPLACE_NEXT_TOUCH_FULL=1) a
+ *    sample arm.
  *  - ACTIVE ranges get a full arm at each new region. After K_OFF full arm(s) in a row that moved
  *    fewer than 1/X_OFF of the pages touched, the range backs off (PROBING).
  *  - PROBING ranges get a sample arm (SAMPLES chunks in one run at a pseudo-random place,
@@ -71,6 +72,7 @@ static _Atomic int pending;         /* ranges with a promotion or a profile: eve
 static _Atomic uint64_t next_due = UINT64_MAX; /* the first entry at which a range samples */
 static uint64_t entry_seq;          /* the entry being decided (reg->seq) */
 static const void *last_region;     /* the last outermost region entered */
+static int full_anyway;             /* NUMAPLACE_NEXT_TOUCH_FULL=1: full arms on one node too */
 static struct {
     uint64_t full, sample, backoffs, reenabled;
 } stats;
@@ -186,7 +188,7 @@ static void first_arm(struct rstate *s, const struct npl__nt_range *r, const voi
     int serial = on_top * CONCENTRATED >= present * (CONCENTRATED - 1);
     /* one usable memory node: no page can move, a full arm would only cost (a fault a chunk) */
     const npl_topo *t = npl_topo_self();
-    int one_node = t && npl_topo_node_count(t, 0) == 1;
+    int one_node = !full_anyway && t && npl_topo_node_count(t, 0) == 1;
     s->mode = (placed || serial) && !one_node ? ACTIVE : PROBING;
     s->gap = FIRST_GAP;
     npl__debug("next-touch: %p+%zu first seen with pages (%u of %u sampled on one node%s%s): %s",
@@ -285,6 +287,8 @@ int npl__rearm_set_regions(const void *base, const void *const *codes, int n)
 
 void npl__rearm_init(void)
 {
+    const char *e = getenv(NPL_ENV_NEXT_TOUCH_FULL);
+    full_anyway = e && !strcmp(e, "1");
     if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
         npl__debug("next-touch: cannot subscribe to region entries");
 }
