@@ -19,6 +19,10 @@ echo "perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>&1)"; ls 
 ls /sys/bus/event_source/devices/cpu/events 2>&1 | tr '\n' ' ' | cut -c1-600; echo
 echo "thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled) balancing=$(cat /proc/sys/kernel/numa_balancing 2>&1)"
 $N --version; $N topo
+# 2048 hugetlb pages for the --huge 2M runs, given back at exit (a test suite run later on the
+# same machine expects the pool as it was)
+HP0=$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)
+trap 'echo $HP0 > /proc/sys/vm/nr_hugepages 2>/dev/null' EXIT
 echo 2048 > /proc/sys/vm/nr_hugepages 2>/dev/null; grep -E "HugePages_(Total|Free)" /proc/meminfo
 $N profile --out /tmp/p0.json -- $D/bin/cg_plain --rows 20000 --iters 2 2>&1 | head -5; el
 if [ -z "${SKIP_CG:-}" ]; then
