@@ -271,7 +271,7 @@ int main(int argc, char **argv)
      * page touched): the page checks below then test the program's own first touch under it */
     for (int k = 1; k < 4; k++)
         if (!strncmp(pol[k], "bind_block:threads=", 19)) {
-            char want[160];
+            char want[300];
             snprintf(want, sizeof want, ": %s (%s), lazily", pol[k], pat[k]);
             CHECK(err2 && strstr(err2, want), "%s: not placed lazily (%s): %s", pat[k], want,
                   err2 ? err2 : "?");
