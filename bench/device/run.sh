@@ -4,7 +4,7 @@
 # many-region program plain, pinned and under transparent next-touch, STREAM and XSBench plain,
 # with OpenMP binding, and under `numaplace run` (pinning, THP, 2 MiB hugetlb), rounds interleaved.
 # Parts whose programs prepare.sh left out are skipped. Log: $OUT/log.txt.
-# env: QUICK=1, SKIP_CG, SKIP_NT, SKIP_APPLY, AR, BASE (another build's numaplace, beside its preload: the configurations ntbase and profilebase), SKIP_STREAM, XS_OVERHEAD=PAIRS, ROUNDS, XR, NTR, NTN,
+# env: QUICK=1, SKIP_CG, SKIP_NT, SKIP_APPLY, AR, XS_APPLY=ROUNDS, SKIP_XS, BASE (another build's numaplace, beside its preload: the configurations ntbase and profilebase), SKIP_STREAM, XS_OVERHEAD=PAIRS, ROUNDS, XR, NTR, NTN,
 #      XS="XSBench args"
 set -u
 cd "$(dirname "$0")"; D=$PWD
@@ -74,6 +74,21 @@ awk '/^apply /{k=$2" "$3; w[k]=w[k]" "$7} END{for(k in w){n=split(w[k],a," "); f
 awk '/^apply .* round .* init /{k=$2" "$3; w[k]=w[k]" "$9} END{for(k in w){n=split(w[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
   printf "apply %-15s median init %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort; el
 fi
+if [ -n "${XS_APPLY:-}" ] && [ -x $D/bin/XSBench ]; then
+# XS_APPLY=ROUNDS: upstream XSBench plain, pinned and under a profile of itself (lookups/s)
+echo "== XSBench ${XS:=-s large -G nuclide -p 100000} under run --profile (lookups/s, verification)"
+$N profile --pin compact --out $O/xs.json -- $D/bin/XSBench $XS >/dev/null 2>$O/prof.err || tail -3 $O/prof.err
+$N advise $O/xs.json | cut -c1-110
+ms="plain pin profile"; [ -n "${BASE:-}" ] && ms="$ms profilebase"
+for r in $(seq 1 "$XS_APPLY"); do for m in $ms; do
+  case $m in plain) $D/bin/XSBench $XS ;; pin) $N run --pin compact -- $D/bin/XSBench $XS ;;
+    profile) $N run --pin compact --profile $O/xs.json -- $D/bin/XSBench $XS ;;
+    profilebase) $BASE/numaplace run --pin compact --profile $O/xs.json -- $D/bin/XSBench $XS ;;
+  esac >$O/x.out 2>&1
+  echo "xsapply $m round $r lookups/s $(awk '/^Lookups\/s:/{gsub(",","",$2); print $2}' $O/x.out) $(grep -i 'checksum' $O/x.out | head -1)"
+done; done
+awk '/^xsapply /{s[$2]+=$6; n[$2]++} END{for(k in s) printf "xsapply %-12s mean %.0f lookups/s (n=%d)\n",k,s[k]/n[k],n[k]}' "$O/log.txt" | sort; el
+fi
 if [ -n "${XS_OVERHEAD:-}" ] && [ -x $D/bin/XSBench ]; then echo "== profiling overhead (XSBench)"; PAIRS=$XS_OVERHEAD sh $D/profile_overhead.sh $N $D/bin/XSBench -s large -G nuclide -p 100000; el; fi
 if [ -z "${SKIP_STREAM:-}" ] && [ -x $D/bin/stream ]; then
 echo "== STREAM (80M doubles a array, 20 times, best rates MB/s), rounds interleaved"
@@ -90,6 +105,7 @@ for r in $(seq 1 $ROUNDS); do for c in "${cfgs[@]}"; do
 fi
 el
 [ -x $D/bin/XSBench ] || { echo "== XSBench not prepared: skipped"; exit 0; }
+[ -z "${SKIP_XS:-}" ] || exit 0
 XS=${XS:-"-s large -G nuclide -p 100000"}
 echo "== XSBench $XS (lookups/s)"
 X="$D/bin/XSBench $XS"
