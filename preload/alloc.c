@@ -257,6 +257,27 @@ static int fits(size_t n, const char *policy)
 
 int npl__preload_fits(size_t n, const char *what) { return fits(n, what); }
 
+void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, unsigned flags,
+                               int lazy_ok, const char *what, int *how)
+{
+    npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
+    void *p = NULL;
+    if (lazy_ok) {
+        p = npl__alloc_planned_ex(&sh, plan, flags | NPL__F_LAZY, align);
+        *how = NPL__PLACED_LAZY;
+    } else {
+        errno = EOPNOTSUPP;
+    }
+    if (!p && errno == EOPNOTSUPP) { /* its map needs populated pages */
+        *how = NPL__PLACED_POPULATED;
+        if (plan->kind == NPL_FIRST_TOUCH || fits(n, what))
+            p = npl__alloc_planned_ex(&sh, plan, flags, align);
+        else
+            *how = NPL__PLACED_NOT;
+    }
+    return p;
+}
+
 /* A placed allocation (a library array), or NULL: the caller then uses the real allocator.
  * ra: the allocator's return address (the allocation's site, src/profile/site.c) */
 static void *big_alloc(size_t n, size_t align, const void *ra)
@@ -307,7 +328,6 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
         return NULL;
     }
     gate_enter();
-    npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     npl_plan *plan = NULL;
     void *p = NULL;
     if (applying) {
@@ -315,17 +335,8 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
     } else if (npl__plan_default(&plan, npl__preload.pol) == 0) {
         /* next-touch moves present pages to their toucher: a lazy block's would fault in under
          * its policy instead, so those are populated */
-        if (!npl__preload.next_touch) {
-            p = npl__alloc_planned_ex(&sh, plan, npl__preload.flags | NPL__F_LAZY, align);
-            how = NPL__PLACED_LAZY;
-        } else {
-            errno = EOPNOTSUPP;
-        }
-        if (!p && errno == EOPNOTSUPP) { /* its map needs populated pages */
-            how = NPL__PLACED_POPULATED;
-            if (plan->kind == NPL_FIRST_TOUCH || fits(n, npl__preload.policy))
-                p = npl__alloc_planned_ex(&sh, plan, npl__preload.flags, align);
-        }
+        p = npl__preload_alloc_block(n, align, plan, npl__preload.flags, !npl__preload.next_touch,
+                                     npl__preload.policy, &how);
         npl_plan_free(plan);
     }
     size_t nt = 0;

@@ -231,28 +231,24 @@ static int fits_populated(size_t n)
     return 0;
 }
 
-/* a fresh block of n bytes under pol: lazily where the policy allows it and nothing needs its
- * pages present (lazy_ok), else populated by the engine where that fits */
-static void *alloc_advised(const npl_shape *sh, size_t n, const npl_policy *pol, unsigned flags,
-                           int lazy_ok, int *how)
+/* a fresh block of n bytes under pol (npl__preload_alloc_block): lazily where the policy allows
+ * it and nothing needs its pages present (lazy_ok), else populated where that fits. *how becomes
+ * NPL__PLACED_LAZY only for a policy that places (first touch places nothing) */
+static void *alloc_advised(size_t n, const npl_policy *pol, unsigned flags, int lazy_ok, int *how)
 {
     npl_plan *plan = NULL;
     if (npl__plan_default(&plan, pol) < 0)
         return NULL;
-    int placed = plan->kind != NPL_FIRST_TOUCH;
-    void *p = NULL;
-    if (lazy_ok) {
-        p = npl__alloc_planned_ex(sh, plan, flags | NPL__F_LAZY, 0);
-        if (p && placed)
-            *how = NPL__PLACED_LAZY;
-    }
+    int placed = plan->kind != NPL_FIRST_TOUCH, got = NPL__PLACED_NOT;
+    void *p = npl__preload_alloc_block(n, 0, plan, flags, lazy_ok, "the advised policy", &got);
     int e = errno;
     npl_plan_free(plan);
-    if (p || (lazy_ok && e != EOPNOTSUPP)) {
-        errno = e;
-        return p;
-    }
-    return !placed || fits_populated(n) ? npl_alloc_array(sh, pol, flags) : NULL;
+    if (p && placed && got == NPL__PLACED_LAZY)
+        *how = NPL__PLACED_LAZY;
+    if (!p && got == NPL__PLACED_NOT) /* no room to populate it */
+        tell("numaplace run: profile: %zu bytes not placed: %s\n", n, npl_last_error());
+    errno = e;
+    return p;
 }
 
 void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
@@ -280,7 +276,7 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         tell("numaplace run: profile: a block of %zu bytes from +%#llx#%u is not in the profile: "
              "the default applies\n", n, (unsigned long long)k.offset, ord);
         int lazy_ok = !npl__preload_profiling() && !npl__preload.next_touch;
-        return alloc_advised(&sh, n, def, flags, lazy_ok, how_out ? how_out : &how);
+        return alloc_advised(n, def, flags, lazy_ok, how_out ? how_out : &how);
     }
     void *p = NULL;
     int lazy_ok = !npl__preload_profiling() && !npl__preload.next_touch &&
@@ -299,14 +295,14 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
              "bytes only: the best shape at any size applies (%s)\n", n,
              (unsigned long long)k.offset, ord, (unsigned long long)e->a->bytes, best);
         if (!follower)
-            p = alloc_advised(&sh, n, e->scaled, flags, lazy_ok, &how);
+            p = alloc_advised(n, e->scaled, flags, lazy_ok, &how);
         else if (fits_populated(n) && (p = npl_alloc_array(&sh, NULL, flags)))
             place_explicit(p, n, e);
     } else if (e->explicit_map) {
         if (fits_populated(n) && (p = npl_alloc_array(&sh, NULL, flags)))
             place_explicit(p, n, e);
     } else {
-        p = alloc_advised(&sh, n, e->pol ? e->pol : def, flags, lazy_ok, &how);
+        p = alloc_advised(n, e->pol ? e->pol : def, flags, lazy_ok, &how);
     }
     if (!p)
         return NULL;

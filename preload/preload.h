@@ -74,6 +74,12 @@ void npl__preload_alloc_fork_child(void);
 /* placing n bytes that must be populated (under the policy named what) fits what the process may
  * still use (alloc.c; else 0, the reason in npl_last_error) */
 int npl__preload_fits(size_t n, const char *what);
+/* a fresh block of n bytes (align: 0 or a power of two) under plan, the interposer's one way:
+ * lazily when lazy_ok and the plan's map has a kernel form, else populated when that fits (what:
+ * the policy's name in the reason). *how: NPL__PLACED_LAZY or _POPULATED as tried, _NOT when
+ * refused for lack of room. NULL + errno (npl_last_error): the caller uses the real allocator */
+void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, unsigned flags,
+                               int lazy_ok, const char *what, int *how);
 
 /* ---- memory limits (limits.c) ---- */
 /* find the process's cgroup limit files (constructor) */
