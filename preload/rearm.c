@@ -72,7 +72,8 @@ static _Atomic int pending;         /* ranges with a promotion or a profile: eve
 static _Atomic uint64_t next_due = UINT64_MAX; /* the first entry at which a range samples */
 static uint64_t entry_seq;          /* the entry being decided (reg->seq) */
 static const void *last_region;     /* the last outermost region entered */
-static int full_anyway;             /* NUMAPLACE_NEXT_TOUCH_FULL=1: full arms on one node too */
+static int no_move;                 /* one usable memory node (and not NUMAPLACE_NEXT_TOUCH_FULL=1):
+                                     * no page can move, a full arm only costs (a fault a chunk) */
 static struct {
     uint64_t full, sample, backoffs, reenabled;
 } stats;
@@ -186,14 +187,11 @@ static void first_arm(struct rstate *s, const struct npl__nt_range *r, const voi
     }
     int placed = npl__preload.pol && npl_policy_get_kind(npl__preload.pol) != NPL_FIRST_TOUCH;
     int serial = on_top * CONCENTRATED >= present * (CONCENTRATED - 1);
-    /* one usable memory node: no page can move, a full arm would only cost (a fault a chunk) */
-    const npl_topo *t = npl_topo_self();
-    int one_node = !full_anyway && t && npl_topo_node_count(t, 0) == 1;
-    s->mode = (placed || serial) && !one_node ? ACTIVE : PROBING;
+    s->mode = (placed || serial) && !no_move ? ACTIVE : PROBING;
     s->gap = FIRST_GAP;
     npl__debug("next-touch: %p+%zu first seen with pages (%u of %u sampled on one node%s%s): %s",
                r->base, r->len, on_top, present, placed ? ", placed by the policy" : "",
-               one_node ? ", the only usable node" : "",
+               no_move ? ", the only usable node" : "",
                s->mode == ACTIVE ? "full arm" : "sample arm");
     arm(s, r, code, s->mode == PROBING);
 }
@@ -288,7 +286,8 @@ int npl__rearm_set_regions(const void *base, const void *const *codes, int n)
 void npl__rearm_init(void)
 {
     const char *e = getenv(NPL_ENV_NEXT_TOUCH_FULL);
-    full_anyway = e && !strcmp(e, "1");
+    const npl_topo *t = npl_topo_self(); /* loaded: the interposer is active */
+    no_move = !(e && !strcmp(e, "1")) && t && npl_topo_node_count(t, 0) == 1;
     if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
         npl__debug("next-touch: cannot subscribe to region entries");
 }
