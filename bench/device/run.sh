@@ -14,6 +14,12 @@ O=${OUT:-/tmp/devout}; mkdir -p "$O"
 Q=${QUICK:-0}
 exec > >(tee "$O/log.txt") 2>&1
 T0=$(date +%s); el() { echo "[t+$(( $(date +%s) - T0 ))s]"; }
+# medians TAG FIELD WHAT: the median of field FIELD of the log's "TAG A B ..." lines, per "A B"
+medians() {
+    awk -v tag="$1" -v f="$2" -v what="$3" '$1 == tag {k=$2" "$3; v[k]=v[k]" "$f}
+      END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
+      printf "%s %-15s median %s %.3f s (n=%d)\n", tag, k, what, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort
+}
 echo "== machine"; uname -r; nproc; lscpu | grep -E "Model name|Socket|Core|Thread|NUMA|L3|Flags" | cut -c1-200
 echo "perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>&1)"; ls /sys/bus/event_source/devices/ 2>&1
 ls /sys/bus/event_source/devices/cpu/events 2>&1 | tr '\n' ' ' | cut -c1-600; echo
@@ -46,8 +52,7 @@ for r in $(seq 1 "${NTR:-$([ $Q = 1 ] && echo 1 || echo 7)}"); do for c in gcc c
   e=$(date +%s.%N); echo "nt $c $m round $r seconds $(awk "BEGIN{print $e - $s}") $(cat $O/nt.out)"
   [ $m = nt ] || [ $m = ntbase ] && grep '"event": "next_touch"' $O/nt.err | sed "s/^/ntevent $m /"
 done; done; done
-awk '/^nt /{k=$2" "$3; v[k]=v[k]" "$7} END{for(k in v){n=split(v[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
-  printf "nt %-12s median %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort; el
+medians nt 7 time; el
 fi
 if [ -z "${SKIP_APPLY:-}" ]; then
 # what applying a profile costs where every placement is local (one node): the placement itself
@@ -69,10 +74,7 @@ for prog in cg mg; do
     echo "apply $prog $m round $r wall $(awk "BEGIN{print $e - $s}") $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("init", d["init_seconds"], "iters", round(sum(d["iter_seconds"]), 6), "checksum", d.get("checksum"))' $O/a.out 2>/dev/null || tr '\n' ' ' <$O/a.out | grep -o '"init_seconds": [0-9.]*')"
   done; done
 done
-awk '/^apply /{k=$2" "$3; w[k]=w[k]" "$7} END{for(k in w){n=split(w[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
-  printf "apply %-15s median wall %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort
-awk '/^apply .* round .* init /{k=$2" "$3; w[k]=w[k]" "$9} END{for(k in w){n=split(w[k],a," "); for(i=1;i<=n;i++)for(j=i+1;j<=n;j++)if(a[j]<a[i]){t=a[i];a[i]=a[j];a[j]=t}
-  printf "apply %-15s median init %.3f s (n=%d)\n", k, (n%2?a[(n+1)/2]:(a[n/2]+a[n/2+1])/2), n}}' "$O/log.txt" | sort; el
+medians apply 7 wall; medians apply 9 init; el
 fi
 if [ -n "${XS_APPLY:-}" ] && [ -x $D/bin/XSBench ]; then
 # XS_APPLY=ROUNDS: upstream XSBench plain, pinned and under a profile of itself (lookups/s)
