@@ -20,13 +20,16 @@
  *    pages) and every block under `numaplace profile --profile` are populated by the engine.
  *  - Phase-changing arrays are registered for next-touch and armed exactly when a parallel
  *    region that the profile recorded among their next-touch phases begins (a subscriber of the
- *    region hook, regions.c: outermost region entries).
+ *    region hook, regions.c: outermost region entries). Under `numaplace profile --profile`
+ *    too: the sampler gives its pages there back before each arm and leaves the armed chunks to
+ *    next-touch (npl__sampler_lend), so the advised placement is measured with its migrations.
  *  - The profile must be of this program (the command checks it before exec, exit 2); here a
  *    mismatch only stops the profile from being applied, with one line on stderr.
  * Under NUMAPLACE_VERBOSE each matched or unmatched block is one line on stderr, and at the end
  * one line gives how many of the profile's arrays (and bytes) were matched again. */
 #define _GNU_SOURCE
 #include "defaults/defaults.h"
+#include "migration/migration.h"
 #include "plan/plan.h"
 #include "profile/profile.h"
 #include "env.h"
@@ -166,6 +169,12 @@ int npl__preload_apply_init(size_t threshold)
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(ctx_topo);
     active = 1;
+    /* profile --profile: the sampler leaves next-touch's armed chunks to it */
+    for (uint32_t i = 0; i < nE && npl__preload_profiling(); i++)
+        if (E[i].a->has_advice && E[i].a->advice.nnext_touch) {
+            npl__sampler_lend(npl__next_touch_armed);
+            break;
+        }
     if (npl__regions_subscribe(on_region, NULL, NPL__REGION_BEGIN) < 0)
         npl__debug("apply: cannot subscribe to region entries");
     return 1;
@@ -189,8 +198,8 @@ static struct entry *lookup(uint64_t hash, uint64_t offset, uint64_t ordinal, in
 
 static void keep_live(void *base, size_t len, const struct entry *e)
 {
-    if (!e->a->has_advice || !e->a->advice.nnext_touch || npl__preload_profiling())
-        return; /* under numaplace profile the sampler owns the protections: never armed */
+    if (!e->a->has_advice || !e->a->advice.nnext_touch)
+        return;
     if (npl_next_touch_register(base, len, 0) < 0) {
         tell("numaplace run: profile: %p+%zu not registered for next-touch: %s\n", base, len,
              npl_last_error());
@@ -405,6 +414,12 @@ static int phase_of(const void *code)
     return found;
 }
 
+static int arm_live(void *arg)
+{
+    const struct live *l = arg;
+    return npl_next_touch_arm(l->base, l->len, 0);
+}
+
 static void apply_region(const void *code)
 {
     if (!active || !nlive)
@@ -417,7 +432,8 @@ static void apply_region(const void *code)
         for (uint32_t m = 0; m < adv->nnext_touch; m++)
             if (adv->next_touch[m] == id) {
                 npl__preload_enter();
-                if (npl_next_touch_arm(live[j].base, live[j].len, 0) < 0)
+                /* under the profiler: its pages there given back first, none taken meanwhile */
+                if (npl__sampler_lend_range(live[j].base, live[j].len, arm_live, &live[j]) < 0)
                     npl__debug("apply: next-touch arm: %s", npl_last_error());
                 npl__preload_leave();
                 break;

@@ -1,8 +1,9 @@
 /* io.c - system calls that read or write the program's memory, wrapped so that a protected page
- * of a tracked array (a first-touch trap or a sampled page of `numaplace profile`) is given back
- * before the kernel touches it: the kernel does not fault on PROT_NONE user memory, it returns
- * EFAULT, which would change what the program sees. The page then counts as touched by the
- * calling thread (a read(2) into it: a write).
+ * (a first-touch trap or a sampled page of `numaplace profile`, a chunk armed for next-touch by
+ * `run --next-touch` or `run --profile`) is given back before the kernel touches it: the kernel
+ * does not fault on PROT_NONE user memory, it returns EFAULT or a short count, which would change
+ * what the program sees. The page then counts as touched by the calling thread (a read(2) into it:
+ * a write; a next-touch chunk comes to its node).
  *
  * Covered: read, pread(64), readv, preadv, write, pwrite(64), writev, pwritev, recv, recvfrom,
  * recvmsg, send, sendto, sendmsg, fread, fwrite (and their _unlocked forms: glibc's fread of a
@@ -11,11 +12,13 @@
  * from an MPI peer, io_uring, AIO). Each wrapper costs two compares when no array is tracked
  * near the buffer. */
 #define _GNU_SOURCE
+#include "migration/migration.h"
 #include "profile/profile.h"
 #include "preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -73,11 +76,27 @@ void npl__preload_io_resolve(void)
     next(&cache_fwrite_unlocked, "fwrite_unlocked");
 }
 
-/* the kernel writes into buf (write = 1) or reads it (0): its protected pages are given back and
- * none is protected until done(the token) after the call */
+/* The kernel writes into buf (write = 1) or reads it (0): the sampler's protected pages there are
+ * given back and its next-touch chunks resolved, and neither protects any of it until done(the
+ * token) after the call. A token: the sampler's (bits 0-15) and next-touch's (bits 16-30), each
+ * plus one; 0: neither holds anything. */
 static int prep(const void *buf, size_t len, int write)
 {
-    return npl__preload_profiling() ? npl__sampler_prepare(buf, len, write) : -1;
+    int s = npl__preload_profiling() ? npl__sampler_prepare(buf, len, write) : -1;
+    int n = npl__next_touch_hold(buf, len);
+    return (s + 1) | (n + 1) << 16;
+}
+
+static void done(int token)
+{
+    if (token) {
+        int e = errno;
+        if (token & 0xffff)
+            npl__sampler_done((token & 0xffff) - 1);
+        if (token >> 16)
+            npl__next_touch_release((token >> 16) - 1);
+        errno = e;
+    }
 }
 
 #define MAX_IOV 8
@@ -88,24 +107,22 @@ struct iov_tokens {
 static void prep_iov(const struct iovec *iov, int n, int write, struct iov_tokens *tk)
 {
     tk->n = 0;
-    if (!npl__preload_profiling() || !iov)
+    if (!iov)
         return;
     for (int i = 0; i < n && tk->n < MAX_IOV; i++)
-        tk->t[tk->n++] = npl__sampler_prepare(iov[i].iov_base, iov[i].iov_len, write);
-    if (n > MAX_IOV) /* more pieces: the whole span between the first and the last */
-        tk->t[tk->n - 1] = npl__sampler_prepare(iov[MAX_IOV - 1].iov_base,
-                                                (size_t)((const char *)iov[n - 1].iov_base +
-                                                         iov[n - 1].iov_len -
-                                                         (const char *)iov[MAX_IOV - 1].iov_base),
-                                                write);
-}
-
-static void done(int token)
-{
-    if (token >= 0) {
-        int e = errno;
-        npl__sampler_done(token);
-        errno = e;
+        tk->t[tk->n++] = prep(iov[i].iov_base, iov[i].iov_len, write);
+    if (n > MAX_IOV) { /* more pieces: the span from the lowest to the highest of the rest */
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int i = MAX_IOV - 1; i < n; i++) {
+            uintptr_t a = (uintptr_t)iov[i].iov_base, b = a + iov[i].iov_len;
+            if (iov[i].iov_len && b > a) {
+                lo = a < lo ? a : lo;
+                hi = b > hi ? b : hi;
+            }
+        }
+        int whole = hi > lo ? prep((const void *)lo, hi - lo, write) : 0;
+        done(tk->t[tk->n - 1]); /* that piece is inside the span: its own token goes */
+        tk->t[tk->n - 1] = whole;
     }
 }
 

@@ -18,6 +18,20 @@ void npl__next_touch_forget(void *addr, size_t len);
  * protection restored), 0 if not. No error message, errno unchanged: for frees. */
 int npl__next_touch_disarm_quiet(void *addr);
 
+/* ---- system calls into registered ranges (the interposer's preload/io.c) ----
+ * The kernel does not fault on PROT_NONE user memory: read(2) into an armed chunk returns EFAULT
+ * or a short count, write(2) from one writes less. npl__next_touch_hold resolves the armed chunks
+ * of a buffer a system call is about to use (the calling thread touches them, so they come to its
+ * node) and keeps every arm from protecting them until npl__next_touch_release(its token). A
+ * buffer that no registered range can overlap costs two compares. Returns a token, or -1 when
+ * nothing was held (nothing to release); errno unchanged. */
+int npl__next_touch_hold(const void *buf, size_t len);
+void npl__next_touch_release(int token);
+/* 1 when the page at `page` lies in a chunk armed (or being armed, or being resolved) for
+ * next-touch: its protection is next-touch's. Async-signal-safe (the profiler's sampler asks it,
+ * src/profile/sampler.c, given it by the interposer). */
+int npl__next_touch_armed(const void *page);
+
 /* ---- for the transparent next-touch mode's re-arm rule (preload/rearm.c) ---- */
 /* A registered or armed range as the rule sees it. */
 struct npl__nt_range {

@@ -118,6 +118,14 @@ static _Atomic unsigned next_seq;
 static _Atomic uint64_t next_id; /* registrations so far (a slot's id) */
 static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
 
+/* System calls into registered ranges (npl__next_touch_hold): the buffers in use, under arm_lock;
+ * holds that found no free entry (while any is left, an arm protects nothing); and the span that
+ * every range ever registered lies in (a buffer outside it costs two compares) */
+#define HELD 64
+static struct { char *lo, *hi; } held[HELD];
+static int held_overflow;
+static _Atomic uintptr_t span_lo = UINTPTR_MAX, span_hi;
+
 static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 /* a new even sequence value, never used before by any slot (never 0) */
@@ -385,6 +393,26 @@ static int touch(char *a)
     return 0;
 }
 
+int npl__next_touch_armed(const void *page)
+{
+    const char *a = page;
+    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
+        struct slot *s = &slots[i];
+        char *base = __atomic_load_n(&s->base, __ATOMIC_RELAXED);
+        size_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+        if (!atomic_load(&s->active) || a < base || a >= base + len)
+            continue;
+        atomic_fetch_add(&s->users, 1); /* pins the state array (see touch) */
+        int armed = in_slot(s, a) &&
+                    (atomic_load(&s->seq) & 1 ||
+                     atomic_load(&s->state[(size_t)(a - s->base) / s->chunk]) != DONE);
+        leave(s);
+        if (armed)
+            return 1;
+    }
+    return 0;
+}
+
 /* the claimer of the shared fault handler (src/sys/faults.c): 1 when the fault was an armed
  * chunk's (resolved: the access is retried); everything else goes on to the program */
 static int claim_fault(int sig, siginfo_t *si, void *uctx)
@@ -408,6 +436,9 @@ static void fork_child(void)
 {
     for (int b = 0; b < POOL; b++) /* their resolvers were other threads */
         atomic_store(&pool_busy[b], 0);
+    for (int i = 0; i < HELD; i++) /* their system calls were other threads' */
+        held[i].lo = held[i].hi = NULL;
+    held_overflow = 0;
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         atomic_store(&s->users, 0);
@@ -610,6 +641,44 @@ static int protect_selected(struct slot *s)
     return 0;
 }
 
+/* the chunks marked ARMED: how many, in how many runs, and their pages */
+static void count_selected(struct slot *s, size_t *sel, size_t *runs, size_t *pages)
+{
+    int prev = 0;
+    *sel = *runs = *pages = 0;
+    for (size_t c = 0; c < s->nchunks; c++) {
+        int on = atomic_load(&s->state[c]) == ARMED;
+        *sel += (size_t)on;
+        *runs += (size_t)(on && !prev);
+        prev = on;
+        if (on)
+            *pages += (c + 1 == s->nchunks ? s->len - c * s->chunk : s->chunk) / s->page;
+    }
+}
+
+/* Locked: mark DONE the chunks of s that a held buffer overlaps (all of them while a hold found
+ * no entry), first marking every chunk ARMED when `all` (a whole-range arm). 1 if any chunk was
+ * left out, 0 (nothing changed) if no buffer is held there. */
+static int leave_held_out(struct slot *s, int all)
+{
+    int any = held_overflow > 0;
+    for (int i = 0; i < HELD && !any; i++)
+        any = held[i].lo && held[i].lo < s->base + s->len && s->base < held[i].hi;
+    if (!any)
+        return 0;
+    for (size_t c = 0; all && c < s->nchunks; c++)
+        atomic_store(&s->state[c], ARMED);
+    for (size_t c = 0; c < s->nchunks; c++) {
+        char *a = s->base + c * s->chunk, *b = a + s->chunk;
+        int out = held_overflow > 0;
+        for (int i = 0; i < HELD && !out; i++)
+            out = held[i].lo && held[i].lo < b && a < held[i].hi;
+        if (out)
+            atomic_store(&s->state[c], DONE);
+    }
+    return 1;
+}
+
 /* Protect (the chunks `how` selects: all when how is NULL), MPOL_LOCAL over the whole range.
  * The slot must be quiesced (odd seq, no handler inside); seq becomes even again on return,
  * whatever happens. Returns 0, -1 (error set) or 1: the memory is not the recorded mapping any
@@ -621,26 +690,20 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
     if (!still_ours(s))
         return 1;
     size_t sel = s->nchunks, runs = 1, pages = s->len / s->page;
+    int was_armed = 0;
+    for (size_t c = 0; c < s->nchunks && !was_armed; c++)
+        was_armed = atomic_load(&s->state[c]) == ARMED;
     if (how && (how->present || how->sample)) { /* which chunks: marked ARMED for now */
-        int was_armed = 0, prev = 0;
-        for (size_t c = 0; c < s->nchunks && !was_armed; c++)
-            was_armed = atomic_load(&s->state[c]) == ARMED;
         select_chunks(s, how);
-        sel = runs = pages = 0;
-        for (size_t c = 0; c < s->nchunks; c++) {
-            int on = atomic_load(&s->state[c]) == ARMED;
-            sel += (size_t)on;
-            runs += (size_t)(on && !prev);
-            prev = on;
-            if (on)
-                pages += (c + 1 == s->nchunks ? s->len - c * s->chunk : s->chunk) / s->page;
-        }
+        count_selected(s, &sel, &runs, &pages);
         if (runs > MAX_RUNS) /* too many mappings: every chunk, as the public arm does */
             sel = s->nchunks, pages = s->len / s->page;
-        /* chunks still armed from the last arm that this one leaves out: accessible again */
-        if (was_armed && sel < s->nchunks && mprotect(s->base, s->len, s->prot) < 0)
-            rc = npl__fail(errno, "mprotect on %p+%zu failed", (void *)s->base, s->len);
     }
+    if (leave_held_out(s, sel == s->nchunks)) /* a system call uses some: they stay accessible */
+        count_selected(s, &sel, &runs, &pages);
+    /* chunks still armed from the last arm that this one leaves out: accessible again */
+    if (was_armed && sel < s->nchunks && mprotect(s->base, s->len, s->prot) < 0)
+        rc = npl__fail(errno, "mprotect on %p+%zu failed", (void *)s->base, s->len);
     /* MPOL_LOCAL: pages faulted in later land on the toucher's node, and the range keeps a
      * policy, so automatic NUMA balancing still leaves it alone (kernels without MPOL_LOCAL in
      * mbind: MPOL_DEFAULT) */
@@ -861,6 +924,13 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
         return npl__fail(ENOMEM, "out of memory");
     __atomic_store_n(&s->base, (char *)addr, __ATOMIC_RELAXED); /* touch() reads them */
     __atomic_store_n(&s->len, len, __ATOMIC_RELAXED);          /* without the lock */
+    for (uintptr_t cur = atomic_load(&span_lo); (uintptr_t)addr < cur &&
+                                               !atomic_compare_exchange_weak(&span_lo, &cur,
+                                                                             (uintptr_t)addr);)
+        ;
+    for (uintptr_t cur = atomic_load(&span_hi), end = (uintptr_t)addr + len;
+         end > cur && !atomic_compare_exchange_weak(&span_hi, &cur, end);)
+        ;
     s->chunk = chunk;
     s->page = ps;
     s->nchunks = n;
@@ -1001,12 +1071,9 @@ void npl__next_touch_forget(void *addr, size_t len)
     errno = e;
 }
 
-int npl_next_touch_prepare(void *addr, size_t len)
+/* locked (no arming meanwhile): every armed chunk of [lo, hi) is resolved by this thread */
+static void resolve_buffer(char *lo, char *hi)
 {
-    if (!addr || (uintptr_t)addr + len < (uintptr_t)addr)
-        return npl__fail(EINVAL, "bad buffer");
-    char *lo = addr, *hi = lo + len;
-    lock(); /* no arming meanwhile: every chunk found armed is resolved */
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         if (!atomic_load(&s->active) || hi <= s->base || lo >= s->base + s->len)
@@ -1016,8 +1083,49 @@ int npl_next_touch_prepare(void *addr, size_t len)
         for (char *p = s->base + (size_t)(a - s->base) / s->chunk * s->chunk; p < b; p += s->chunk)
             touch(p);
     }
+}
+
+int npl_next_touch_prepare(void *addr, size_t len)
+{
+    if (!addr || (uintptr_t)addr + len < (uintptr_t)addr)
+        return npl__fail(EINVAL, "bad buffer");
+    lock();
+    resolve_buffer(addr, (char *)addr + len);
     unlock();
     return 0;
+}
+
+int npl__next_touch_hold(const void *buf, size_t len)
+{
+    uintptr_t lo = (uintptr_t)buf, hi = lo + len;
+    if (!buf || !len || hi < lo || hi <= atomic_load(&span_lo) || lo >= atomic_load(&span_hi) ||
+        arming_thread) /* a signal handler's call inside our own arm: it holds the lock */
+        return -1;
+    int e = errno, t = -1;
+    lock();
+    for (int i = 0; i < HELD && t < 0; i++)
+        if (!held[i].lo)
+            held[i].lo = (char *)lo, held[i].hi = (char *)hi, t = i;
+    if (t < 0)
+        held_overflow++, t = HELD;
+    resolve_buffer((char *)lo, (char *)hi);
+    unlock();
+    errno = e;
+    return t;
+}
+
+void npl__next_touch_release(int token)
+{
+    if (token < 0 || token > HELD)
+        return;
+    int e = errno;
+    lock();
+    if (token == HELD)
+        held_overflow--;
+    else
+        held[token].lo = held[token].hi = NULL;
+    unlock();
+    errno = e;
 }
 
 int npl_next_touch_rearm_all(void)

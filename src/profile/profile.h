@@ -508,6 +508,15 @@ int npl__sampler_install(void);
  * returned token) after the call. */
 int npl__sampler_prepare(const void *buf, size_t len, int write);
 void npl__sampler_done(int token);
+/* Next-touch under the profiler (`profile --profile` of a phase-changing array): the pages whose
+ * protection next-touch owns now are told by `armed` (async-signal-safe; set once, before any such
+ * range is armed): the sampler protects none of them and passes their faults on. An arm of
+ * [base, base+len) runs as fn(arg) inside npl__sampler_lend_range, which first gives back every
+ * page the sampler protects there (sampled pages, first-touch units of the arrays there: their
+ * first touch becomes unknown) and keeps the sampler from protecting any meanwhile. Returns
+ * fn(arg). */
+void npl__sampler_lend(int (*armed)(const void *page));
+int npl__sampler_lend_range(void *base, size_t len, int (*fn)(void *), void *arg);
 /* Thread numbers: the creation number (main thread 0), and OpenMP's, which wins when set. */
 void npl__sampler_set_thread(int n);
 void npl__sampler_set_omp_thread(int n);

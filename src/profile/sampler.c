@@ -71,6 +71,7 @@ static TLS unsigned last_retry_epoch;
 static TLS uintptr_t last_raced; /* the page of this thread's last raced fault, */
 static TLS uint64_t last_raced_word; /* the slot word it saw (0: none) */
 static TLS unsigned last_raced_epoch; /* and the round */
+static int (*_Atomic lent_armed)(const void *page); /* next-touch's pages (npl__sampler_lend) */
 
 /* The sampled pages: a fixed table, scanned linearly (at most MAX_OUT entries). Each slot is ONE
  * word: the page, its state in bits 0-2 and a generation in bits 3-11 (a slot reused meanwhile
@@ -300,6 +301,11 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
 #else
     (void)uctx;
 #endif
+    int (*armed)(const void *) = atomic_load_explicit(&lent_armed, memory_order_acquire);
+    if (armed && armed((const void *)p)) { /* next-touch resolves it */
+        errno = saved;
+        return 0;
+    }
     int handled = first_touch_fault(a);
     uint64_t seen = 0;
     if (handled == 0 || handled == 3) {
@@ -593,6 +599,29 @@ static void give_back_slots(uintptr_t lo, uintptr_t hi, uint64_t older, uint64_t
     }
 }
 
+void npl__sampler_lend(int (*armed)(const void *page))
+{
+    atomic_store_explicit(&lent_armed, armed, memory_order_release);
+}
+
+int npl__sampler_lend_range(void *base, size_t len, int (*fn)(void *), void *arg)
+{
+    if (!R || !recording)
+        return fn(arg);
+    uintptr_t lo = (uintptr_t)base, hi = lo + len;
+    pthread_mutex_lock(&track_lock); /* no round, no new array protects meanwhile */
+    give_back_slots(lo, hi, UINT64_MAX, UINT64_MAX, 0);
+    uint32_t n = atomic_load(&R->narrays);
+    for (uint32_t i = 0; i < n && i < NPL_RAW_ARRAYS; i++) {
+        struct npl_raw_array *a = &R->arrays[i];
+        if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base < hi && lo < a->base + a->bytes)
+            give_back_array(a);
+    }
+    int rc = fn(arg);
+    pthread_mutex_unlock(&track_lock);
+    return rc;
+}
+
 void npl__sampler_untrack(void *base)
 {
     if (!R || !recording)
@@ -685,6 +714,9 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
                 break;
         }
         uintptr_t p = p0 + j * page;
+        int (*armed)(const void *) = atomic_load(&lent_armed);
+        if (armed && armed((const void *)p))
+            break; /* next-touch owns its protection now */
         int s = in_flight(p) ? -1 : slot_insert(p, i);
         if (s < 0)
             break; /* the run ends at a page it cannot take */

@@ -20,8 +20,17 @@
  *      map scaled, preload/apply.c): exactly half of the pages on each node; the same through
  *      npl_alloc_auto (an array of 8 MiB + 1,000 bytes, profiled itself): 1,024 of its 2,049
  *      pages on node 1, and scaled at 16 MiB + 1,000 bytes 2,048 of 4,097.
+ *   7. a phase-changing array under profile --profile (next-touch armed under the sampler): two
+ *      threads, one on node 0 and one on node 1, read the halves of an 8 MiB array that the
+ *      main thread wrote first, in region A each its own half, in region B the other's, three
+ *      times. Profiled: advised phase-changing, next-touch at its regions. Profiled again under
+ *      that profile: after the last B every page is on the node of the thread that read it in B
+ *      (the first half on node 1, the second on node 0; a block boundary may miss by a page), at
+ *      least 90% of the sampled accesses are local (first touch: about half), no sample was
+ *      lost to the armed pages, and the checksum is the same; run --profile places it the same.
  *   guest_profile_locality --child MIB PASSES [auto]   the child (auto: npl_alloc_auto)
- *   guest_profile_locality --static-child PASSES   the child of 5 */
+ *   guest_profile_locality --static-child PASSES   the child of 5
+ *   guest_profile_locality --phase-child PASSES    the child of 7 */
 #define _GNU_SOURCE
 #include "check.h"
 #include "spawn.h"
@@ -86,6 +95,62 @@ static int static_child(int passes)
     printf("checksum %.6e\n", sum);
     return 0;
 }
+/* 7's child: regions A (thread t reads half t) and B (half 1 - t), PASSES passes each, three
+ * times, after a serial init; then where each half's pages are */
+#define PHASE_BYTES (8u << 20)
+static __attribute__((noinline)) double phase_region(const double *a, size_t n, int passes,
+                                                     int swap)
+{
+    double sum = 0;
+    if (!swap) {
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+        {
+            size_t h = (size_t)omp_get_thread_num();
+            for (int p = 0; p < passes; p++)
+                for (size_t i = h * (n / 2); i < (h + 1) * (n / 2); i++)
+                    sum += a[i];
+        }
+    } else {
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+        {
+            size_t h = 1 - (size_t)omp_get_thread_num();
+            for (int p = 0; p < passes; p++)
+                for (size_t i = h * (n / 2); i < (h + 1) * (n / 2); i++)
+                    sum += a[i];
+        }
+    }
+    return sum;
+}
+
+static int phase_child(int passes)
+{
+    size_t n = PHASE_BYTES / sizeof(double), npages = PHASE_BYTES / PSZ;
+    double *a = malloc(PHASE_BYTES), sum = 0;
+    int *nodes = malloc(npages * sizeof *nodes);
+    if (!a || !nodes)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (double)(i % 17);
+    for (int round = 0; round < 3; round++) {
+        sum += phase_region(a, n, passes, 0);
+        sum += phase_region(a, n, passes, 1);
+    }
+    int q = where_pages(a, npages, nodes), on[2][2] = {{0}}, other = 0;
+    for (size_t i = 0; q == (int)npages && i < npages; i++) {
+        if (nodes[i] == 0 || nodes[i] == 1)
+            on[i >= npages / 2][nodes[i]]++;
+        else
+            other++;
+    }
+    printf("phase pages %zu (query %d): first half %d on node 0, %d on node 1; second half %d on "
+           "node 0, %d on node 1; elsewhere or unknown %d\n", npages, q, on[0][0], on[0][1],
+           on[1][0], on[1][1], other);
+    printf("checksum %.6e\n", sum);
+    free(nodes);
+    free(a);
+    return 0;
+}
+
 /* the child: an array of MIB MiB from malloc, or (use_auto) of MIB MiB + 1,000 bytes (not a
  * whole number of pages) from npl_alloc_auto(NULL: the profile of run --profile) */
 static int child(size_t mib, int passes, int use_auto)
@@ -276,6 +341,75 @@ static void static_case(const char *self, const char *cpus)
     free(e);
 }
 
+/* "phase pages N (query Q): first half ..." -> h[0..4] as static_line */
+static int phase_line(const char *out, int h[5])
+{
+    const char *s = out ? strstr(out, "phase pages ") : NULL;
+    const char *f = s ? strstr(s, "first half ") : NULL;
+    return f && sscanf(f, "first half %d on node 0, %d on node 1; second half %d on node 0, %d on "
+                          "node 1; elsewhere or unknown %d", &h[0], &h[1], &h[2], &h[3],
+                       &h[4]) == 5 ? 0 : -1;
+}
+
+/* 7: cpus "A,B", A on node 0, B on node 1 */
+static void phase_case(const char *self, const char *cpus)
+{
+    char *const first[] = {"numaplace", "profile", "--backend", "fault", "--pin", (char *)cpus,
+                           "--rate", "20000", "--out", "/tmp/gplp.json", "--", (char *)self,
+                           "--phase-child", "20", NULL};
+    char *const again[] = {"numaplace", "profile", "-v", "--backend", "fault", "--pin",
+                           (char *)cpus, "--profile", "/tmp/gplp.json", "--rate", "20000", "--out",
+                           "/tmp/gplp2.json", "--", (char *)self, "--phase-child", "20", NULL};
+    char *const run[] = {"numaplace", "run", "-v", "--pin", (char *)cpus, "--profile",
+                         "/tmp/gplp.json", "--", (char *)self, "--phase-child", "2", NULL};
+    int h[5] = {-1, -1, -1, -1, -1}, half = PHASE_BYTES / PSZ / 2;
+    unsigned long long l0 = 0, t0 = 0, u0 = 0, l = 0, t = 0, u = 0;
+    int rc = spawn_to("/tmp/gplp_out.txt", "/tmp/gplp_err.txt", first);
+    char *o = slurp("/tmp/gplp_out.txt"), *e = slurp("/tmp/gplp_err.txt"), *j = slurp("/tmp/gplp.json");
+    CHECK(rc == 0 && measured_line(e, &l0, &t0, &u0) == 0,
+          "phase: numaplace profile: status %d: %s", rc, e ? e : "?");
+    const char *adv = j ? strstr(j, "\"advice\": {\"pattern\": \"phase-changing\"") : NULL;
+    const char *ph = adv ? strstr(adv, "\"next_touch_phases\": [") : NULL;
+    CHECK(adv && ph && ph[strlen("\"next_touch_phases\": [")] != ']',
+          "phase: the array is advised phase-changing, with next-touch phases: %s", e ? e : "?");
+    printf("phase, first touch: %llu of %llu sampled accesses local; %s", l0, t0,
+           o && strstr(o, "phase pages") ? strstr(o, "phase pages") : "?\n");
+    const char *sum0 = o ? strstr(o, "checksum ") : NULL;
+    char want_sum[64] = "?";
+    if (sum0)
+        snprintf(want_sum, sizeof want_sum, "%.*s", (int)strcspn(sum0, "\n"), sum0);
+    free(o);
+    free(e);
+    free(j);
+    if (!adv || !ph)
+        return;
+    rc = spawn_to("/tmp/gplp_out2.txt", "/tmp/gplp_err2.txt", again);
+    o = slurp("/tmp/gplp_out2.txt"), e = slurp("/tmp/gplp_err2.txt");
+    CHECK(rc == 0 && e && strstr(e, "matched again (100.0% of the profiled bytes)"),
+          "phase, profile --profile: status %d, the array matched again: %s", rc, e ? e : "?");
+    int ok = phase_line(o, h) == 0;
+    CHECK(ok && h[1] >= half - 1 && h[2] >= half - 1 && h[0] + h[1] + h[2] + h[3] == 2 * half,
+          "phase, profile --profile: after the last B the first half on node 1, the second on "
+          "node 0 (next-touch armed under the sampler): %s\n%s", o ? o : "?", e ? e : "?");
+    ok = measured_line(e, &l, &t, &u) == 0;
+    printf("phase, profile --profile: %llu of %llu sampled accesses local (%llu unknown); %s", l,
+           t, u, o && strstr(o, "phase pages") ? strstr(o, "phase pages") : "?\n");
+    CHECK(ok && t >= MIN_SAMPLES && 10 * l >= 9 * t,
+          "phase, profile --profile: at least 90%% of at least %d sampled accesses local "
+          "(%llu of %llu; first touch: %llu of %llu)", MIN_SAMPLES, l, t, l0, t0);
+    CHECK(o && strstr(o, want_sum), "phase, profile --profile: the same %s", want_sum);
+    free(o);
+    free(e);
+    rc = spawn_to("/tmp/gplp_out3.txt", "/tmp/gplp_err3.txt", run);
+    o = slurp("/tmp/gplp_out3.txt"), e = slurp("/tmp/gplp_err3.txt");
+    ok = rc == 0 && phase_line(o, h) == 0;
+    CHECK(ok && h[1] >= half - 1 && h[2] >= half - 1 && h[0] + h[1] + h[2] + h[3] == 2 * half,
+          "phase, run --profile: after the last B the first half on node 1, the second on node 0 "
+          "(status %d): %s\n%s", rc, o ? o : "?", e ? e : "?");
+    free(o);
+    free(e);
+}
+
 /* 6: the bind_all:1 run's profile (one 8 MiB array) with its advice replaced by an explicit map,
  * half node 1, half node 0, and too few samples to have a shape of its own; run at MIB. use_auto:
  * the same with the profile of the child's npl_alloc_auto array of 8 MiB + 1,000 bytes (2,049
@@ -366,6 +500,8 @@ int main(int argc, char **argv)
         return child(strtoul(argv[2], NULL, 10), atoi(argv[3]), argc >= 5 && !strcmp(argv[4], "auto"));
     if (argc >= 3 && !strcmp(argv[1], "--static-child"))
         return static_child(atoi(argv[2]));
+    if (argc >= 3 && !strcmp(argv[1], "--phase-child"))
+        return phase_child(atoi(argv[2]));
     guest_args(argc, argv, &N, &KC);
     const npl_topo *topo = npl_topo_self();
     if (N < 2 || !topo || npl_topo_node_count(topo, 0) != N) {
@@ -407,6 +543,7 @@ int main(int argc, char **argv)
         snprintf(two, sizeof two, "%d,%d", cpus[0], c1[0]);
         setenv("OMP_NUM_THREADS", "2", 1);
         static_case(self, two);
+        phase_case(self, two);
     } else {
         CHECK(0, "nodes 0 and 1 have CPUs (%d, %d)", nc, n1);
     }

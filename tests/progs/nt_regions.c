@@ -11,6 +11,11 @@
  *   nt_regions many N       N (<= 50) distinct regions, same owners (block t to thread t)
  *   nt_regions phase        A, A (block t to thread t), then B, B (block t to thread t-1)
  *   nt_regions phase3       A1, A2, A3 twice (same owners), then B eight times
+ *   nt_regions io           A, then system calls on the whole array, each after a region of its
+ *                           own that touches none of it (so the array is armed, untouched, when
+ *                           the kernel copies): write, pread, fread, readv (into it), fwrite; the line
+ *                           "io: write W pread R fread F readv V fwrite X of S bytes" must give S
+ *                           five times (an armed page made them EFAULT or short)
  * Lines: "runtime libgomp=G libomp=L" (mapped in /proc/self/maps), "after LABEL: B blocks, P
  * pages, W off their owner's node, threads on N nodes" for the checked regions, "writes: ok|LOST". Exit status: 0
  * when every checked page is on its owner's node and every write is there; 3 otherwise; 2
@@ -22,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -99,6 +105,47 @@ R10(1) R10(2) R10(3) R10(4) R10(5)
         region_##d##6, region_##d##7, region_##d##8, region_##d##9
 static void (*const regions[50])(int) = {L10(1), L10(2), L10(3), L10(4), L10(5)};
 
+/* regions of their own that touch nothing of the array: their entries arm it */
+static volatile int quiet_sink;
+#define QUIET(k)                                                                                 \
+    static __attribute__((noinline)) void quiet_##k(void)                                        \
+    {                                                                                            \
+        _Pragma("omp parallel num_threads(T)") if (omp_get_thread_num() == 0) quiet_sink = (k); \
+    }
+QUIET(1) QUIET(2) QUIET(3) QUIET(4) QUIET(5)
+
+/* the io mode's system calls, each on the whole array right after a region armed it */
+static int io_calls(void)
+{
+    size_t n = (size_t)T * BLOCK;
+    char path[] = "/tmp/nt_regions_io.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 2;
+    unlink(path);
+    quiet_1();
+    ssize_t w = write(fd, a, n);
+    quiet_2();
+    ssize_t r = pread(fd, a, n, 0);
+    quiet_3();
+    FILE *f = fdopen(dup(fd), "r+");
+    size_t fr = 0, fw = 0;
+    if (f && fseek(f, 0, SEEK_SET) == 0)
+        fr = fread(a, 1, n, f);
+    quiet_4();
+    struct iovec iov[2] = {{a, n / 2}, {(char *)a + n / 2, n - n / 2}};
+    ssize_t v = lseek(fd, 0, SEEK_SET) == 0 ? readv(fd, iov, 2) : -1;
+    quiet_5();
+    if (f && fseek(f, 0, SEEK_SET) == 0)
+        fw = fwrite(a, 1, n, f);
+    if (f)
+        fclose(f);
+    close(fd);
+    printf("io: write %zd pread %zd fread %zu readv %zd fwrite %zu of %zu bytes\n", w, r, fr, v,
+           fw, n);
+    return w == (ssize_t)n && r == (ssize_t)n && fr == n && v == (ssize_t)n && fw == n ? 0 : 1;
+}
+
 static void runtime_line(void)
 {
     FILE *f = fopen("/proc/self/maps", "r");
@@ -147,8 +194,12 @@ int main(int argc, char **argv)
         for (int it = 0; it < 8; it++) /* the first ones may only sample, then it is re-armed */
             regions[3](1);
         check("B eight times", 1);
+    } else if (!strcmp(mode, "io")) {
+        regions[0](0);
+        check("A", 0);
+        wrong += io_calls() != 0; /* the array's contents are compared below */
     } else {
-        fprintf(stderr, "usage: nt_regions first | many N (1..50) | phase | phase3\n");
+        fprintf(stderr, "usage: nt_regions first | many N (1..50) | phase | phase3 | io\n");
         return 2;
     }
     int lost = 0; /* every page of block b holds 1 + adds[b] */
