@@ -52,6 +52,8 @@ struct entry {
     int explicit_map;
     npl_policy *scaled;         /* explicit map: the best shape that holds at any size, used
                                  * when the block comes at another size (NULL: first touch) */
+    uint64_t *nt_chunk;         /* next-touch chunk at each of its next_touch phases (0: the
+                                 * default; npl__next_touch_chunk) */
     uint64_t matched_bytes;     /* allocated under it in this run */
     unsigned matched;
     int map_failed;             /* its map could not be applied here, said once */
@@ -70,6 +72,7 @@ static uint64_t unmatched_blocks, unmatched_bytes;
 static struct live {
     void *base;
     size_t len;
+    size_t chunk, want; /* its next-touch chunk now, and at the phase being armed */
     const struct entry *e;
 } live[MAX_LIVE];
 static int nlive;
@@ -165,6 +168,11 @@ int npl__preload_apply_init(size_t threshold)
             e->pol = NULL;
         }
         follow_run_pin(e->pol, a);
+        if (a->advice.nnext_touch &&
+            (e->nt_chunk = calloc(a->advice.nnext_touch, sizeof *e->nt_chunk)))
+            for (uint32_t m = 0; m < a->advice.nnext_touch; m++)
+                e->nt_chunk[m] = npl__next_touch_chunk(P, a, a->advice.next_touch[m],
+                                                       NPL_NEXT_TOUCH_DEFAULT_CHUNK);
     }
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(ctx_topo);
@@ -200,14 +208,23 @@ static void keep_live(void *base, size_t len, const struct entry *e)
 {
     if (!e->a->has_advice || !e->a->advice.nnext_touch)
         return;
-    if (npl_next_touch_register(base, len, 0) < 0) {
+    size_t chunk = e->nt_chunk ? e->nt_chunk[0] : 0;
+    if (npl_next_touch_register(base, len, chunk) < 0) {
         tell("numaplace run: profile: %p+%zu not registered for next-touch: %s\n", base, len,
              npl_last_error());
         return;
     }
+    char chunks[160] = "";
+    for (uint32_t m = 0; e->nt_chunk && m < e->a->advice.nnext_touch && strlen(chunks) < 120; m++) {
+        uint64_t c = e->nt_chunk[m] ? e->nt_chunk[m] : NPL_NEXT_TOUCH_DEFAULT_CHUNK;
+        snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), "%s%u: %llu",
+                 m ? ", " : "", e->a->advice.next_touch[m], (unsigned long long)c);
+    }
+    tell("numaplace run: profile: %p+%zu registered for next-touch; its chunk in bytes at each "
+         "phase: %s\n", base, len, chunks);
     pthread_mutex_lock(&lock);
     if (nlive < MAX_LIVE)
-        live[nlive++] = (struct live){base, len, e};
+        live[nlive++] = (struct live){base, len, chunk, chunk, e};
     pthread_mutex_unlock(&lock);
 }
 
@@ -414,10 +431,16 @@ static int phase_of(const void *code)
     return found;
 }
 
+/* arm l at its chunk for this phase: another chunk than the last arm's is a new range (the old
+ * one disarmed: its chunks still armed become accessible, then all are armed again) */
 static int arm_live(void *arg)
 {
-    const struct live *l = arg;
-    return npl_next_touch_arm(l->base, l->len, 0);
+    struct live *l = arg;
+    if (l->want != l->chunk) {
+        npl_next_touch_disarm(l->base);
+        l->chunk = l->want;
+    }
+    return npl_next_touch_arm(l->base, l->len, l->chunk);
 }
 
 static void apply_region(const void *code)
@@ -431,6 +454,7 @@ static void apply_region(const void *code)
         const struct npl_prof_advice *adv = &live[j].e->a->advice;
         for (uint32_t m = 0; m < adv->nnext_touch; m++)
             if (adv->next_touch[m] == id) {
+                live[j].want = live[j].e->nt_chunk ? live[j].e->nt_chunk[m] : 0;
                 npl__preload_enter();
                 /* under the profiler: its pages there given back first, none taken meanwhile */
                 if (npl__sampler_lend_range(live[j].base, live[j].len, arm_live, &live[j]) < 0)

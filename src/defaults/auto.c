@@ -137,7 +137,9 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
         free(nodes);
     }
     if (r && a && a->has_advice && a->advice.nnext_touch &&
-        npl_next_touch_register(r, bytes, 0) < 0)
+        npl_next_touch_register(r, bytes,
+                                npl__next_touch_chunk(p, a, NPL_RAW_NONE,
+                                                      NPL_NEXT_TOUCH_DEFAULT_CHUNK)) < 0)
         npl__debug("npl_alloc_auto: not registered for next-touch: %s", npl_last_error());
     npl_policy_free(pol);
     return r;

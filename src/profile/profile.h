@@ -246,6 +246,14 @@ npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_prof
  * to be scaled (no shape holds at any size and its map was its call site's: too few samples of
  * its own), 0 when `scaled` (or, NULL, the default) applies. */
 int npl__explicit_scales(const struct npl_prof_array *a, const npl_policy *scaled);
+/* The next-touch chunk (bytes) for array a when it is armed at the phase of id `phase` (one of
+ * its advice's next_touch phases; NPL_RAW_NONE: all of them together): the largest power-of-two
+ * multiple of its profile chunk, at most max_bytes, whose aligned groups keep the nodes of that
+ * phase's owners (a group moves as one, to its first toucher's node): the sampled accesses that
+ * each group's top node makes lose at most 2% of all of them against one chunk per group. 0 (the
+ * caller's default) when a's chunk is max_bytes or more or the phase has no sample. Pure. */
+uint64_t npl__next_touch_chunk(const struct npl_profile *p, const struct npl_prof_array *a,
+                               uint32_t phase, uint64_t max_bytes);
 /* The input of array a of profile p. */
 void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array *a,
                         struct npl_prof_input *in);

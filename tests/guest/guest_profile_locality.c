@@ -21,13 +21,13 @@
  *      npl_alloc_auto (an array of 8 MiB + 1,000 bytes, profiled itself): 1,024 of its 2,049
  *      pages on node 1, and scaled at 16 MiB + 1,000 bytes 2,048 of 4,097.
  *   7. a phase-changing array under profile --profile (next-touch armed under the sampler): two
- *      threads, one on node 0 and one on node 1, read the halves of an 8 MiB array that the
- *      main thread wrote first, in region A each its own half, in region B the other's, three
- *      times. Profiled: advised phase-changing, next-touch at its regions. Profiled again under
- *      that profile: after the last B every page is on the node of the thread that read it in B
- *      (the first half on node 1, the second on node 0; a block boundary may miss by a page), at
- *      least 90% of the sampled accesses are local (first touch: about half), no sample was
- *      lost to the armed pages, and the checksum is the same; run --profile places it the same.
+ *      threads, one on node 0 and one on node 1, read an 8 MiB array that the main thread wrote
+ *      first, in region A each its half, in region B each the pages of one parity (thread 0 the
+ *      odd ones), three times. Profiled: advised phase-changing, next-touch at its regions.
+ *      Profiled again under that profile: after the last B, at least 99% of the even pages on
+ *      node 1 and of the odd ones on node 0 (next-touch in chunks of a page at B), at least 90%
+ *      of the sampled accesses local (first touch: about half), the checksum the same; run
+ *      --profile places it the same, and says its chunks: 64 KiB at A, a page at B.
  *   guest_profile_locality --child MIB PASSES [auto]   the child (auto: npl_alloc_auto)
  *   guest_profile_locality --static-child PASSES   the child of 5
  *   guest_profile_locality --phase-child PASSES    the child of 7 */
@@ -95,14 +95,15 @@ static int static_child(int passes)
     printf("checksum %.6e\n", sum);
     return 0;
 }
-/* 7's child: regions A (thread t reads half t) and B (half 1 - t), PASSES passes each, three
- * times, after a serial init; then where each half's pages are */
+/* 7's child: regions A (thread t reads half t) and B (thread t reads the pages of parity 1 - t),
+ * PASSES passes each, three times, after a serial init; then where the pages of each parity are */
 #define PHASE_BYTES (8u << 20)
 static __attribute__((noinline)) double phase_region(const double *a, size_t n, int passes,
-                                                     int swap)
+                                                     int by_page)
 {
     double sum = 0;
-    if (!swap) {
+    size_t per_page = PSZ / sizeof *a;
+    if (!by_page) {
 #pragma omp parallel num_threads(2) reduction(+ : sum)
         {
             size_t h = (size_t)omp_get_thread_num();
@@ -113,10 +114,11 @@ static __attribute__((noinline)) double phase_region(const double *a, size_t n, 
     } else {
 #pragma omp parallel num_threads(2) reduction(+ : sum)
         {
-            size_t h = 1 - (size_t)omp_get_thread_num();
+            size_t odd = 1 - (size_t)omp_get_thread_num();
             for (int p = 0; p < passes; p++)
-                for (size_t i = h * (n / 2); i < (h + 1) * (n / 2); i++)
-                    sum += a[i];
+                for (size_t pg = odd; pg < n / per_page; pg += 2)
+                    for (size_t i = pg * per_page; i < (pg + 1) * per_page; i++)
+                        sum += a[i];
         }
     }
     return sum;
@@ -125,9 +127,9 @@ static __attribute__((noinline)) double phase_region(const double *a, size_t n, 
 static int phase_child(int passes)
 {
     size_t n = PHASE_BYTES / sizeof(double), npages = PHASE_BYTES / PSZ;
-    double *a = malloc(PHASE_BYTES), sum = 0;
+    double *a = NULL, sum = 0;
     int *nodes = malloc(npages * sizeof *nodes);
-    if (!a || !nodes)
+    if (posix_memalign((void **)&a, PSZ, PHASE_BYTES) || !nodes)
         return 1;
     for (size_t i = 0; i < n; i++)
         a[i] = (double)(i % 17);
@@ -138,11 +140,11 @@ static int phase_child(int passes)
     int q = where_pages(a, npages, nodes), on[2][2] = {{0}}, other = 0;
     for (size_t i = 0; q == (int)npages && i < npages; i++) {
         if (nodes[i] == 0 || nodes[i] == 1)
-            on[i >= npages / 2][nodes[i]]++;
+            on[i % 2][nodes[i]]++;
         else
             other++;
     }
-    printf("phase pages %zu (query %d): first half %d on node 0, %d on node 1; second half %d on "
+    printf("phase pages %zu (query %d): even pages %d on node 0, %d on node 1; odd pages %d on "
            "node 0, %d on node 1; elsewhere or unknown %d\n", npages, q, on[0][0], on[0][1],
            on[1][0], on[1][1], other);
     printf("checksum %.6e\n", sum);
@@ -341,14 +343,23 @@ static void static_case(const char *self, const char *cpus)
     free(e);
 }
 
-/* "phase pages N (query Q): first half ..." -> h[0..4] as static_line */
+/* "phase pages N (query Q): even pages A on node 0, B on node 1; odd pages C on node 0, D on
+ * node 1; elsewhere or unknown E" -> h[0..4] */
 static int phase_line(const char *out, int h[5])
 {
     const char *s = out ? strstr(out, "phase pages ") : NULL;
-    const char *f = s ? strstr(s, "first half ") : NULL;
-    return f && sscanf(f, "first half %d on node 0, %d on node 1; second half %d on node 0, %d on "
+    const char *f = s ? strstr(s, "even pages ") : NULL;
+    return f && sscanf(f, "even pages %d on node 0, %d on node 1; odd pages %d on node 0, %d on "
                           "node 1; elsewhere or unknown %d", &h[0], &h[1], &h[2], &h[3],
                        &h[4]) == 5 ? 0 : -1;
+}
+
+/* after the last B: the even pages (thread 1's) on node 1, the odd ones on node 0, at least 99%
+ * of each (64 KiB chunks would put every chunk's 16 pages on one node: about half) */
+static int phase_placed(const int h[5], int half)
+{
+    return h[1] * 100 >= half * 99 && h[2] * 100 >= half * 99 &&
+           h[0] + h[1] + h[2] + h[3] == 2 * half;
 }
 
 /* 7: cpus "A,B", A on node 0, B on node 1 */
@@ -365,7 +376,8 @@ static void phase_case(const char *self, const char *cpus)
     int h[5] = {-1, -1, -1, -1, -1}, half = PHASE_BYTES / PSZ / 2;
     unsigned long long l0 = 0, t0 = 0, u0 = 0, l = 0, t = 0, u = 0;
     int rc = spawn_to("/tmp/gplp_out.txt", "/tmp/gplp_err.txt", first);
-    char *o = slurp("/tmp/gplp_out.txt"), *e = slurp("/tmp/gplp_err.txt"), *j = slurp("/tmp/gplp.json");
+    char *o = slurp("/tmp/gplp_out.txt"), *e = slurp("/tmp/gplp_err.txt");
+    char *j = slurp("/tmp/gplp.json");
     CHECK(rc == 0 && measured_line(e, &l0, &t0, &u0) == 0,
           "phase: numaplace profile: status %d: %s", rc, e ? e : "?");
     const char *adv = j ? strstr(j, "\"advice\": {\"pattern\": \"phase-changing\"") : NULL;
@@ -388,9 +400,10 @@ static void phase_case(const char *self, const char *cpus)
     CHECK(rc == 0 && e && strstr(e, "matched again (100.0% of the profiled bytes)"),
           "phase, profile --profile: status %d, the array matched again: %s", rc, e ? e : "?");
     int ok = phase_line(o, h) == 0;
-    CHECK(ok && h[1] >= half - 1 && h[2] >= half - 1 && h[0] + h[1] + h[2] + h[3] == 2 * half,
-          "phase, profile --profile: after the last B the first half on node 1, the second on "
-          "node 0 (next-touch armed under the sampler): %s\n%s", o ? o : "?", e ? e : "?");
+    CHECK(ok && phase_placed(h, half),
+          "phase, profile --profile: after the last B the even pages on node 1, the odd ones on "
+          "node 0 (next-touch armed under the sampler, in chunks of a page at B): %s\n%s",
+          o ? o : "?", e ? e : "?");
     ok = measured_line(e, &l, &t, &u) == 0;
     printf("phase, profile --profile: %llu of %llu sampled accesses local (%llu unknown); %s", l,
            t, u, o && strstr(o, "phase pages") ? strstr(o, "phase pages") : "?\n");
@@ -403,9 +416,19 @@ static void phase_case(const char *self, const char *cpus)
     rc = spawn_to("/tmp/gplp_out3.txt", "/tmp/gplp_err3.txt", run);
     o = slurp("/tmp/gplp_out3.txt"), e = slurp("/tmp/gplp_err3.txt");
     ok = rc == 0 && phase_line(o, h) == 0;
-    CHECK(ok && h[1] >= half - 1 && h[2] >= half - 1 && h[0] + h[1] + h[2] + h[3] == 2 * half,
-          "phase, run --profile: after the last B the first half on node 1, the second on node 0 "
+    CHECK(ok && phase_placed(h, half),
+          "phase, run --profile: after the last B the even pages on node 1, the odd ones on node 0 "
           "(status %d): %s\n%s", rc, o ? o : "?", e ? e : "?");
+    /* "... registered for next-touch; its chunk in bytes at each phase: ID: BYTES, ID: BYTES" */
+    const char *key = "registered for next-touch; its chunk in bytes at each phase: ";
+    const char *nt = e ? strstr(e, key) : NULL;
+    unsigned id[2];
+    unsigned long long b[2] = {0, 0};
+    int got = nt ? sscanf(nt + strlen(key), "%u: %llu, %u: %llu", &id[0], &b[0], &id[1], &b[1])
+                 : 0;
+    CHECK(got == 4 && b[0] + b[1] == 65536 + 4096 && (b[0] == 4096 || b[1] == 4096),
+          "phase, run --profile: next-touch in chunks of 64 KiB at A, of a page at B: %s",
+          e ? e : "?");
     free(o);
     free(e);
 }

@@ -13,9 +13,9 @@
  *   nt_regions phase3       A1, A2, A3 twice (same owners), then B eight times
  *   nt_regions io           A, then system calls on the whole array, each after a region of its
  *                           own that touches none of it (so the array is armed, untouched, when
- *                           the kernel copies): write, pread, fread, readv (into it), fwrite; the line
- *                           "io: write W pread R fread F readv V fwrite X of S bytes" must give S
- *                           five times (an armed page made them EFAULT or short)
+ *                           the kernel copies): write, pread, fread, readv (into it), fwrite;
+ *                           the line "io: write W pread R fread F readv V fwrite X of S bytes"
+ *                           must give S five times (an armed page made them EFAULT or short)
  * Lines: "runtime libgomp=G libomp=L" (mapped in /proc/self/maps), "after LABEL: B blocks, P
  * pages, W off their owner's node, threads on N nodes" for the checked regions, "writes: ok|LOST". Exit status: 0
  * when every checked page is on its owner's node and every write is there; 3 otherwise; 2

@@ -578,12 +578,71 @@ static void test_even_split(npl_topo *t4)
     }
 }
 
+/* npl__next_touch_chunk: the owners' runs in the next-touch phases give the chunk */
+/* 64 chunks of chunk_bytes sampled at the phase of index `at` (id 3 or 7), owners in runs of
+ * `run` chunks; with `runs2`, at the other phase too, in runs of runs2; next-touch is advised at
+ * phase 7 (and at 3 with runs2); asked for phase `phase` */
+static uint64_t nt_chunk_at(int run, int at, uint64_t chunk_bytes, int noise, int runs2,
+                            uint32_t phase)
+{
+    static int nodes[4] = {0, 1, 2, 3}, thread_nodes[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+    static struct npl_prof_phase phases[2] = {{.id = 3}, {.id = 7}};
+    static uint32_t nt[2] = {7, 3};
+    struct npl_prof_sample rows[192];
+    size_t n = 0;
+    for (uint32_t c = 0; c < 64; c++) {
+        rows[n++] = (struct npl_prof_sample){(uint32_t)at, c, (c / (uint32_t)run) % 8, 10, 10, 0, 0};
+        if (noise && c % 16 == 5) /* another node's access: 4 of every 324 */
+            rows[n++] = (struct npl_prof_sample){(uint32_t)at, c, (c / 16 + 1) % 8, 4, 0, 0, 0};
+        if (runs2)
+            rows[n++] = (struct npl_prof_sample){(uint32_t)(1 - at), c, (c / (uint32_t)runs2) % 8,
+                                                 10, 0, 0, 0};
+    }
+    struct npl_prof_array a = {.chunk_bytes = chunk_bytes, .nchunks = 64, .bytes = 64 * chunk_bytes,
+                               .samples = rows, .nsamples = n, .has_advice = 1};
+    a.advice.next_touch = nt;
+    a.advice.nnext_touch = runs2 ? 2 : 1;
+    struct npl_profile p = {.nodes = nodes, .nnodes = 4, .threads = 8, .thread_nodes = thread_nodes,
+                            .phases = phases, .nphases = 2, .page_size = 4096};
+    return npl__next_touch_chunk(&p, &a, phase, 65536);
+}
+
+static uint64_t nt_chunk_of(int run, int at, uint64_t chunk_bytes, int noise)
+{
+    return nt_chunk_at(run, at, chunk_bytes, noise, 0, NPL_RAW_NONE);
+}
+
+static void test_next_touch_chunk(void)
+{
+    uint64_t two = nt_chunk_of(2, 1, 4096, 0), four = nt_chunk_of(4, 1, 4096, 0);
+    uint64_t sixteen = nt_chunk_of(16, 1, 4096, 0), noisy = nt_chunk_of(16, 1, 4096, 1);
+    uint64_t one = nt_chunk_of(1, 1, 4096, 0), elsewhere = nt_chunk_of(1, 0, 4096, 0);
+    uint64_t coarse = nt_chunk_of(2, 1, 65536, 0);
+    CHECK(one == 4096 && two == 8192 && four == 16384 && sixteen == 65536,
+          "next-touch chunk from the owners' runs of 1, 2, 4, 16 pages: %llu %llu %llu %llu bytes",
+          (unsigned long long)one, (unsigned long long)two, (unsigned long long)four,
+          (unsigned long long)sixteen);
+    CHECK(noisy == 65536, "next-touch chunk: runs of 16 pages, 4 of every 324 accesses by another "
+          "node (1.2%% lost, 2%% allowed): %llu", (unsigned long long)noisy);
+    /* two next-touch phases: id 7 in runs of 16 chunks, id 3 in runs of 2: each its own chunk,
+     * the finer one for both together */
+    uint64_t at7 = nt_chunk_at(16, 1, 4096, 0, 2, 7), at3 = nt_chunk_at(16, 1, 4096, 0, 2, 3);
+    uint64_t both = nt_chunk_at(16, 1, 4096, 0, 2, NPL_RAW_NONE);
+    CHECK(at7 == 65536 && at3 == 8192 && both == 8192,
+          "next-touch chunk per phase: runs of 16 at one, 2 at the other: %llu, %llu; both: %llu",
+          (unsigned long long)at7, (unsigned long long)at3, (unsigned long long)both);
+    CHECK(elsewhere == 0 && coarse == 0, "next-touch chunk: no sample in a next-touch phase, a "
+          "profile chunk of 64 KiB already: the default (%llu, %llu)",
+          (unsigned long long)elsewhere, (unsigned long long)coarse);
+}
+
 int main(void)
 {
     npl_topo *t1 = synth("numa:1 core:4 pu:1"), *t2 = synth("numa:2 core:2 pu:1");
     npl_topo *t3 = synth("numa:3 core:2 pu:1"), *t4 = synth("numa:4 core:2 pu:1");
     npl_topo *t8 = synth("numa:8 core:1 pu:1");
     rng_state = 42;
+    test_next_touch_chunk();
 
     /* ---- every pattern on 4 nodes x 2 cores, 8 threads pinned compact (2 per node) ---- */
     gen_case("blocked", t4, 4, 8, G_BLOCKED, 0, 20000, 0, 0.5, "compact",
