@@ -321,23 +321,35 @@ static int in_slot(const struct slot *s, const char *a)
     return atomic_load(&s->active) && a >= s->base && a < s->base + s->len;
 }
 
-/* 1: handled (the access can be retried), 0: not ours */
-static int touch(char *a)
+/* The next active slot, from slot *i on, whose range holds a: entered (its `users` count taken,
+ * which pins its state array: the caller leave()s it), or NULL. base/len are read before `users`
+ * pins the slot: a disarm + re-arm of it by other threads may be writing them now (atomically,
+ * fill_slot); the check after users++ decides (retired or reused meanwhile: another slot may hold
+ * a now). Async-signal-safe. */
+static struct slot *enter_holding(const char *a, int *i)
 {
-    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
-        struct slot *s = &slots[i];
-        /* base/len are read before `users` pins the slot: a disarm + re-arm of this slot by other
-         * threads may be writing them now (atomically, below); the check after users++ decides */
+    for (; *i < NPL_NEXT_TOUCH_MAX_RANGES; (*i)++) {
+        struct slot *s = &slots[*i];
         char *base = __atomic_load_n(&s->base, __ATOMIC_RELAXED);
         size_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
         if (!atomic_load(&s->active) || a < base || a >= base + len)
             continue;
         atomic_fetch_add(&s->users, 1);
-        unsigned seq = atomic_load(&s->seq);
-        if (!in_slot(s, a)) {
-            leave(s); /* retired or reused meanwhile: another slot may hold a now; if none, */
-            continue; /* decided below */
+        if (in_slot(s, a)) {
+            (*i)++;
+            return s;
         }
+        leave(s);
+    }
+    return NULL;
+}
+
+/* 1: handled (the access can be retried), 0: not ours */
+static int touch(char *a)
+{
+    struct slot *s;
+    for (int i = 0; (s = enter_holding(a, &i)) != NULL;) {
+        unsigned seq = atomic_load(&s->seq); /* read inside the count (see the file's comment) */
         /* Being (re-)armed: wait for the arm to end outside the count (a handler that faulted
          * again at once kept `users` from ever draining while threads kept touching, and the
          * armer waited forever), counted in `waiting`; then come back in before `waiting` drops,
@@ -396,16 +408,10 @@ static int touch(char *a)
 int npl__next_touch_armed(const void *page)
 {
     const char *a = page;
-    for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
-        struct slot *s = &slots[i];
-        char *base = __atomic_load_n(&s->base, __ATOMIC_RELAXED);
-        size_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
-        if (!atomic_load(&s->active) || a < base || a >= base + len)
-            continue;
-        atomic_fetch_add(&s->users, 1); /* pins the state array (see touch) */
-        int armed = in_slot(s, a) &&
-                    (atomic_load(&s->seq) & 1 ||
-                     atomic_load(&s->state[(size_t)(a - s->base) / s->chunk]) != DONE);
+    struct slot *s;
+    for (int i = 0; (s = enter_holding(a, &i)) != NULL;) {
+        int armed = atomic_load(&s->seq) & 1 ||
+                    atomic_load(&s->state[(size_t)(a - s->base) / s->chunk]) != DONE;
         leave(s);
         if (armed)
             return 1;

@@ -69,6 +69,20 @@ static int where_pages(const double *a, size_t npages, int *nodes)
     return q;
 }
 
+/* the pages of n on node 0 and on node 1 by half (by_parity 0: on[0] the first half, on[1] the
+ * second) or by parity (1: on[0] the even pages, on[1] the odd ones); *other: elsewhere or
+ * unknown */
+static void tally(const int *nodes, size_t n, int by_parity, int on[2][2], int *other)
+{
+    on[0][0] = on[0][1] = on[1][0] = on[1][1] = *other = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i] == 0 || nodes[i] == 1)
+            on[by_parity ? i % 2 : i >= n / 2][nodes[i]]++;
+        else
+            ++*other;
+    }
+}
+
 /* 5's child: the main thread writes sa, then the team reads it (static schedule); prints how
  * many pages of each half are on node 0 and on node 1 */
 static int static_child(int passes)
@@ -82,13 +96,8 @@ static int static_child(int passes)
         for (size_t i = 0; i < n; i++)
             sum += sa[i];
     }
-    int nodes[STATIC_PAGES], q = where_pages(sa, STATIC_PAGES, nodes), on[2][2] = {{0}}, other = 0;
-    for (int i = 0; q == STATIC_PAGES && i < STATIC_PAGES; i++) {
-        if (nodes[i] == 0 || nodes[i] == 1)
-            on[i >= STATIC_PAGES / 2][nodes[i]]++;
-        else
-            other++;
-    }
+    int nodes[STATIC_PAGES], q = where_pages(sa, STATIC_PAGES, nodes), on[2][2], other;
+    tally(nodes, q == STATIC_PAGES ? STATIC_PAGES : 0, 0, on, &other);
     printf("static pages %d (query %d): first half %d on node 0, %d on node 1; second half %d on "
            "node 0, %d on node 1; elsewhere or unknown %d\n", STATIC_PAGES, q, on[0][0], on[0][1],
            on[1][0], on[1][1], other);
@@ -137,13 +146,8 @@ static int phase_child(int passes)
         sum += phase_region(a, n, passes, 0);
         sum += phase_region(a, n, passes, 1);
     }
-    int q = where_pages(a, npages, nodes), on[2][2] = {{0}}, other = 0;
-    for (size_t i = 0; q == (int)npages && i < npages; i++) {
-        if (nodes[i] == 0 || nodes[i] == 1)
-            on[i % 2][nodes[i]]++;
-        else
-            other++;
-    }
+    int q = where_pages(a, npages, nodes), on[2][2], other;
+    tally(nodes, q == (int)npages ? npages : 0, 1, on, &other);
     printf("phase pages %zu (query %d): even pages %d on node 0, %d on node 1; odd pages %d on "
            "node 0, %d on node 1; elsewhere or unknown %d\n", npages, q, on[0][0], on[0][1],
            on[1][0], on[1][1], other);
@@ -280,15 +284,22 @@ static void one(const char *self, const char *cpus, int node, int advised)
     free(j);
 }
 
-/* "... first half A on node 0, B on node 1; second half C on node 0, D on node 1; elsewhere or
- * unknown E" -> h[0..4] */
+/* "PREFIX...: PART0 A on node 0, B on node 1; PART1 C on node 0, D on node 1; elsewhere or
+ * unknown E" (a child's tally) -> h[0..4] */
+static int tally_line(const char *out, const char *prefix, const char *part0, const char *part1,
+                      int h[5])
+{
+    char fmt[160];
+    snprintf(fmt, sizeof fmt, "%s %%d on node 0, %%d on node 1; %s %%d on node 0, %%d on node 1; "
+                              "elsewhere or unknown %%d", part0, part1);
+    const char *s = out ? strstr(out, prefix) : NULL;
+    const char *f = s ? strstr(s, part0) : NULL;
+    return f && sscanf(f, fmt, &h[0], &h[1], &h[2], &h[3], &h[4]) == 5 ? 0 : -1;
+}
+
 static int static_line(const char *out, int h[5])
 {
-    const char *s = out ? strstr(out, "static pages ") : NULL;
-    const char *f = s ? strstr(s, "first half ") : NULL;
-    return f && sscanf(f, "first half %d on node 0, %d on node 1; second half %d on node 0, %d on "
-                          "node 1; elsewhere or unknown %d", &h[0], &h[1], &h[2], &h[3],
-                       &h[4]) == 5 ? 0 : -1;
+    return tally_line(out, "static pages ", "first half", "second half", h);
 }
 
 /* 5: cpus "A,B", A on node 0, B on node 1 */
@@ -343,15 +354,9 @@ static void static_case(const char *self, const char *cpus)
     free(e);
 }
 
-/* "phase pages N (query Q): even pages A on node 0, B on node 1; odd pages C on node 0, D on
- * node 1; elsewhere or unknown E" -> h[0..4] */
 static int phase_line(const char *out, int h[5])
 {
-    const char *s = out ? strstr(out, "phase pages ") : NULL;
-    const char *f = s ? strstr(s, "even pages ") : NULL;
-    return f && sscanf(f, "even pages %d on node 0, %d on node 1; odd pages %d on node 0, %d on "
-                          "node 1; elsewhere or unknown %d", &h[0], &h[1], &h[2], &h[3],
-                       &h[4]) == 5 ? 0 : -1;
+    return tally_line(out, "phase pages ", "even pages", "odd pages", h);
 }
 
 /* after the last B: the even pages (thread 1's) on node 1, the odd ones on node 0, at least 99%
