@@ -7,7 +7,8 @@
  *
  * Covered: read, pread(64), readv, preadv, write, pwrite(64), writev, pwritev, recv, recvfrom,
  * recvmsg, send, sendto, sendmsg, fread, fwrite (and their _unlocked forms: glibc's fread of a
- * large count reads straight into the caller's buffer, from inside libc). Not covered (docs/AUTO.md):
+ * large count reads straight into the caller's buffer, from inside libc), process_vm_readv and
+ * process_vm_writev (this process's side). Not covered (docs/AUTO.md):
  * other ways for the kernel or another process to reach the memory (vmsplice, process_vm_readv
  * from an MPI peer, io_uring, AIO). Each wrapper costs two compares when no array is tracked
  * near the buffer. */
@@ -49,7 +50,8 @@ static void *next(void **cache, const char *name)
         return fail;                                                                               \
     }
 
-static void *cache_read, *cache_write, *cache_pread, *cache_pread64, *cache_pwrite, *cache_pwrite64, *cache_readv, *cache_writev, *cache_preadv, *cache_pwritev, *cache_recv, *cache_recvfrom, *cache_send, *cache_sendto, *cache_recvmsg, *cache_sendmsg, *cache_fread, *cache_fwrite, *cache_fread_unlocked, *cache_fwrite_unlocked;
+static void *cache_read, *cache_write, *cache_pread, *cache_pread64, *cache_pwrite, *cache_pwrite64, *cache_readv, *cache_writev, *cache_preadv, *cache_pwritev, *cache_recv, *cache_recvfrom, *cache_send, *cache_sendto, *cache_recvmsg, *cache_sendmsg, *cache_fread, *cache_fwrite, *cache_fread_unlocked, *cache_fwrite_unlocked,
+    *cache_process_vm_readv, *cache_process_vm_writev;
 
 /* resolved in the constructor: a vfork child must not run dlsym (it allocates) */
 void npl__preload_io_resolve(void)
@@ -74,6 +76,8 @@ void npl__preload_io_resolve(void)
     next(&cache_fwrite, "fwrite");
     next(&cache_fread_unlocked, "fread_unlocked");
     next(&cache_fwrite_unlocked, "fwrite_unlocked");
+    next(&cache_process_vm_readv, "process_vm_readv");
+    next(&cache_process_vm_writev, "process_vm_writev");
 }
 
 /* The kernel writes into buf (write = 1) or reads it (0): the sampler's protected pages there are
@@ -334,4 +338,38 @@ EXPORT size_t fwrite_unlocked(const void *buf, size_t size, size_t n, FILE *f)
     size_t r = real((void *)buf, size, n, f);
     done(tk);
     return r;
+}
+
+/* process_vm_readv/writev (an MPI library's single-copy transfers): this process's side of the
+ * copy, and the "remote" side too when the remote process is this one; another process's memory
+ * is that process's interposer's business (its own armed pages there still give EFAULT) */
+typedef ssize_t (*pvm_fn)(pid_t, const struct iovec *, unsigned long, const struct iovec *,
+                          unsigned long, unsigned long);
+
+static ssize_t vm_copy(pvm_fn real, int into_local, pid_t pid, const struct iovec *local,
+                       unsigned long nl, const struct iovec *remote, unsigned long nr,
+                       unsigned long flags)
+{
+    struct iov_tokens tl, tr = {{0}, 0};
+    prep_iov(local, nl > 1024 ? 1024 : (int)nl, into_local, &tl);
+    if (pid == getpid())
+        prep_iov(remote, nr > 1024 ? 1024 : (int)nr, !into_local, &tr);
+    ssize_t r = real(pid, local, nl, remote, nr, flags);
+    done_iov(&tl);
+    done_iov(&tr);
+    return r;
+}
+
+EXPORT ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nl,
+                                const struct iovec *remote, unsigned long nr, unsigned long flags)
+{
+    REAL(pvm_fn, process_vm_readv, -1)
+    return vm_copy(real, 1, pid, local, nl, remote, nr, flags);
+}
+
+EXPORT ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long nl,
+                                 const struct iovec *remote, unsigned long nr, unsigned long flags)
+{
+    REAL(pvm_fn, process_vm_writev, -1)
+    return vm_copy(real, 0, pid, local, nl, remote, nr, flags);
 }

@@ -160,8 +160,9 @@ for m in system spawn vfork fork execv; do
     $N run --pin compact -- "$P/spawner" $m /bin/sh -c 'kill -TERM $$'; check "--pin: $m child's SIGTERM: 143" 143 $?
 done
 # system calls on an array armed for next-touch and untouched since (full arms forced: on one node
-# no page can move and ranges are only sampled): write, pread, fread, readv and fwrite copy every
-# byte (an armed page made them fail with EFAULT or stop short) and the contents are kept
+# no page can move and ranges are only sampled): write, pread, fread, readv, fwrite and
+# process_vm_readv/_writev with itself as the peer copy every byte (an armed page made them fail
+# with EFAULT or stop short) and the contents are kept
 for b in gcc clang; do
     if [ ! -x "$P/nt_regions_$b" ]; then
         skip "nt-io-$b" "next-touch and system calls ($b): $P/nt_regions_$b is not built"; continue
@@ -169,7 +170,7 @@ for b in gcc clang; do
     OMP_NUM_THREADS=4 NUMAPLACE_NEXT_TOUCH_FULL=1 $N run --next-touch --threshold 1536K -- \
         "$P/nt_regions_$b" io >$T/got 2>$T/err
     check "--next-touch ($b): system calls on an armed array copy every byte, contents kept" \
-        "0 1 1" "$? $(grep -c '^io: write \([0-9]*\) pread \1 fread \1 readv \1 fwrite \1 of \1 bytes$' $T/got) $(grep -c '^writes: ok$' $T/got)"
+        "0 1 1" "$? $(grep -c '^io: write \([0-9]*\) pread \1 fread \1 readv \1 fwrite \1 process_vm_readv \1 process_vm_writev \1 of \1 bytes$' $T/got) $(grep -c '^writes: ok$' $T/got)"
 done
 # an OpenMP library dlopen'ed with RTLD_LOCAL by a program without OpenMP: the interposer's
 # GOMP_parallel* find libgomp outside the global scope (no abort), in every mode

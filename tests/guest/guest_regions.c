@@ -14,9 +14,9 @@
  *   3. phase: owners change at a new region: pages follow at once (a full arm there).
  *   4. phase3: owners stay for three regions (the range backs off), then change: a sample finds
  *      it, the range is re-enabled, pages follow within the changed region's eight entries.
- *   5. io: system calls (write, pread, fread, readv, fwrite) on the whole array, each after a
- *      region that touches none of it (the array armed, untouched): every byte copied, the
- *      contents kept.
+ *   5. io: system calls (write, pread, fread, readv, fwrite, process_vm_readv/_writev with
+ *      itself as the peer) on the whole array, each after a region that touches none of it (the
+ *      array armed, untouched): every byte copied, the contents kept.
  *   6. a program without OpenMP (printer) under --next-touch: its output and status kept.
  *   guest_regions --nodes N --cpus-per-node K */
 #define _GNU_SOURCE
@@ -169,18 +169,20 @@ static void test_build(const char *build)
     rc = nt_run(prog, "io", NULL, &s);
     out = slurp("/tmp/gr_out.txt");
     const char *io = strstr(out, "io: write ");
-    long w = -1, r = -1, fr = -1, v = -1, fw = -1, n = -2;
-    int got = io ? sscanf(io, "io: write %ld pread %ld fread %ld readv %ld fwrite %ld of %ld bytes",
-                          &w, &r, &fr, &v, &fw, &n)
+    long w = -1, r = -1, fr = -1, v = -1, fw = -1, pr = -1, pw = -1, n = -2;
+    int got = io ? sscanf(io, "io: write %ld pread %ld fread %ld readv %ld fwrite %ld "
+                              "process_vm_readv %ld process_vm_writev %ld of %ld bytes",
+                          &w, &r, &fr, &v, &fw, &pr, &pw, &n)
                  : 0;
-    CHECK(rc == 0 && got == 6 && w == n && r == n && fr == n && v == n && fw == n &&
-              strstr(out, "writes: ok"),
-          "%s io: write, pread, fread, readv and fwrite of the armed array copy all %ld bytes "
-          "(%ld %ld %ld %ld %ld), contents kept (status %d)", build, n, w, r, fr, v, fw, rc);
+    CHECK(rc == 0 && got == 8 && w == n && r == n && fr == n && v == n && fw == n && pr == n &&
+              pw == n && strstr(out, "writes: ok"),
+          "%s io: write, pread, fread, readv, fwrite, process_vm_readv and _writev of the armed "
+          "array copy all %ld bytes (%ld %ld %ld %ld %ld %ld %ld), contents kept (status %d)",
+          build, n, w, r, fr, v, fw, pr, pw, rc);
     /* the rule may back off (a quiet region moves nothing itself): at least A's full arm and two
      * quiet ones', so that two of the calls met the whole array armed */
-    CHECK(s.distinct == 6 && (!multi || s.full >= 3),
-          "%s io: six regions; the whole array armed at A and at two quiet ones at least (%ld "
+    CHECK(s.distinct == 8 && (!multi || s.full >= 3),
+          "%s io: eight regions; the whole array armed at A and at two quiet ones at least (%ld "
           "regions, %ld full arms, %ld samples)", build, s.distinct, s.full, s.sample);
 }
 
