@@ -36,5 +36,8 @@ int *npl__dup_ints(const int *v, int n);          /* malloc'ed copy; NULL for n 
 int npl__is_prime(long n);
 int npl__next_prime(long n); /* smallest prime >= n */
 double npl__now(void);
+/* Widen the span [*lo, *hi) so that it holds [a, b): lock-free, async-signal-safe; a span only
+ * grows (start it at UINTPTR_MAX, 0). */
+void npl__span_widen(_Atomic uintptr_t *lo, _Atomic uintptr_t *hi, uintptr_t a, uintptr_t b);
 
 #endif

@@ -166,3 +166,13 @@ double npl__now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+void npl__span_widen(_Atomic uintptr_t *lo, _Atomic uintptr_t *hi, uintptr_t a, uintptr_t b)
+{
+    uintptr_t cur = atomic_load(lo);
+    while (a < cur && !atomic_compare_exchange_weak(lo, &cur, a))
+        ;
+    cur = atomic_load(hi);
+    while (b > cur && !atomic_compare_exchange_weak(hi, &cur, b))
+        ;
+}

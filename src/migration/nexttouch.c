@@ -667,19 +667,22 @@ static void count_selected(struct slot *s, size_t *sel, size_t *runs, size_t *pa
  * left out, 0 (nothing changed) if no buffer is held there. */
 static int leave_held_out(struct slot *s, int all)
 {
+    char *end = s->base + s->len;
     int any = held_overflow > 0;
     for (int i = 0; i < HELD && !any; i++)
-        any = held[i].lo && held[i].lo < s->base + s->len && s->base < held[i].hi;
+        any = held[i].lo && held[i].lo < end && s->base < held[i].hi;
     if (!any)
         return 0;
     for (size_t c = 0; all && c < s->nchunks; c++)
         atomic_store(&s->state[c], ARMED);
-    for (size_t c = 0; c < s->nchunks; c++) {
-        char *a = s->base + c * s->chunk, *b = a + s->chunk;
-        int out = held_overflow > 0;
-        for (int i = 0; i < HELD && !out; i++)
-            out = held[i].lo && held[i].lo < b && a < held[i].hi;
-        if (out)
+    for (int i = 0; i <= HELD; i++) { /* HELD: the overflow, the whole range */
+        char *lo = i == HELD ? (held_overflow ? s->base : NULL) : held[i].lo;
+        char *hi = i == HELD ? end : held[i].hi;
+        if (!lo || lo >= end || hi <= s->base)
+            continue;
+        size_t c0 = (size_t)((lo > s->base ? lo : s->base) - s->base) / s->chunk;
+        size_t c1 = (size_t)((hi < end ? hi : end) - 1 - s->base) / s->chunk;
+        for (size_t c = c0; c <= c1; c++)
             atomic_store(&s->state[c], DONE);
     }
     return 1;
@@ -930,13 +933,7 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
         return npl__fail(ENOMEM, "out of memory");
     __atomic_store_n(&s->base, (char *)addr, __ATOMIC_RELAXED); /* touch() reads them */
     __atomic_store_n(&s->len, len, __ATOMIC_RELAXED);          /* without the lock */
-    for (uintptr_t cur = atomic_load(&span_lo); (uintptr_t)addr < cur &&
-                                               !atomic_compare_exchange_weak(&span_lo, &cur,
-                                                                             (uintptr_t)addr);)
-        ;
-    for (uintptr_t cur = atomic_load(&span_hi), end = (uintptr_t)addr + len;
-         end > cur && !atomic_compare_exchange_weak(&span_hi, &cur, end);)
-        ;
+    npl__span_widen(&span_lo, &span_hi, (uintptr_t)addr, (uintptr_t)addr + len);
     s->chunk = chunk;
     s->page = ps;
     s->nchunks = n;

@@ -475,16 +475,6 @@ static int claim(void)
     return 1;
 }
 
-static void widen_live(uintptr_t lo, uintptr_t hi)
-{
-    uintptr_t cur = atomic_load(&live_lo);
-    while (lo < cur && !atomic_compare_exchange_weak(&live_lo, &cur, lo))
-        ;
-    cur = atomic_load(&live_hi);
-    while (hi > cur && !atomic_compare_exchange_weak(&live_hi, &cur, hi))
-        ;
-}
-
 int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const void *site_addr,
                        uint32_t ordinal, const char *symbol, uint64_t symbol_offset, int trap)
 {
@@ -547,7 +537,7 @@ int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const v
     atomic_store(&a->ft_left, 0);
     if (trap && a->ft != UINT64_MAX) {
         atomic_store(&a->ft_left, (a->nchunks + unit - 1) / unit);
-        widen_live(a->base, a->base + a->bytes);
+        npl__span_widen(&live_lo, &live_hi, a->base, a->base + a->bytes);
         atomic_store(&a->state, NPL_RAW_LIVE);
         atomic_store(&R->narrays, i + 1);
         if (xprotect(a->base, bytes, PROT_NONE) < 0) {
@@ -557,7 +547,7 @@ int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const v
             atomic_store(&a->ft_left, 0);
         }
     } else {
-        widen_live(a->base, a->base + a->bytes);
+        npl__span_widen(&live_lo, &live_hi, a->base, a->base + a->bytes);
         atomic_store(&a->state, NPL_RAW_LIVE);
         atomic_store(&R->narrays, i + 1);
     }

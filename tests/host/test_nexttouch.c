@@ -467,6 +467,67 @@ static void test_rearm_range(void)
     munmap(a, bytes);
 }
 
+/* System calls' holds (the interposer's io.c): a held buffer's armed chunks are resolved, and no
+ * arm protects a chunk of it until its release; more holds than the table has: nothing armed */
+static size_t armed_chunks(const unsigned char *a, size_t nchunks, size_t chunk)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < nchunks; c++)
+        n += (size_t)npl__next_touch_armed(a + c * chunk);
+    return n;
+}
+
+static void test_holds(void)
+{
+    size_t chunk = NPL_NEXT_TOUCH_DEFAULT_CHUNK, nchunks = 16, bytes = nchunks * chunk;
+    unsigned char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                            0);
+    if (a == MAP_FAILED) {
+        CHECK(0, "map 1 MiB for the holds");
+        return;
+    }
+    memset(a, 3, bytes);
+    CHECK(npl_next_touch_arm(a, bytes, 0) == 0 && armed_chunks(a, nchunks, chunk) == nchunks,
+          "armed: all 16 chunks (%zu)", armed_chunks(a, nchunks, chunk));
+    int t = npl__next_touch_hold(a + 5 * chunk + 100, 10);
+    CHECK(t >= 0 && !npl__next_touch_armed(a + 5 * chunk) &&
+              armed_chunks(a, nchunks, chunk) == nchunks - 1,
+          "a hold resolves the armed chunk under its buffer, only that one (token %d, %zu armed)",
+          t, armed_chunks(a, nchunks, chunk));
+    npl__next_touch_release(t);
+    for (size_t i = 0; i < bytes; i += 4096)
+        a[i] += 1; /* every chunk resolved */
+    t = npl__next_touch_hold(a + 2 * chunk + 100, chunk); /* chunks 2 and 3 */
+    CHECK(npl_next_touch_arm(a, bytes, 0) == 0 && armed_chunks(a, nchunks, chunk) == nchunks - 2 &&
+              !npl__next_touch_armed(a + 2 * chunk) && !npl__next_touch_armed(a + 3 * chunk),
+          "an arm during a hold leaves its two chunks out (%zu armed)",
+          armed_chunks(a, nchunks, chunk));
+    npl__next_touch_release(t);
+    CHECK(npl_next_touch_arm(a, bytes, 0) == 0 && armed_chunks(a, nchunks, chunk) == nchunks,
+          "released: the next arm arms all 16 (%zu)", armed_chunks(a, nchunks, chunk));
+    int tokens[80], over = 0;
+    for (int i = 0; i < 80; i++)
+        tokens[i] = npl__next_touch_hold(a + (size_t)i, 1);
+    for (int i = 0; i < 80; i++)
+        over += tokens[i] == tokens[79];
+    CHECK(npl_next_touch_arm(a, bytes, 0) == 0 && armed_chunks(a, nchunks, chunk) == 0 &&
+              over > 1,
+          "80 holds, more than the table holds (%d share the overflow token): an arm arms no "
+          "chunk (%zu)", over, armed_chunks(a, nchunks, chunk));
+    for (int i = 0; i < 80; i++)
+        npl__next_touch_release(tokens[i]);
+    CHECK(npl_next_touch_arm(a, bytes, 0) == 0 && armed_chunks(a, nchunks, chunk) == nchunks,
+          "all released: all 16 armed again (%zu)", armed_chunks(a, nchunks, chunk));
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; i++)
+        bad += a[i] != (i % 4096 ? 3 : 4);
+    CHECK(bad == 0, "the data kept through holds and arms (%zu bytes wrong)", bad);
+    CHECK(npl__next_touch_hold((void *)4096, 10) == -1, "a buffer below every registered range: "
+          "nothing held");
+    CHECK(npl_next_touch_disarm(a) == 0, "disarm after the holds");
+    munmap(a, bytes);
+}
+
 int main(void)
 {
     /* 1. many threads fault the same and different chunks at once: no write lost */
@@ -739,6 +800,7 @@ int main(void)
     npl_free(a);
     npl_policy_free(p);
     test_regressions();
+    test_holds();
     test_rearm_range(); /* last: the process-wide counts above start from zero */
     return check_summary("test_nexttouch");
 }
