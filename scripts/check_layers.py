@@ -35,7 +35,8 @@ LAYERS = {
 # folders outside src/ -> the private src/ headers they may include (None: any layer)
 OUTSIDE = {
     "preload": None,
-    "cli": ["base/number.h", "profile/profile.h"],  # sources the command compiles in itself
+    # the library's unstable face (src/libnumaplace.map's NUMAPLACE_PRIVATE): linked, not compiled in
+    "cli": ["base/base.h", "base/number.h", "profile/profile.h"],
     "mai": [],
     "bench": [],
     "fortran": [],
