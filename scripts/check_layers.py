@@ -6,7 +6,9 @@ allowed directions: a file of layer L may include the headers of, and call the f
 in, L itself and the layers listed for L; nothing else. Outside src/, the interposer (preload/) may
 use any layer, and the command line (cli/), the MAi layer (mai/) and the benchmarks (bench/) use
 the public headers only, plus the few private headers named in OUTSIDE. A layer's face is the
-header named after its folder; any other header in a folder is that folder's own.
+header named after its folder; any other header in a folder is that folder's own. In cli/, the
+ground files (CLI_GROUND) call nothing above them, nothing calls main.c, and no circle of calls
+runs among its files. (preload/ is not covered yet: its files call each other in a circle.)
 
 usage: check_layers.py [ROOT]      exit 0: every direction allowed; 1: violations (listed)
        check_layers.py --selftest  plants an upward include and an upward call in a copy of the
@@ -41,6 +43,11 @@ OUTSIDE = {
     "bench": [],
     "fortran": [],
 }
+
+# cli/: the ground files, lowest first (each may call only those before it); the subcommand files
+# above them may share parts (profile calls run's set-up and advise's table) but never in a
+# circle, and nothing calls main.c, the top
+CLI_GROUND = ["cli/common.c", "cli/json.c", "cli/html.c"]
 
 DEF_RE = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(npl_\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
 CALL_RE = re.compile(r"\b(npl_\w+)\s*\(")
@@ -133,10 +140,50 @@ def check(root):
     return problems
 
 
+def check_cli(root):
+    """cli/'s direction: its ground files call no file above them, none calls main.c, no circle."""
+    files = [f for f in sources(os.path.join(root, "cli")) if f.endswith(".c")]
+    rel = {f: os.path.relpath(f, root) for f in files}
+    body = {f: strip_comments_and_strings(open(f, errors="replace").read()) for f in files}
+    any_def = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
+    defined_in = {}
+    for f in files:
+        for m in any_def.finditer(body[f]):
+            defined_in.setdefault(m.group(1), rel[f])
+    problems, edges = [], {}
+    for f in files:
+        me = rel[f]
+        for m in re.finditer(r"\b(\w+)\s*\(", body[f]):
+            target = defined_in.get(m.group(1))
+            if not target or target == me:
+                continue
+            edges.setdefault(me, set()).add(target)
+            line = body[f].count("\n", 0, m.start()) + 1
+            if target == "cli/main.c":
+                problems.append(f"{me}:{line}: calls {m.group(1)} (cli/main.c): nothing calls the top")
+            if me in CLI_GROUND and (target not in CLI_GROUND or
+                                     CLI_GROUND.index(target) > CLI_GROUND.index(me)):
+                problems.append(f"{me}:{line}: calls {m.group(1)} ({target}): a ground file of "
+                                f"cli/ calls up")
+    # a circle: a file that reaches itself
+    for start in sorted(edges):
+        seen, todo = set(), list(edges[start])
+        while todo:
+            g = todo.pop()
+            if g == start:
+                problems.append(f"{start}: in a circle of calls among cli/ files")
+                break
+            if g not in seen:
+                seen.add(g)
+                todo.extend(edges.get(g, ()))
+    return sorted(set(problems))
+
+
 def selftest(root):
     tmp = tempfile.mkdtemp(prefix="check-layers.")
     try:
         shutil.copytree(os.path.join(root, "src"), os.path.join(tmp, "src"))
+        shutil.copytree(os.path.join(root, "cli"), os.path.join(tmp, "cli"))
         me = os.path.abspath(__file__)
         clean = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
         if clean.returncode != 0:
@@ -147,18 +194,22 @@ def selftest(root):
             f.write('\n#include "arrays/arrays.h"\n')
         with open(os.path.join(tmp, "src/plan/plan.c"), "a") as f:
             f.write("\nint npl__planted(void) { return npl_free(0); }\n")
+        with open(os.path.join(tmp, "cli/common.c"), "a") as f:  # cli/'s ground calls a subcommand
+            f.write("\nint cli_planted(void) { return cmd_topo(0, 0); }\n")
         with open(os.path.join(tmp, "src/defaults/auto.c"), "a") as f:  # a folder's own header
             f.write('\n#include "profile/json.h"\n')
         bad = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
         want = ['syscalls.c: #include "arrays/arrays.h" runs up from sys to arrays',
                 "calls npl_free (in arrays/): runs up from plan",
-                'auto.c: #include "profile/json.h": a header of profile/\'s own']
+                'auto.c: #include "profile/json.h": a header of profile/\'s own',
+                "calls cmd_topo (cli/topo.c): a ground file of cli/ calls up",
+                "cli/common.c: in a circle of calls among cli/ files"]
         missing = [w for w in want if w not in bad.stdout]
         if bad.returncode == 0 or missing:
             print("selftest: planted violations not caught: %s\n%s" % (missing, bad.stdout))
             return 1
-        print("check_layers selftest: clean tree passes; the planted upward include and call and the"
-              " include of a folder's own header fail")
+        print("check_layers selftest: clean tree passes; the planted upward include and call, the"
+              " include of a folder's own header and cli/'s upward call and circle fail")
         return 0
     finally:
         shutil.rmtree(tmp)
@@ -171,13 +222,14 @@ def main():
         return selftest(root)
     if args:
         root = os.path.abspath(args[0])
-    problems = check(root)
+    problems = check(root) + check_cli(root)
     for p in problems:
         print(p)
     if problems:
         print(f"check_layers: {len(problems)} direction(s) not allowed by the table in {__file__}")
         return 1
-    print("check_layers: every include and call in src/ runs down the table (%d layers)" % len(LAYERS))
+    print("check_layers: every include and call in src/ runs down the table (%d layers); cli/'s "
+          "ground calls nothing above it, no circle" % len(LAYERS))
     return 0
 
 
