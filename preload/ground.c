@@ -57,8 +57,9 @@ void npl__preload_say(const char *fmt, const char *a, const char *b)
  * this runs inside malloc) */
 void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt)
 {
-    static const char *const hows[] = {"", "", " (lazily: each page goes to its node when first "
-                                       "touched)", " where the program's allocator put it"};
+    static const char *const hows[] = {"", "",
+                                       " (lazily: each page goes to its node when first touched)",
+                                       " where the program's allocator put it"};
     static const char *const json_hows[] = {"none", "populated", "lazy", "in_place"};
     char buf[640];
     int len;
