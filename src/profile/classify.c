@@ -263,6 +263,7 @@ static int verdict_init(struct work *w, struct verdict *v)
     memset(v, 0, sizeof *v);
     v->fit = 1;
     v->steady_from = -1;
+    v->steady_end = -1;
     v->owner = malloc((w->ngroups + 1) * sizeof *v->owner);
     v->xnode = malloc((size_t)in->nchunks * sizeof *v->xnode);
     v->xthr = malloc((size_t)in->nchunks * sizeof *v->xthr);
@@ -364,20 +365,36 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
     else
         npl__cls_add_text(out->reason, sizeof out->reason, "unknown");
     npl__cls_add_text(out->reason, sizeof out->reason, " (%.0f samples)%s", w->accF, v->guard);
-    if (v->steady_from > 0)
-        npl__cls_add_text(out->reason, sizeof out->reason, "; fitted on the phases from %u on, "
-                          "after a one-time phase or change of owners (%.0f%% of the samples "
-                          "before it)", npl__cls_phase_id(w, v->steady_from), 100 * v->before / w->S);
+    if (v->steady_from > 0 || (v->steady_end > 0 && v->steady_end < w->NP)) {
+        npl__cls_add_text(out->reason, sizeof out->reason, "; fitted on the phases from %u",
+                          npl__cls_phase_id(w, v->steady_from));
+        if (v->steady_end > 0 && v->steady_end < w->NP)
+            npl__cls_add_text(out->reason, sizeof out->reason, " to %u",
+                              npl__cls_phase_id(w, v->steady_end - 1));
+        else
+            npl__cls_add_text(out->reason, sizeof out->reason, " on");
+        npl__cls_add_text(out->reason, sizeof out->reason, ": the stretch with the most samples, "
+                          "each one-time phase or change of owners a boundary (%.0f%% of the "
+                          "samples outside it)", 100 * v->before / w->S);
+    }
     if (v->once_after)
         npl__cls_add_text(out->reason, sizeof out->reason, "; a phase entered once after the "
                           "steady state began left out (%.0f%% of the samples: a one-time pass)",
                           100 * v->left_out / w->S);
+    if (v->even_plausible)
+        npl__cls_add_text(out->reason, sizeof out->reason, "; its node shares (top %.2f) are "
+                          "those of fault samples of shared data, which name the first toucher: "
+                          "each placement was also scored as if every accessing node used it "
+                          "alike", v->smax);
+    out->local_err = chosen->err;
+    npl__cls_add_text(out->reason, sizeof out->reason, "; predicted +/- %.2f", chosen->err);
     npl__cls_keep_candidates(w, out);
     return 0;
 }
 
 /* The steps: the first fit (next-touch there and done), the steady state, its scores, the
- * rules, the guard, the even split's correction, the advice written. */
+ * rules, the costs (bandwidth and uncertainty), the guard, the safe spread, the even split's
+ * correction, the advice written. */
 static int classify(struct work *w, struct npl_prof_advice *out)
 {
     struct verdict v;
@@ -392,9 +409,12 @@ static int classify(struct work *w, struct npl_prof_advice *out)
         rc = pc = first_fit(w, &v, out);
     if (pc == 0 && (rc = npl__cls_steady_state(w, &v)) == 0 && (rc = steady_scores(w, &v)) == 0) {
         npl__cls_rules(w, &v, out);
-        npl__cls_guard(w, &v, out);
-        npl__cls_even_split_fix(w, &v, out);
-        rc = conclude(w, &v, out);
+        if ((rc = npl__cls_costs(w, &v)) == 0) {
+            npl__cls_guard(w, &v, out);
+            npl__cls_safe_spread(w, &v, out);
+            npl__cls_even_split_fix(w, &v, out);
+            rc = conclude(w, &v, out);
+        }
     }
     verdict_free(&v);
     return rc < 0 ? -1 : 0;

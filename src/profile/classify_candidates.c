@@ -51,8 +51,8 @@ static double dist_at(const struct level *L, int j, int uniform)
     return uniform ? 1.0 / L->M : L->dist[j];
 }
 
-/* Fill L->dist for a chunk; returns 1 when the chunk is "anywhere" (uniform), 0, or -1. */
-static int chunk_dist(struct work *w, struct level *L, const struct placement *pl, uint64_t chunk)
+int npl__cls_chunk_dist(struct work *w, struct level *L, const struct placement *pl,
+                        uint64_t chunk)
 {
     dist_clear(L);
     if (pl->family == FAM_FT) {
@@ -99,7 +99,7 @@ int npl__cls_evaluate(struct work *w, struct level *L, const struct placement *p
     for (int p = 0; p < w->NP; p++)
         loc[p] = 0;
     for (size_t g = 0; g < w->ngroups; g++) {
-        int uni = chunk_dist(w, L, pl, group_chunk(w, g));
+        int uni = npl__cls_chunk_dist(w, L, pl, group_chunk(w, g));
         if (uni < 0)
             return -1;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
@@ -161,19 +161,28 @@ struct cand *npl__cls_add_cand(struct work *w, struct level *L, const char *poli
 
 /* A shape: the advised string `policy`, evaluated as itself on L->topo, or (eval != NULL) as
  * `eval` on the one-node-per-thread topology, whose nodes are the block owner threads. */
-int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval, int family,
-                 uint64_t period, int threads)
+int npl__cls_plan(struct work *w, const char *spec, int thread_level, const struct level *L,
+                  npl_plan **plan)
 {
     npl_policy *pol = NULL;
-    npl_plan *plan = NULL;
-    if (npl_policy_parse(&pol, eval ? eval : policy) < 0)
-        return npl__prof_fail(w->err, sizeof w->err, EINVAL, "classifier: policy %s: %s", policy,
+    *plan = NULL;
+    if (npl_policy_parse(&pol, spec) < 0)
+        return npl__prof_fail(w->err, sizeof w->err, EINVAL, "classifier: policy %s: %s", spec,
                               npl_last_error());
-    int rc = npl_plan_create(&plan, pol, eval ? w->c->tt : L->topo, 0);
+    int rc = npl_plan_create(plan, pol, thread_level ? w->c->tt : L->topo, 0);
     npl_policy_free(pol);
     if (rc < 0)
-        return npl__prof_fail(w->err, sizeof w->err, errno, "classifier: plan %s: %s", policy,
+        return npl__prof_fail(w->err, sizeof w->err, errno, "classifier: plan %s: %s", spec,
                               npl_last_error());
+    return 0;
+}
+
+int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval,
+                   int family, uint64_t period, int threads)
+{
+    npl_plan *plan = NULL;
+    if (npl__cls_plan(w, eval ? eval : policy, eval != NULL, L, &plan) < 0)
+        return -1;
     int dup;
     struct cand *c = npl__cls_add_cand(w, L, policy, family, 1, &dup);
     if (!c) {
@@ -182,8 +191,9 @@ int npl__cls_shape(struct work *w, struct level *L, const char *policy, const ch
     }
     c->period = period;
     c->threads = threads;
+    snprintf(c->eval, sizeof c->eval, "%s", eval ? eval : "");
     struct placement pl = {family, plan, eval != NULL, NULL};
-    rc = npl__cls_evaluate(w, L, &pl, c->loc);
+    int rc = npl__cls_evaluate(w, L, &pl, c->loc);
     npl_plan_free(plan);
     return rc;
 }

@@ -34,6 +34,10 @@ struct cand {
     double frac;    /* local fraction over the fitted set */
     uint64_t period;
     int threads;
+    char eval[160]; /* a thread-level shape's plan on the one-node-per-thread topology, or "" */
+    double busiest; /* the busiest node's share of the accesses it serves (fitted set) */
+    double score;   /* frac less the busiest node's excess load (classify_cost.c) */
+    double err;     /* the uncertainty of frac */
 };
 
 /* One way to count an access local: on the node of its thread (the machine), or by its own
@@ -149,6 +153,12 @@ int npl__cls_even_split_map(const struct work *w, const int *owner, int by_node,
                           int *shared);
 
 int npl__cls_oom(struct work *w); /* w->err "out of memory": -1 */
+/* the plan of `spec` on the machine, or (thread_level) on the one-node-per-thread topology */
+int npl__cls_plan(struct work *w, const char *spec, int thread_level, const struct level *L,
+                  npl_plan **plan);
+/* Fill L->dist for a chunk; returns 1 when the chunk is "anywhere" (uniform), 0, or -1. */
+int npl__cls_chunk_dist(struct work *w, struct level *L, const struct placement *pl,
+                        uint64_t chunk);
 
 /* What one classification gathers, step by step (classify.c calls the steps in order). */
 struct verdict {
@@ -170,8 +180,11 @@ struct verdict {
     const struct cand *rule;     /* the rule's placement (NULL: none) */
     const struct cand *chosen;   /* after the guard */
     double fit;                  /* how well the pattern fits: confidence's second factor */
-    int steady_from, once_after; /* the steady state: first phase; a one-time phase after it */
-    double before, left_out;     /* accesses before it, left out after it */
+    int steady_from, steady_end; /* the steady state: its first phase, past its last */
+    int once_after;              /* a one-time phase inside it left out */
+    double before, left_out;     /* accesses outside it, left out inside it */
+    double smax;                 /* the top node's share of the accesses */
+    int even_plausible;          /* shared, no node dominates: even use is not ruled out */
     char facts[360], guard[480];
 };
 
@@ -179,5 +192,7 @@ struct verdict {
 int npl__cls_steady_state(struct work *w, struct verdict *v);
 void npl__cls_rules(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 void npl__cls_guard(struct work *w, struct verdict *v, struct npl_prof_advice *out);
+int npl__cls_costs(struct work *w, struct verdict *v);
+void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 void npl__cls_even_split_fix(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 #endif

@@ -164,53 +164,94 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
     return 1;
 }
 
-/* One placement is fitted on the steady state: after the last one-time change of owners, on
- * nodes or on threads (the pattern is the threads': a profile of one node sees a serial
- * initialisation too). Sets w->inF / w->accF and refits the owners and shapes on it. */
-int npl__cls_steady_state(struct work *w, struct verdict *v)
+/* The steady state a single placement is fitted on: the stretch of phases, between one-time
+ * changes of owners (on nodes or on threads: the pattern is the threads'), that holds the most
+ * accesses (the later on a tie). An initialisation entered once before the first phase entered
+ * again and again ends a stretch too. A one-time serial pass at the start or at the end (a
+ * pthreads program's main thread reading the whole array after its workers' passes) is then
+ * left out whatever the run's length, where the last stretch alone would be that pass. Returns
+ * the first phase of the stretch (0: the first) and sets *end past its last. */
+static int once(const struct npl_prof_input *in, int p)
+{
+    return !in->phases || in->phases[p].entries < 2;
+}
+
+static int steady_stretch(struct work *w, const struct verdict *v, int *end)
 {
     const struct npl_prof_input *in = w->in;
-    int steady_from = -1;
+    unsigned char *cut = calloc((size_t)w->NP + 1, 1);
+    if (!cut)
+        return npl__cls_oom(w);
     /* phases entered once before the first one entered again and again (an initialisation) */
     for (int p = 0; in->phases && p < w->NP; p++)
         if (in->phases[p].entries >= 2 && w->acc[p] > 0) {
             int once_before = 0;
             for (int q = 0; q < p; q++)
                 once_before |= w->acc[q] > 0;
-            if (once_before)
-                steady_from = p;
+            cut[p] |= once_before;
             break;
         }
+    /* a change into j that happens once; or from the significant phase before it when both are
+     * entered once (time windows: the phases between them too small to be judged) */
     for (int k = 0; k < 2; k++) {
         const struct phase_view *ph = k ? &v->tv : &v->pv;
         for (int j = 0; j < ph->ns; j++)
             for (int i = 0; i < ph->ns; i++)
-                if (i != j && ph->change[i][j] && npl__cls_edge_count(w, ph, i, j) == 1 &&
-                    ph->sig[j] > steady_from)
-                    steady_from = ph->sig[j];
+                if (i != j && ph->change[i][j] &&
+                    (npl__cls_edge_count(w, ph, i, j) == 1 ||
+                     (i == j - 1 && once(in, ph->sig[i]) && once(in, ph->sig[j]))))
+                    cut[ph->sig[j]] = 1;
     }
-    /* where phases are entered again and again, a phase entered once after the steady state
-     * began (a serial pass before exit, a checkpoint) is left out of it too */
+    int from = 0, best_from = 0, best_end = w->NP;
+    double mass = 0, best = -1;
+    for (int p = 0; p <= w->NP; p++) {
+        if (p == w->NP || (cut[p] && p > from)) {
+            if (mass >= best) {
+                best = mass;
+                best_from = from;
+                best_end = p;
+            }
+            from = p;
+            mass = 0;
+        }
+        if (p < w->NP)
+            mass += w->acc[p];
+    }
+    free(cut);
+    *end = best_end;
+    return best_from;
+}
+
+/* One placement is fitted on the steady state (steady_stretch); where phases are entered again
+ * and again, a phase entered once inside it (a serial pass before exit, a checkpoint) is left
+ * out too. Sets w->inF / w->accF and refits the owners and shapes on it. */
+int npl__cls_steady_state(struct work *w, struct verdict *v)
+{
+    const struct npl_prof_input *in = w->in;
+    int end = w->NP, steady_from = steady_stretch(w, v, &end);
+    if (steady_from < 0)
+        return -1;
     int recurring = 0, once_after = 0;
     for (int p = 0; in->phases && p < w->NP; p++)
         recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
-    for (int p = steady_from > 0 ? steady_from : 0; recurring && p < w->NP; p++)
+    for (int p = steady_from; recurring && p < end; p++)
         once_after |= in->phases[p].entries < 2 && w->acc[p] > 0;
-    if (steady_from <= 0 && !once_after)
+    if (steady_from <= 0 && end >= w->NP && !once_after)
         return 0;
     double kept = 0;
     for (int p = 0; p < w->NP; p++) {
-        int early = p < steady_from, once = recurring && in->phases[p].entries < 2;
-        *(early ? &v->before : once ? &v->left_out : &kept) += w->acc[p];
+        int out = p < steady_from || p >= end, once = recurring && in->phases[p].entries < 2;
+        *(out ? &v->before : once ? &v->left_out : &kept) += w->acc[p];
     }
     if (kept < npl__cls_min_samples(in)) {
         v->before = v->left_out = 0;
         return 0;
     }
     for (int p = 0; p < w->NP; p++)
-        w->inF[p] = p >= steady_from && !(recurring && in->phases[p].entries < 2);
+        w->inF[p] = p >= steady_from && p < end && !(recurring && in->phases[p].entries < 2);
     w->accF = kept;
     v->steady_from = steady_from;
+    v->steady_end = end;
     v->once_after = once_after;
     if (npl__cls_chunk_owners(w, v->owner, &v->top_share, &v->top_thread) < 0 ||
         npl__cls_steady_shapes(w, v->owner) < 0)

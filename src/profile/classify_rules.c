@@ -254,31 +254,37 @@ void npl__cls_rules(struct work *w, struct verdict *v, struct npl_prof_advice *o
 void npl__cls_guard(struct work *w, struct verdict *v, struct npl_prof_advice *out)
 {
     struct level *N = &w->node;
-    double best = v->best, ftf = v->ftf, m = npl__cls_margin(best);
+    double best = v->best, ftf = v->ftf, m = npl__cls_margin(best), top = -1, fts = -1;
+    for (int i = 0; i < N->ncand; i++)
+        if (N->cands[i].family != FAM_FT)
+            top = dmax(top, N->cands[i].score);
+        else if (ftf >= 0)
+            fts = N->cands[i].score;
     const struct cand *chosen = v->rule;
-    int ok = chosen && chosen->frac >= best - m && (ftf < 0 || chosen->frac >= ftf - m);
+    int ok = chosen && chosen->score >= top - m && (ftf < 0 || chosen->score >= fts - m);
     if (!ok) {
         const struct cand *alt = NULL;
         for (int pass = 0; pass < 2 && !alt; pass++) /* a shape first; the explicit map last */
             for (int i = 0; i < N->ncand; i++) {
                 const struct cand *k = &N->cands[i];
-                if ((!k->scalable && pass == 0) || k->frac < best - m ||
-                    (ftf >= 0 && k->frac < ftf - m))
+                if ((!k->scalable && pass == 0) || k->score < top - m ||
+                    (ftf >= 0 && k->score < fts - m))
                     continue;
-                if (!alt || k->frac > alt->frac + 1e-9 ||
-                    (k->frac > alt->frac - 1e-9 && alt->family == FAM_FT))
+                if (!alt || k->score > alt->score + 1e-9 ||
+                    (k->score > alt->score - 1e-9 && alt->family == FAM_FT))
                     alt = k;
             }
         if (!alt)
             alt = v->bestc;
-        int below_ft = ftf >= 0 && chosen && chosen->frac < ftf - m;
+        int below_ft = ftf >= 0 && chosen && chosen->score < fts - m;
         if (!chosen)
             snprintf(v->guard, sizeof v->guard, "; one node only: nothing to spread over: %.60s",
                      alt->policy);
         else
-            snprintf(v->guard, sizeof v->guard, "; %.60s would give %.2f, more than %.2f below "
-                     "%.60s (%.2f): %.60s instead", chosen->policy, chosen->frac, m,
-                     below_ft ? "first touch" : v->bestc->policy, below_ft ? ftf : best,
+            snprintf(v->guard, sizeof v->guard, "; %.60s would give %.2f (score %.2f: the local "
+                     "fraction less its busiest node's excess load), more than %.2f below %.60s "
+                     "(%.2f): %.60s instead", chosen->policy, chosen->frac, chosen->score, m,
+                     below_ft ? "first touch" : "the best candidate", below_ft ? fts : top,
                      alt->policy);
         chosen = alt;
     }

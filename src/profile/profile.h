@@ -44,6 +44,9 @@
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
 #define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
+#define NPL_PROF_CHUNK_GAIN 0.10     /* a shared array's per-chunk map must beat its top node's
+                                      * share by this for its skew to count as per-chunk owners;
+                                      * less: a global skew (classify_cost.c) */
 #define NPL_PROF_EXPLICIT_MIN_GAIN 0.005 /* or by this much at least, when that is half of the
                                           * shape's misses: the map */
 
@@ -122,6 +125,7 @@ struct npl_prof_advice {
     uint32_t nnext_touch;
     double confidence;         /* [0, 1] */
     double local_policy;       /* predicted local fraction under the advice */
+    double local_err;          /* its uncertainty (+/-; not stored in the profile: 0 read back) */
     double local_first_touch;  /* under first touch as observed; < 0: not known */
     double local_best;         /* the best any evaluated placement reaches */
     uint64_t samples;          /* sampled accesses it was decided on */

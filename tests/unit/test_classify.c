@@ -169,7 +169,7 @@ static void print_row(const char *name, const struct npl_prof_advice *a)
     printf("    reason: %s\n", a->reason);
 }
 
-#define MAXCASES 64
+#define MAXCASES 96
 static struct {
     char name[64];
     struct npl_prof_advice adv;
@@ -201,10 +201,14 @@ static void run_case(const char *name, npl_topo *topo, struct arr *a, struct exp
           adv.reason[0], "%s: fractions/confidence out of range", name);
     /* never below the best candidate by more than the margin, nor below first touch (static) */
     if (adv.pattern != NPL_PAT_PHASE_CHANGING && adv.pattern != NPL_PAT_TOO_FEW) {
+        /* a spread is kept for bandwidth below the best local fraction: it carries its
+         * uncertainty instead */
+        int spread = !strncmp(adv.policy, "cyclic", 6);
         double m = NPL_PROF_MARGIN_REL * adv.local_best > NPL_PROF_MARGIN_ABS ? NPL_PROF_MARGIN_REL * adv.local_best : NPL_PROF_MARGIN_ABS;
-        CHECK(adv.local_policy >= adv.local_best - m - 1e-9, "%s: %.3f below best %.3f", name,
-              adv.local_policy, adv.local_best);
-        CHECK(adv.local_first_touch < 0 || adv.local_policy >= adv.local_first_touch - m - 1e-9,
+        CHECK(adv.local_policy >= adv.local_best - m - 1e-9 || (spread && adv.local_err > 0),
+              "%s: %.3f below best %.3f (+/- %.3f)", name, adv.local_policy, adv.local_best,
+              adv.local_err);
+        CHECK(spread || adv.local_first_touch < 0 || adv.local_policy >= adv.local_first_touch - m - 1e-9,
               "%s: %.3f below first touch %.3f", name, adv.local_policy, adv.local_first_touch);
     }
     /* the advised policy string parses (or is an explicit map of one node per chunk) */
@@ -256,6 +260,36 @@ static void gen_case(const char *name, npl_topo *topo, int M, int T, enum gen g,
     struct arr a;
     arr_from(&a, &m, pin && !strcmp(pin, "scatter") ? scatter : compact, pin);
     run_case(name, topo, &a, e);
+    arr_free(&a, &m);
+}
+
+/* A pthreads program seen through time windows (each entered once, one after the other): an
+ * optional serial initialisation (the main thread writes everything), `passes` windows of 8
+ * workers each on its own slice, then the main thread's final serial pass over the whole array
+ * (issue 37: 7% of the samples at 16 passes, 13% at 8). */
+static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
+{
+    int nph = init + passes + 1, p = 0;
+    struct npl_prof_phase ph[40];
+    struct npl_prof_transition tr[40];
+    thread_maps(8, 4);
+    struct mat m = mat_new(nph, 256, 8);
+    if (init)
+        gen(&m, p++, G_SERIAL, 0, 2000, 0, 1.0);
+    for (int i = 0; i < passes; i++)
+        gen(&m, p++, G_BLOCKED, 0, 1500, 0.03, 0.5);
+    gen(&m, p++, G_SERIAL, 0, 1800, 0, 0);
+    struct arr a;
+    arr_from(&a, &m, compact, NULL);
+    for (int i = 0; i < nph; i++) {
+        ph[i] = (struct npl_prof_phase){(uint32_t)(100 + i), NPL_PHASE_WINDOW, NULL, 1};
+        tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
+    }
+    a.in.phases = ph;
+    a.in.nphases = (uint32_t)nph;
+    a.in.transitions = tr;
+    a.in.ntransitions = (uint32_t)nph - 1;
+    run_case(name, t4, &a, e);
     arr_free(&a, &m);
 }
 
@@ -934,9 +968,10 @@ int main(void)
             arr_free(&a, &m);
         }
     }
-    {   /* the guard's margin, max(0.02, 5% of the best): shared written data whose accesses come
-         * 52% / 48% from two nodes: cyclic (0.50) is within the margin of bind_all (0.52) and
-         * kept; at 53% / 47% it is not (0.50 < 0.53 - 0.0265): bind_all:0 replaces it */
+    {   /* the objective sees bandwidth: shared written data whose accesses come 52% / 48% or
+         * 53% / 47% from two nodes: bind_all:0 (0.52, 0.53 local) would serve every access from
+         * node 0's memory, beyond node 0's own share by 0.47: its score (local less that excess
+         * load) is far below cyclic's (0.50, each node serving half): cyclic at both */
         int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
         for (int a0 = 52; a0 <= 53; a0++) {
             struct mat m = mat_new(1, 64, 8);
@@ -949,17 +984,17 @@ int main(void)
             struct arr a;
             arr_from(&a, &m, tn2, "compact");
             char name[64];
-            snprintf(name, sizeof name, "edge: guard, node shares %d/%d", a0, 100 - a0);
-            run_case(name, t2, &a, (struct expect){NPL_PAT_SHARED_WRITTEN,
-                                                   a0 == 52 ? "cyclic" : "bind_all:0", 0.49, NULL});
-            CHECK((strstr(cases[ncases - 1].adv.reason, "instead") != NULL) == (a0 == 53),
-                  "%s: the reason says when the guard replaced the rule: %s", name,
-                  cases[ncases - 1].adv.reason);
+            snprintf(name, sizeof name, "edge: bandwidth, node shares %d/%d", a0, 100 - a0);
+            run_case(name, t2, &a, (struct expect){NPL_PAT_SHARED_WRITTEN, "cyclic", 0.49, NULL});
+            CHECK(!strstr(cases[ncases - 1].adv.reason, "instead"),
+                  "%s: the rule's spread kept: %s", name, cases[ncases - 1].adv.reason);
             arr_free(&a, &m);
         }
     }
-    {   /* the guard against first touch: data shared by every thread but first touched where 70%
-         * of its accesses come from: cyclic (0.50) would lose to first touch (0.70) */
+    {   /* data shared by every thread, first touched where 70% of its samples come from: first
+         * touch (0.70 local) puts every access on node 0's memory; the skew is global (no chunk
+         * owned by a node), as fault samples of shared data show it whatever the real use:
+         * cyclic, and the reason says both hypotheses were scored */
         int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
         struct mat m = mat_new(1, 64, 8);
         for (int c = 0; c < 64; c++) {
@@ -970,11 +1005,75 @@ int main(void)
         }
         struct arr a;
         arr_from(&a, &m, tn2, "compact");
-        run_case("guard: first touch beats spreading", t2, &a,
-                 (struct expect){NPL_PAT_SHARED_READ, "bind_all:0", 0.69, NULL});
+        run_case("bandwidth: 70/30 shared reads", t2, &a,
+                 (struct expect){NPL_PAT_SHARED_READ, "cyclic", 0.49, NULL});
         CHECK(cases[ncases - 1].adv.local_first_touch > 0.70 - 1e-9 && cases[ncases - 1].adv.local_first_touch < 0.70 + 1e-9,
               "first touch predicted exactly 0.70: %.6f", cases[ncases - 1].adv.local_first_touch);
+        CHECK(strstr(cases[ncases - 1].adv.reason, "as if every accessing node used it alike") != NULL,
+              "70/30: the reason names the even-use hypothesis: %s", cases[ncases - 1].adv.reason);
         arr_free(&a, &m);
+    }
+    {   /* issue 37: a table every thread reads alike, its samples skewed by the threads'
+         * exposure to 0.04 / 0.35 / 0.54 / 0.07 of the accesses per node (4 nodes, 2 threads
+         * each): never bind_all (0.54 local, all the load on node 2), nor weighted by the skew
+         * (node 2 would serve more than half): cyclic */
+        static const int per_node[4] = {4, 35, 54, 7};
+        struct mat m = mat_new(1, 128, 8);
+        for (int c = 0; c < 128; c++)
+            for (int t = 0; t < 8; t++)
+                mat_add(&m, 0, c, t, 0, (uint64_t)per_node[t / 2] + (uint64_t)((c + t) % 3));
+        thread_maps(8, 4);
+        struct arr a;
+        arr_from(&a, &m, compact, "compact");
+        run_case("bandwidth: table, skewed samples", t4, &a,
+                 (struct expect){NPL_PAT_SHARED_READ, "cyclic", 0.24, NULL});
+        const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+        CHECK(strncmp(x->policy, "bind_all", 8) && strncmp(x->policy, "weighted", 8),
+              "skewed table: %s, never one node nor weighted by the skew", x->policy);
+        CHECK(x->local_err > 0 && x->local_err < 0.05, "skewed table: uncertainty %.3f",
+              x->local_err);
+        arr_free(&a, &m);
+    }
+    {   /* two placements the samples cannot tell apart: 70 samples of 8 chunks, 57 of them by
+         * node 0's threads: all on node 0 (bind_block:threads=1, 0.81 local, score 0.63 after
+         * node 0's excess load) against cyclic (0.50), each +/- about 0.1: the spread, and the
+         * reason says why */
+        int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        for (int x = 1; x <= 10; x += 9) {
+            struct mat m = mat_new(1, 8, 8);
+            for (int i = 0; i < 57 * x; i++)
+                mat_add(&m, 0, i % 8, (i / 8) % 4, 0, 1);
+            for (int i = 0; i < 13 * x; i++)
+                mat_add(&m, 0, i % 8, 4 + i % 4, 0, 1);
+            struct arr a;
+            arr_from(&a, &m, tn2, "compact");
+            if (x == 1) {
+                run_case("uncertain: 70 samples, 81% node 0", t2, &a,
+                         (struct expect){NPL_PAT_BLOCKED, "cyclic", 0.49, NULL});
+                CHECK(strstr(cases[ncases - 1].adv.reason, "cannot tell bind_block:threads=1") &&
+                          strstr(cases[ncases - 1].adv.reason, "the safe spread"),
+                      "uncertain: the reason says so: %s", cases[ncases - 1].adv.reason);
+            } else { /* ten times the samples: node 0's dominance is supported */
+                run_case("certain: 700 samples, 81% node 0", t2, &a,
+                         (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=1", 0.80, NULL});
+            }
+            arr_free(&a, &m);
+        }
+    }
+
+    /* ---- threads without OpenMP: the steady state from the threads' own owner changes ---- */
+    {
+        struct expect blk = {NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL};
+        pthreads_case("pthreads: slices, final serial pass", t4, 16, 0, blk);
+        char p16[160];
+        snprintf(p16, sizeof p16, "%s", cases[ncases - 1].adv.policy);
+        CHECK(strstr(cases[ncases - 1].adv.reason, "to 115") != NULL,
+              "pthreads: the final pass (phase 116) left out: %s", cases[ncases - 1].adv.reason);
+        pthreads_case("pthreads: 8 passes", t4, 8, 0, blk);
+        CHECK(!strcmp(p16, cases[ncases - 1].adv.policy), "pthreads: 8 passes advised %s, 16 %s",
+              cases[ncases - 1].adv.policy, p16);
+        pthreads_case("pthreads: serial init + final pass", t4, 16, 1, blk);
+        pthreads_case("pthreads: serial init + final, 8", t4, 8, 1, blk);
     }
 
     /* ---- each case against every other case's expectation: a wrong pattern must fail ---- */
