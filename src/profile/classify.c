@@ -245,7 +245,7 @@ static int too_few(struct work *w, struct npl_prof_advice *out)
     double f = npl__cls_frac_over(w, loc, NULL);
     free(loc);
     out->pattern = NPL_PAT_TOO_FEW;
-    snprintf(out->policy, sizeof out->policy, "first_touch");
+    npl__advice_set(out, NPL_ADVICE_FIRST_TOUCH, NULL);
     out->local_policy = w->S > 0 ? f : 0;
     out->local_best = out->local_policy;
     out->local_first_touch = w->S > 0 && npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? f : -1;
@@ -325,7 +325,8 @@ static int steady_scores(struct work *w, struct verdict *v)
         N->cands[i].frac = npl__cls_frac_over(w, N->cands[i].loc, w->inF);
     if (npl__cls_explicit_fit(w, N, w->inF, v->xnode, v->xloc) < 0)
         return -1;
-    if (!(v->xc = npl__cls_add_cand(w, N, "explicit", FAM_EXPLICIT, 0, &dup)))
+    if (!(v->xc = npl__cls_add_cand(w, N, npl__advice_kind_text(NPL_ADVICE_MAP), FAM_EXPLICIT, 0,
+                                   &dup)))
         return -1;
     v->xc->frac = npl__cls_frac_over(w, v->xloc, w->inF);
     /* the pattern, machine-independent: a thread's own accesses */
@@ -389,6 +390,7 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
     out->local_err = chosen->err;
     npl__cls_add_text(out->reason, sizeof out->reason, "; predicted +/- %.2f", chosen->err);
     npl__cls_keep_candidates(w, out);
+    npl__cls_fallback(out);
     return 0;
 }
 
@@ -470,4 +472,29 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->nphases = p->nphases;
     in->transitions = p->transitions;
     in->ntransitions = p->ntransitions;
+}
+
+int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *const *adv,
+                        const int *stored, char *err, size_t errsz)
+{
+    npl_topo *topo = NULL;
+    struct npl_prof_ctx *ctx = NULL;
+    int rc = 0;
+    if (npl__profile_topo(p, &topo, err, errsz) < 0 ||
+        npl__classify_ctx(&ctx, topo, p->threads, err, errsz) < 0)
+        rc = -1;
+    for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
+        struct npl_prof_input in;
+        char why[512];
+        if (stored && stored[i])
+            continue;
+        npl__profile_input(p, &p->arrays[i], &in);
+        if (npl__classify(ctx, &in, adv[i], why, sizeof why) < 0)
+            rc = npl__prof_fail(err, errsz, errno, "array %u: %s", i, why);
+    }
+    if (rc == 0)
+        npl__advice_siblings(p, adv, stored);
+    npl__classify_ctx_free(ctx);
+    npl_topo_destroy(topo);
+    return rc;
 }

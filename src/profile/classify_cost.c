@@ -141,6 +141,6 @@ void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_adv
                       " %.60s, the safe spread", c->policy, c->frac, c->busiest, c->err,
                       sp->policy, sp->frac, sp->busiest, sp->err, sp->policy);
     v->chosen = sp;
-    snprintf(out->policy, sizeof out->policy, "%s", sp->policy);
+    npl__advice_set(out, NPL_ADVICE_POLICY, sp->policy);
     out->local_policy = sp->frac;
 }

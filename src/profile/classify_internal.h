@@ -153,6 +153,7 @@ int npl__cls_even_split_map(const struct work *w, const int *owner, int by_node,
                           int *shared);
 
 int npl__cls_oom(struct work *w); /* w->err "out of memory": -1 */
+void npl__cls_fallback(struct npl_prof_advice *out); /* a map's fallback at another size */
 /* the plan of `spec` on the machine, or (thread_level) on the one-node-per-thread topology */
 int npl__cls_plan(struct work *w, const char *spec, int thread_level, const struct level *L,
                   npl_plan **plan);

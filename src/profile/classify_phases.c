@@ -142,7 +142,7 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
     if (nt - sbest < NPL_PROF_PHASE_GAIN)
         return 0;
     out->pattern = NPL_PAT_PHASE_CHANGING;
-    snprintf(out->policy, sizeof out->policy, "%s", first->policy);
+    npl__advice_set(out, NPL_ADVICE_POLICY, first->policy);
     if (!(out->next_touch = malloc((size_t)ntargets * sizeof *out->next_touch)))
         return npl__cls_oom(w);
     char ids[200] = "";

@@ -288,7 +288,9 @@ void npl__cls_guard(struct work *w, struct verdict *v, struct npl_prof_advice *o
                      alt->policy);
         chosen = alt;
     }
-    snprintf(out->policy, sizeof out->policy, "%s", chosen->policy);
+    npl__advice_set(out, chosen->family == FAM_FT         ? NPL_ADVICE_FIRST_TOUCH
+                         : chosen->family == FAM_EXPLICIT ? NPL_ADVICE_MAP
+                                                          : NPL_ADVICE_POLICY, chosen->policy);
     out->local_policy = chosen->frac;
     out->local_best = best;
     out->local_first_touch = ftf;
@@ -311,7 +313,7 @@ void npl__cls_even_split_fix(struct work *w, struct verdict *v, struct npl_prof_
                           "a barrier): each chunk goes to the thread holding most of it "
                           "(predicted as %.60s)", shared_chunks,
                           owned ? "by" : "on the node of", chosen->policy);
-        snprintf(out->policy, sizeof out->policy, "explicit");
+        npl__advice_set(out, NPL_ADVICE_MAP, NULL);
         v->chosen = v->xc;
     }
 }

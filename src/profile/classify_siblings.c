@@ -15,7 +15,7 @@
 static const char *followable(const struct npl_prof_advice *b)
 {
     if ((b->pattern == NPL_PAT_BLOCKED || b->pattern == NPL_PAT_CYCLIC) &&
-        strcmp(b->policy, "explicit") != 0)
+        b->kind != NPL_ADVICE_MAP)
         return b->policy;
     if (b->pattern != NPL_PAT_IRREGULAR)
         return NULL;
@@ -114,32 +114,30 @@ int *npl__explicit_pages(const struct npl_prof_array *a, uint64_t bytes, uint64_
     return nodes;
 }
 
-npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_profile *p,
-                                 const struct npl_prof_array *a)
+int npl__advice_elsewhere(const struct npl_prof_array *a, npl_policy **pol, int *scale)
 {
-    char err[256];
-    struct npl_prof_input in;
-    struct npl_prof_advice adv;
-    memset(&adv, 0, sizeof adv);
-    npl_policy *pol = NULL;
-    npl__profile_input(p, a, &in);
-    if (!ctx || npl__classify(ctx, &in, &adv, err, sizeof err) < 0)
-        return NULL;
-    for (int i = 0; i < adv.ncand; i++) { /* best first */
-        if (!adv.cand[i].scalable)
-            continue;
-        if (!strcmp(adv.cand[i].policy, "first_touch") ||
-            npl_policy_parse(&pol, adv.cand[i].policy) == 0)
-            break;
-        pol = NULL;
-    }
-    npl__advice_clear(&adv);
-    return pol;
+    *pol = NULL;
+    *scale = a->advice.fallback_kind == NPL_ADVICE_MAP;
+    if (a->advice.fallback_kind != NPL_ADVICE_POLICY)
+        return 0;
+    return npl_policy_parse(pol, a->advice.fallback);
 }
 
-int npl__explicit_scales(const struct npl_prof_array *a, const npl_policy *scaled)
+/* A map's fallback at another size: its best evaluated placement that holds at any size (best
+ * first; first touch where that is first touch or there is none). */
+void npl__cls_fallback(struct npl_prof_advice *out)
 {
-    return !scaled && a->advice.samples < NPL_PROF_MIN_SAMPLES;
+    out->fallback_kind = NPL_ADVICE_FIRST_TOUCH;
+    out->has_fallback = 1;
+    for (int i = 0; i < out->ncand; i++) {
+        if (!out->cand[i].scalable)
+            continue;
+        if (strcmp(out->cand[i].policy, "first_touch")) {
+            out->fallback_kind = NPL_ADVICE_POLICY;
+            snprintf(out->fallback, sizeof out->fallback, "%s", out->cand[i].policy);
+        }
+        break;
+    }
 }
 
 /* an array following its call site's advice drops what its own samples gave it besides the
@@ -172,7 +170,7 @@ static int follow_map(const struct npl_profile *p, const struct npl_prof_advice 
 
 static int has_map(const struct npl_prof_advice *b)
 {
-    return b && !strcmp(b->policy, "explicit") && b->chunk_nodes && b->nchunk_nodes > 0;
+    return b && b->kind == NPL_ADVICE_MAP && b->chunk_nodes && b->nchunk_nodes > 0;
 }
 
 /* An array of fewer than two chunks per thread with its own explicit map: every chunk is a
@@ -267,7 +265,10 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         if (has_map(b)) {
             if (follow_map(p, b, (uint32_t)from, i, a) == 0) {
                 drop_own(a);
-                snprintf(a->policy, sizeof a->policy, "explicit");
+                npl__advice_set(a, NPL_ADVICE_MAP, NULL);
+                if (!a->has_fallback || a->fallback_kind == NPL_ADVICE_FIRST_TOUCH)
+                    a->fallback_kind = NPL_ADVICE_MAP; /* no shape of its own: scaled */
+                a->has_fallback = 1;
                 a->period_pages = 0;
                 a->block_threads = 0;
                 a->confidence = b->confidence / 2;
@@ -293,7 +294,7 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         a->nchunk_nodes = 0;
         snprintf(policy, sizeof policy, "%s", pol);
         a->pattern = b->pattern;
-        snprintf(a->policy, sizeof a->policy, "%s", policy);
+        npl__advice_set(a, NPL_ADVICE_POLICY, policy);
         a->period_pages = b->period_pages;
         a->block_threads = b->block_threads;
         a->confidence = b->confidence / 2;

@@ -114,13 +114,26 @@ struct npl_prof_candidate {
     int scalable; /* holds at another input size (every shape; not an explicit chunk map) */
 };
 
+/* What an advice (or its fallback at another size) is: a value, never a sentinel string. */
+enum npl_prof_advice_kind {
+    NPL_ADVICE_FIRST_TOUCH = 0, /* the default: nothing placed */
+    NPL_ADVICE_POLICY,          /* a policy (its string in policy / fallback) */
+    NPL_ADVICE_MAP              /* a node per chunk (chunk_nodes); as a fallback: the map scaled */
+};
+
 /* The classifier's output for one array (also read back from a profile's "advice"). */
 struct npl_prof_advice {
     int pattern;               /* enum npl_prof_pattern */
-    char policy[192];          /* a policy string for npl_policy_parse, or "explicit" */
+    int kind;                  /* enum npl_prof_advice_kind (npl__advice_set) */
+    char policy[192];          /* its text: the policy string, "first_touch", or the map's name */
     uint64_t period_pages;     /* cyclic: k, the period of the owners in pages; else 0 */
     int block_threads;         /* blocked and cyclic: threads of the fitted schedule; else 0 */
-    int *chunk_nodes;          /* "explicit": node per chunk (-1: left alone); else NULL */
+    int *chunk_nodes;          /* NPL_ADVICE_MAP: node per chunk (-1: left alone); else NULL */
+    int fallback_kind;         /* MAP at another number of pages: FIRST_TOUCH, POLICY (fallback)
+                                * or MAP (the map scaled); decided when classified, stored */
+    char fallback[192];        /* its policy string (fallback_kind POLICY) */
+    int has_fallback;          /* decided by the classifier or read: written with the advice (a
+                                * profile written before the field keeps it derived, unwritten) */
     uint64_t nchunk_nodes;
     int replicate;             /* read-mostly shared data: replicas (library API) would serve it */
     uint32_t *next_touch;      /* phase ids at which next-touch must re-arm (phase-changing) */
@@ -192,6 +205,10 @@ int npl__profile_topo(const struct npl_profile *p, npl_topo **out, char *err, si
 /* "file.c:42" if set, else "OBJECT+0xOFFSET[#ORDINAL]" (basename of the object). */
 void npl__site_label(const struct npl_prof_site *s, char *buf, size_t size);
 void npl__advice_clear(struct npl_prof_advice *a); /* frees chunk_nodes / next_touch */
+/* a's kind and its text: policy (POLICY; NULL otherwise: "first_touch" or the map's name) */
+void npl__advice_set(struct npl_prof_advice *a, int kind, const char *policy);
+/* the text of a kind without a string of its own: "first_touch", the map's name; NULL: POLICY */
+const char *npl__advice_kind_text(int kind);
 /* Set errno, the message (and npl_last_error() in the library): returns -1. */
 int npl__prof_fail(char *err, size_t errsz, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -241,17 +258,17 @@ int *npl__scaled_map(const struct npl_prof_array *from, const int *map, uint64_t
  * a's explicit map: chunk by chunk at the profiled number of pages, else the map scaled
  * (npl__scaled_map). malloc'd; NULL: out of memory. */
 int *npl__explicit_pages(const struct npl_prof_array *a, uint64_t bytes, uint64_t page);
-/* An array advised an explicit map, allocated at another number of pages (a map holds at the
- * profiled size only): the best evaluated placement of its classification that holds at any size
- * (a shape; NULL: first touch is, or ctx is NULL). An array with none and too few samples of its
- * own (NPL_PROF_MIN_SAMPLES: its map was followed from its call site's) takes its map scaled
- * instead (npl__explicit_pages): `numaplace run --profile` and npl_alloc_auto both decide so. */
-npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_profile *p,
-                                 const struct npl_prof_array *a);
-/* At another number of pages, with `scaled` from npl__scalable_choice: 1 when array a's map is
- * to be scaled (no shape holds at any size and its map was its call site's: too few samples of
- * its own), 0 when `scaled` (or, NULL, the default) applies. */
-int npl__explicit_scales(const struct npl_prof_array *a, const npl_policy *scaled);
+/* Array a, advised a map, allocated at another number of pages (a map holds at the profiled size
+ * only): its stored fallback, decided when it was classified (no classifier runs in the program):
+ * *pol the policy (NULL: first touch, the default), or *scale = 1: the map scaled
+ * (npl__explicit_pages). 0, or -1 + errno (a fallback that does not parse, out of memory). */
+int npl__advice_elsewhere(const struct npl_prof_array *a, npl_policy **pol, int *scale);
+/* Classify every array of p (one entry for numaplace profile and advise): adv[i] receives array
+ * i's advice, except where stored[i] != 0 (stored is NULL or narrays flags: adv[i] already holds
+ * the profile's stored advice, a source for its call-site siblings only); then the siblings'
+ * rules (npl__advice_siblings). The machine is the profile's (npl__profile_topo). */
+int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *const *adv,
+                        const int *stored, char *err, size_t errsz);
 /* The next-touch chunk (bytes) for array a when it is armed at the phase of id `phase` (one of
  * its advice's next_touch phases; NPL_RAW_NONE: all of them together): the largest power-of-two
  * multiple of its profile chunk, at most max_bytes, whose aligned groups keep the nodes of that

@@ -306,7 +306,7 @@ static void test_siblings(void)
         arr[i].site = (struct npl_prof_site){.object = i == 4 ? other : obj, .offset = offset[i],
                                              .ordinal = (uint64_t)i, .kind = NPL_SITE_HEAP};
         adv[i].pattern = NPL_PAT_TOO_FEW;
-        snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+        npl__advice_set(&adv[i], NPL_ADVICE_FIRST_TOUCH, NULL);
         adv[i].samples = 10;
         each[i] = &adv[i];
     }
@@ -314,8 +314,8 @@ static void test_siblings(void)
      * 3: too few at another offset; 4: too few in another object at the same offset */
     adv[0].pattern = adv[2].pattern = NPL_PAT_BLOCKED;
     adv[0].samples = 900, adv[2].samples = 300;
-    snprintf(adv[0].policy, sizeof adv[0].policy, "bind_block:threads=8");
-    snprintf(adv[2].policy, sizeof adv[2].policy, "bind_block:threads=4");
+    npl__advice_set(&adv[0], NPL_ADVICE_POLICY, "bind_block:threads=8");
+    npl__advice_set(&adv[2], NPL_ADVICE_POLICY, "bind_block:threads=4");
     struct npl_profile p = {.arrays = arr, .narrays = 5};
     npl__advice_siblings(&p, each, NULL);
     CHECK(adv[1].pattern == NPL_PAT_BLOCKED && !strcmp(adv[1].policy, "bind_block:threads=8") &&
@@ -334,7 +334,7 @@ static void test_siblings(void)
         int final[5] = {0, fin, 0, 0, 0};
         adv[1].pattern = NPL_PAT_SERIAL;
         adv[1].samples = 40;
-        snprintf(adv[1].policy, sizeof adv[1].policy, "bind_all:2");
+        npl__advice_set(&adv[1], NPL_ADVICE_POLICY, "bind_all:2");
         snprintf(adv[1].reason, sizeof adv[1].reason, "serial: its own");
         npl__advice_siblings(&p, each, final);
         CHECK(fin ? !strcmp(adv[1].policy, "bind_all:2") && !strcmp(adv[1].reason, "serial: its own")
@@ -347,10 +347,10 @@ static void test_siblings(void)
     /* an explicit map holds at its own size only: its best shape at any size is followed */
     for (int i = 0; i < 5; i++) {
         adv[i].pattern = NPL_PAT_TOO_FEW;
-        snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+        npl__advice_set(&adv[i], NPL_ADVICE_FIRST_TOUCH, NULL);
     }
     adv[0].pattern = NPL_PAT_IRREGULAR;
-    snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+    npl__advice_set(&adv[0], NPL_ADVICE_MAP, NULL);
     adv[0].ncand = 3;
     snprintf(adv[0].cand[0].policy, sizeof adv[0].cand[0].policy, "explicit");
     snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "bind_block:threads=8");
@@ -361,7 +361,7 @@ static void test_siblings(void)
           "an explicit sibling: its best scalable shape (%s)", adv[1].policy);
     /* first touch the best at any size: nothing to follow */
     adv[1].pattern = NPL_PAT_TOO_FEW;
-    snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
+    npl__advice_set(&adv[1], NPL_ADVICE_FIRST_TOUCH, NULL);
     snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "first_touch");
     npl__advice_siblings(&p, each, NULL);
     CHECK(adv[1].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[1].policy, "first_touch"),
@@ -382,12 +382,12 @@ static void test_siblings(void)
             adv[i].chunk_nodes = NULL;
             adv[i].nchunk_nodes = 0;
             adv[i].pattern = i == 2 ? NPL_PAT_BLOCKED : NPL_PAT_TOO_FEW;
-            snprintf(adv[i].policy, sizeof adv[i].policy, i == 2 ? "bind_block:threads=4" :
-                     "first_touch");
+            npl__advice_set(&adv[i], i == 2 ? NPL_ADVICE_POLICY : NPL_ADVICE_FIRST_TOUCH,
+                            "bind_block:threads=4");
             arr[i].nchunks = i == 0 ? 10 : sc[c].n;
         }
         adv[0].pattern = NPL_PAT_IRREGULAR;
-        snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+        npl__advice_set(&adv[0], NPL_ADVICE_MAP, NULL);
         adv[0].chunk_nodes = malloc(10 * sizeof(int));
         memcpy(adv[0].chunk_nodes, sc[c].from, 10 * sizeof(int));
         adv[0].nchunk_nodes = 10;
@@ -395,7 +395,8 @@ static void test_siblings(void)
         int same = adv[1].chunk_nodes && adv[1].nchunk_nodes == sc[c].n;
         for (uint64_t k = 0; same && k < sc[c].n; k++)
             same = adv[1].chunk_nodes[k] == sc[c].want[k];
-        CHECK(same && !strcmp(adv[1].policy, "explicit") && adv[1].pattern == NPL_PAT_IRREGULAR &&
+        CHECK(same && !strcmp(adv[1].policy, "explicit") && adv[1].kind == NPL_ADVICE_MAP &&
+                  adv[1].fallback_kind == NPL_ADVICE_MAP && adv[1].pattern == NPL_PAT_IRREGULAR &&
                   strstr(adv[1].reason, "explicit map of 10 chunks, scaled to"),
               "an explicit sibling's map, scaled to %llu chunks: %d %d ... (%s)",
               (unsigned long long)sc[c].n, adv[1].chunk_nodes ? adv[1].chunk_nodes[0] : -9,
@@ -432,7 +433,7 @@ static void test_siblings(void)
             adv[i].chunk_nodes = NULL;
             adv[i].nchunk_nodes = 0;
             adv[i].pattern = NPL_PAT_TOO_FEW;
-            snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+            npl__advice_set(&adv[i], NPL_ADVICE_FIRST_TOUCH, NULL);
             arr[i].chunk_bytes = 4096;
         }
         arr[0].bytes = 34 * 34 * 34 * 8, arr[0].nchunks = 77;
@@ -440,7 +441,7 @@ static void test_siblings(void)
         arr[2].bytes = arr[3].bytes = arr[4].bytes = 4096, arr[2].nchunks = arr[3].nchunks =
                                                           arr[4].nchunks = 1;
         adv[0].pattern = NPL_PAT_IRREGULAR;
-        snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+        npl__advice_set(&adv[0], NPL_ADVICE_MAP, NULL);
         adv[0].chunk_nodes = malloc(sizeof fine);
         memcpy(adv[0].chunk_nodes, fine, sizeof fine);
         adv[0].nchunk_nodes = 77;
@@ -479,7 +480,7 @@ static void test_siblings(void)
         /* a size not known (0): by chunks, as before */
         arr[0].bytes = arr[1].bytes = 0;
         adv[1].pattern = NPL_PAT_TOO_FEW;
-        snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
+        npl__advice_set(&adv[1], NPL_ADVICE_FIRST_TOUCH, NULL);
         npl__advice_siblings(&p, each, NULL);
         for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
             got[k] = (char)('0' + adv[1].chunk_nodes[k]);
@@ -516,7 +517,7 @@ static void test_siblings(void)
             adv[1].nchunk_nodes = bc[c].small_chunks;
             adv[1].pattern = NPL_PAT_IRREGULAR;
             adv[1].samples = 300;
-            snprintf(adv[1].policy, sizeof adv[1].policy, "explicit");
+            npl__advice_set(&adv[1], NPL_ADVICE_MAP, NULL);
             snprintf(adv[1].reason, sizeof adv[1].reason, "irregular: its own");
             npl__advice_siblings(&p, each, NULL);
             memset(got, 0, sizeof got);
@@ -698,6 +699,19 @@ int main(void)
           "3 ghost chunks: bind_block second at %.3f (%s), the map %.3f",
           cases[ncases - 1].adv.cand[1].local, cases[ncases - 1].adv.cand[1].policy,
           cases[ncases - 1].adv.local_policy);
+    {   /* the advice is a typed value; a map's fallback at another size is decided here, stored
+         * with it, and given back without a classifier (npl__advice_elsewhere) */
+        const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+        struct npl_prof_array arr1 = {.advice = *x};
+        npl_policy *fb = NULL;
+        int scale = -1;
+        CHECK(x->kind == NPL_ADVICE_MAP && x->fallback_kind == NPL_ADVICE_POLICY &&
+                  !strcmp(x->fallback, "bind_block:threads=8,pin=scatter") &&
+                  npl__advice_elsewhere(&arr1, &fb, &scale) == 0 && fb && scale == 0,
+              "3 ghost chunks: a map (kind %d), its fallback %d %s", x->kind, x->fallback_kind,
+              x->fallback);
+        npl_policy_free(fb);
+    }
     gen_case("blocked, 1 ghost chunk, scatter", t4, 4, 8, G_GHOST, 1, 20000, 0, 0.5, "scatter",
              (struct expect){NPL_PAT_BLOCKED, "explicit", 0.995, NULL});
     CHECK(!strcmp(cases[ncases - 1].adv.cand[1].policy, "bind_block:threads=8,pin=scatter") &&
