@@ -39,7 +39,8 @@ int npl__cls_oom(struct work *w)
     return npl__prof_fail(w->err, sizeof w->err, ENOMEM, "out of memory");
 }
 
-__attribute__((format(printf, 3, 4))) void npl__cls_add_text(char *buf, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) void npl__cls_add_text(char *buf, size_t size,
+                                                              const char *fmt, ...)
 {
     size_t n = strlen(buf);
     if (n + 1 >= size)
@@ -64,7 +65,8 @@ int npl__classify_ctx(struct npl_prof_ctx **out, const npl_topo *topo, int nthre
                       size_t errsz)
 {
     if (!out || !topo || nthreads < 1 || nthreads > NPL_PROF_MAX_THREADS)
-        return npl__prof_fail(err, errsz, EINVAL, "classifier: bad argument (threads %d)", nthreads);
+        return npl__prof_fail(err, errsz, EINVAL, "classifier: bad argument (threads %d)",
+                              nthreads);
     *out = NULL;
     struct npl_prof_ctx *c = calloc(1, sizeof *c);
     if (!c)
@@ -229,7 +231,9 @@ static void work_free(struct work *w)
 double npl__cls_min_samples(const struct npl_prof_input *in)
 {
     double per_chunk = 8.0 * (double)in->nchunks;
-    return per_chunk >= NPL_PROF_MIN_SAMPLES ? NPL_PROF_MIN_SAMPLES : per_chunk < 16 ? 16 : per_chunk;
+    return per_chunk >= NPL_PROF_MIN_SAMPLES ? NPL_PROF_MIN_SAMPLES
+           : per_chunk < 16                 ? 16
+                                            : per_chunk;
 }
 
 static int too_few(struct work *w, struct npl_prof_advice *out)
@@ -246,7 +250,7 @@ static int too_few(struct work *w, struct npl_prof_advice *out)
     free(loc);
     out->pattern = NPL_PAT_TOO_FEW;
     npl__advice_set(out, NPL_ADVICE_FIRST_TOUCH, NULL);
-    out->local_policy = w->S > 0 ? f : 0;
+    out->local_policy = out->local_run = w->S > 0 ? f : 0;
     out->local_best = out->local_policy;
     out->local_first_touch = w->S > 0 && npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? f : -1;
     out->confidence = 0;
@@ -387,7 +391,13 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
                           "those of fault samples of shared data, which name the first toucher: "
                           "each placement was also scored as if every accessing node used it "
                           "alike", v->smax);
+    npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
     out->local_err = chosen->err;
+    const double *loc = chosen->family == FAM_EXPLICIT ? v->xloc : chosen->loc;
+    out->local_run = npl__cls_frac_over(w, loc, NULL);
+    if (w->accF < w->S)
+        npl__cls_add_text(out->reason, sizeof out->reason, "; over every sampled access (the "
+                          "phases left out too) %.2f", out->local_run);
     npl__cls_add_text(out->reason, sizeof out->reason, "; predicted +/- %.2f", chosen->err);
     npl__cls_keep_candidates(w, out);
     npl__cls_fallback(out);

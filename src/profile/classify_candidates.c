@@ -200,8 +200,8 @@ int npl__cls_shape(struct work *w, struct level *L, const char *policy, const ch
 
 /* Explicit owners fitted on the phases of `set`: index per chunk (-1 where the set has no
  * sample) and local accesses per phase: leave-one-out inside the set, as fitted outside it. */
-int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set, int *chunk_node,
-                        double *loc)
+int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set,
+                          int *chunk_node, double *loc)
 {
     int M = L->M;
     for (uint64_t k = 0; chunk_node && k < w->in->nchunks; k++)
@@ -385,7 +385,8 @@ int npl__cls_fit_shapes(struct work *w, const int *owner, struct fit *f)
 int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f, int on_machine)
 {
     char pol[160], ev[160];
-    const char *pin = on_machine && w->in->pin && !strcmp(w->in->pin, "scatter") ? ",pin=scatter" : "";
+    const char *pin =
+        on_machine && w->in->pin && !strcmp(w->in->pin, "scatter") ? ",pin=scatter" : "";
     for (int i = 0; i < f->nt; i++) {
         snprintf(pol, sizeof pol, "bind_block:threads=%d%s", f->tcand[i], pin);
         snprintf(ev, sizeof ev, "bind_block:threads=%d", f->tcand[i]);
@@ -398,7 +399,8 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
                      (unsigned long long)f->kc[k], f->tcand[i], pin);
             snprintf(ev, sizeof ev, "bind_block:pages=%llu,threads=%d", (unsigned long long)f->kc[k],
                      f->tcand[i]);
-            if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, FAM_THREAD_CYCLIC, f->kc[k], f->tcand[i]) < 0)
+            if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, FAM_THREAD_CYCLIC, f->kc[k],
+                               f->tcand[i]) < 0)
                 return -1;
         }
     return 0;

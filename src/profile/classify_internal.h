@@ -71,6 +71,7 @@ struct work {
     int *mapbuf;
     struct level node, thr;
     char err[256];
+    char note[320];             /* next-touch weighed and not chosen: why (in the reason) */
 };
 
 struct placement {
@@ -96,7 +97,10 @@ struct phase_view {
     int change[MAX_SIG_PHASES][MAX_SIG_PHASES];
 };
 
-static inline double cnt(const struct npl_prof_sample *s) { return (double)s->reads + (double)s->writes; }
+static inline double cnt(const struct npl_prof_sample *s)
+{
+    return (double)s->reads + (double)s->writes;
+}
 
 static inline int phase_of(const struct work *w, const struct npl_prof_sample *s)
 {
@@ -108,7 +112,10 @@ static inline const struct npl_prof_sample *sample(const struct work *w, size_t 
     return &w->in->samples[w->order[i]];
 }
 
-static inline uint64_t group_chunk(const struct work *w, size_t g) { return sample(w, w->gstart[g])->chunk; }
+static inline uint64_t group_chunk(const struct work *w, size_t g)
+{
+    return sample(w, w->gstart[g])->chunk;
+}
 
 static inline double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
@@ -116,7 +123,8 @@ static inline double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
-__attribute__((format(printf, 3, 4))) void npl__cls_add_text(char *buf, size_t size, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void npl__cls_add_text(char *buf, size_t size,
+                                                              const char *fmt, ...);
 double npl__cls_root01(double x);
 double npl__cls_min_samples(const struct npl_prof_input *in);
 void npl__cls_fmt_list(const int *v, int n, char *buf, size_t size);
@@ -125,10 +133,10 @@ double npl__cls_frac_over(const struct work *w, const double *loc, const unsigne
 double npl__cls_phase_frac(const struct work *w, const double *loc, int p);
 struct cand *npl__cls_add_cand(struct work *w, struct level *L, const char *policy, int family,
                              int scalable, int *dup);
-int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval, int family,
-                 uint64_t period, int threads);
-int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set, int *chunk_node,
-                        double *loc);
+int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval,
+                   int family, uint64_t period, int threads);
+int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set,
+                          int *chunk_node, double *loc);
 int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *top_thread);
 int npl__cls_fit_shapes(struct work *w, const int *owner, struct fit *f);
 int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f, int on_machine);

@@ -101,8 +101,75 @@ uint32_t npl__cls_phase_id(const struct work *w, int p)
     return w->in->phases ? w->in->phases[p].id : (uint32_t)p;
 }
 
-/* Next-touch, when owners change again and again and that beats every single placement. 1 if
- * chosen, 0 if not, -1 on failure. */
+/* Pages next-touch moves when phase q follows phase p: the share of the chunks sampled in both
+ * whose top node differs, of the array's pages. -1: out of memory. */
+static double moved_pages(struct work *w, int p, int q)
+{
+    int M = w->c->M;
+    double *np = calloc((size_t)M, sizeof *np), *nq = calloc((size_t)M, sizeof *nq);
+    uint64_t both = 0, differ = 0;
+    if (!np || !nq) {
+        free(np);
+        free(nq);
+        return npl__cls_oom(w);
+    }
+    for (size_t g = 0; g < w->ngroups; g++) {
+        int tp = -1, tq = -1;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            const struct npl_prof_sample *s = sample(w, i);
+            int ph = phase_of(w, s), j = w->tn[s->thread];
+            if (ph == p && (np[j] += cnt(s)) > (tp < 0 ? 0 : np[tp]))
+                tp = j;
+            if (ph == q && (nq[j] += cnt(s)) > (tq < 0 ? 0 : nq[tq]))
+                tq = j;
+        }
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
+            np[w->tn[sample(w, i)->thread]] = nq[w->tn[sample(w, i)->thread]] = 0;
+        both += tp >= 0 && tq >= 0;
+        differ += tp >= 0 && tq >= 0 && tp != tq;
+    }
+    free(np);
+    free(nq);
+    return both ? (double)differ / (double)both * (double)w->npages : 0;
+}
+
+/* Does next-touch pay? The pages it moves at each change of owners (moved_pages, times the
+ * changes) at the machine's migration rate, against the time its gain in locality saves:
+ * gain x the phases' seconds x NPL_PROF_REMOTE_PENALTY. Without the phases' durations (profiles
+ * do not record them yet) only the gain rule decides. 1 pays, 0 not, -1 out of memory; why:
+ * the figures. */
+static int next_touch_pays(struct work *w, const struct phase_view *pv, double gain, char *why,
+                           size_t size)
+{
+    const struct npl_prof_input *in = w->in;
+    double rate = in->migrate_rate > 0 ? in->migrate_rate : NPL_PROF_MIGRATE_RATE;
+    if (!in->phase_seconds) {
+        snprintf(why, size, "; the phases' durations are not recorded: the cost of moving pages "
+                 "was not weighed");
+        return 1;
+    }
+    double secs = 0, moved = 0;
+    for (int p = 0; p < w->NP; p++)
+        secs += in->phase_seconds[p] > 0 ? in->phase_seconds[p] : 0;
+    for (int i = 0; i < pv->ns; i++)
+        for (int j = 0; j < pv->ns; j++) {
+            uint64_t n = i != j && pv->change[i][j] ? npl__cls_edge_count(w, pv, i, j) : 0;
+            double m = n ? moved_pages(w, pv->sig[i], pv->sig[j]) : 0;
+            if (m < 0)
+                return -1;
+            moved += (double)n * m;
+        }
+    double cost = moved / rate, saved = gain * secs * NPL_PROF_REMOTE_PENALTY;
+    snprintf(why, size, "; next-touch moves about %.0f pages, %.3g s at %.0f pages/s%s, to save "
+             "about %.3g s (%.2f of %.3g s of its phases x %.1f)", moved, cost, rate,
+             in->migrate_rate > 0 ? "" : " (the default figure)", saved, gain, secs,
+             NPL_PROF_REMOTE_PENALTY);
+    return saved > cost;
+}
+
+/* Next-touch, when owners change again and again and that beats every single placement by
+ * NPL_PROF_PHASE_GAIN and the time it saves outweighs the pages it moves. 1 if chosen, 0 if not
+ * (w->note says why, when it was weighed), -1 on failure. */
 int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, double sbest,
                               struct npl_prof_advice *out)
 {
@@ -127,7 +194,8 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
     int p0 = pv->sig[0];
     for (int i = 0; i < L->ncand; i++)
         if (L->cands[i].family != FAM_FT &&
-            (!first || npl__cls_phase_frac(w, L->cands[i].loc, p0) > npl__cls_phase_frac(w, first->loc, p0) + 1e-12))
+            (!first || npl__cls_phase_frac(w, L->cands[i].loc, p0) >
+                           npl__cls_phase_frac(w, first->loc, p0) + 1e-12))
             first = &L->cands[i];
     if (!first)
         return 0;
@@ -141,6 +209,14 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
     nt = w->S > 0 ? nt / w->S : 0;
     if (nt - sbest < NPL_PROF_PHASE_GAIN)
         return 0;
+    char cost[240];
+    int pays = next_touch_pays(w, pv, nt - sbest, cost, sizeof cost);
+    if (pays <= 0) {
+        if (pays == 0)
+            snprintf(w->note, sizeof w->note, "; next-touch (%.2f local against %.2f) would not "
+                     "pay%s", nt, sbest, cost);
+        return pays;
+    }
     out->pattern = NPL_PAT_PHASE_CHANGING;
     npl__advice_set(out, NPL_ADVICE_POLICY, first->policy);
     if (!(out->next_touch = malloc((size_t)ntargets * sizeof *out->next_touch)))
@@ -151,16 +227,18 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
         npl__cls_add_text(ids, sizeof ids, "%s%u", i ? "," : "", out->next_touch[i]);
     }
     out->nnext_touch = (uint32_t)ntargets;
-    out->local_policy = nt;
+    out->local_policy = out->local_run = nt;
     out->local_best = nt > sbest ? nt : sbest;
     const struct cand *ftc = npl__cls_find(L, "first_touch");
-    out->local_first_touch = npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? npl__cls_frac_over(w, ftc->loc, NULL) : -1;
+    out->local_first_touch =
+        npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? npl__cls_frac_over(w, ftc->loc, NULL) : -1;
     out->confidence = npl__cls_root01(w->S / (8.0 * NPL_PROF_MIN_SAMPLES)) *
                       clamp01((nt - sbest) / (2 * NPL_PROF_PHASE_GAIN));
     snprintf(out->reason, sizeof out->reason,
              "phase-changing: owners change at phase%s %s, again and again; %s first, next-touch "
              "re-armed there predicts %.2f local against %.2f for the best single placement "
-             "(%.0f samples)", ntargets > 1 ? "s" : "", ids, first->policy, nt, sbest, w->S);
+             "(%.0f samples)%s", ntargets > 1 ? "s" : "", ids, first->policy, nt, sbest, w->S,
+             cost);
     return 1;
 }
 

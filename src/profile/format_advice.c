@@ -178,7 +178,8 @@ int npl__advice_read(struct npl__jr *r, struct npl_prof_advice *a, int *has_chun
     if (a->kind != NPL_ADVICE_MAP && *has_chunk_nodes)
         return npl__jr_fail(r, "chunk_nodes belong to policy \"%s\" only", MAP);
     if (a->kind == NPL_ADVICE_MAP && !has_fallback) /* a profile written before "fallback" */
-        a->fallback_kind = a->samples < NPL_PROF_MIN_SAMPLES ? NPL_ADVICE_MAP : NPL_ADVICE_FIRST_TOUCH;
+        a->fallback_kind =
+            a->samples < NPL_PROF_MIN_SAMPLES ? NPL_ADVICE_MAP : NPL_ADVICE_FIRST_TOUCH;
     return 0;
 }
 

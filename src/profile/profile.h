@@ -42,6 +42,10 @@
 #define NPL_PROF_PHASE_MIN 32          /* a phase with fewer samples is not judged alone */
 #define NPL_PROF_PHASE_SHARE 0.05      /* ... nor one with less than 5% of the array's samples */
 #define NPL_PROF_PHASE_GAIN 0.10       /* next-touch must beat one static placement by this */
+#define NPL_PROF_MIGRATE_RATE 262144.0 /* pages/s moved by next-touch when the machine's rate is
+                                        * not given (1 GiB/s of 4 KiB pages; bench/migrate_bench
+                                        * measures a machine's) */
+#define NPL_PROF_REMOTE_PENALTY 0.5   /* a phase's time saved per point of locality gained */
 #define NPL_PROF_PHASE_SERVE 0.10      /* a placement serves a phase within this of its best */
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
@@ -141,6 +145,8 @@ struct npl_prof_advice {
     double confidence;         /* [0, 1] */
     double local_policy;       /* predicted local fraction under the advice */
     double local_err;          /* its uncertainty (+/-; not stored in the profile: 0 read back) */
+    double local_run;          /* predicted over every sampled access, one-time phases too (not
+                                * stored: the profile's local.policy is the steady state's) */
     double local_first_touch;  /* under first touch as observed; < 0: not known */
     double local_best;         /* the best any evaluated placement reaches */
     uint64_t samples;          /* sampled accesses it was decided on */
@@ -229,6 +235,10 @@ struct npl_prof_input {
     uint32_t nphases;
     const struct npl_prof_transition *transitions;
     uint32_t ntransitions;
+    const double *phase_seconds;           /* nphases: seconds spent in each; NULL: not known
+                                            * (the profile does not record them yet) */
+    double migrate_rate;                   /* pages a second the machine migrates; 0: the
+                                            * default NPL_PROF_MIGRATE_RATE */
 };
 
 /* A classifier context: the machine's nodes and the thread count (it builds the helper
