@@ -267,28 +267,99 @@ static void gen_case(const char *name, npl_topo *topo, int M, int T, enum gen g,
  * optional serial initialisation (the main thread writes everything), `passes` windows of 8
  * workers each on its own slice, then the main thread's final serial pass over the whole array
  * (issue 37: 7% of the samples at 16 passes, 13% at 8). */
-static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
+/* thread t's samples times f[t] (its exposure to the sampler: the time it ran while pages were
+ * armed), at least one where there was one */
+static void expose(struct mat *m, const double *f)
+{
+    for (size_t i = 0; i < (size_t)m->nph * m->nchunks * m->T; i++) {
+        double k = f[i % (size_t)m->T];
+        m->r[i] = m->r[i] ? (uint64_t)((double)m->r[i] * k) + 1 : 0;
+        m->w[i] = m->w[i] ? (uint64_t)((double)m->w[i] * k) + 1 : 0;
+    }
+}
+
+static struct npl_prof_phase pt_ph[40];
+static struct npl_prof_transition pt_tr[40];
+static void pthreads_arr(struct arr *a, struct mat *m, int passes, int init, const double *exposure)
 {
     int nph = init + passes + 1, p = 0;
-    struct npl_prof_phase ph[40];
-    struct npl_prof_transition tr[40];
     thread_maps(8, 4);
-    struct mat m = mat_new(nph, 256, 8);
+    *m = mat_new(nph, 256, 8);
     if (init)
-        gen(&m, p++, G_SERIAL, 0, 2000, 0, 1.0);
+        gen(m, p++, G_SERIAL, 0, 2000, 0, 1.0);
     for (int i = 0; i < passes; i++)
-        gen(&m, p++, G_BLOCKED, 0, 1500, 0.03, 0.5);
-    gen(&m, p++, G_SERIAL, 0, 1800, 0, 0);
-    struct arr a;
-    arr_from(&a, &m, compact, NULL);
+        gen(m, p++, G_BLOCKED, 0, 1500, 0.03, 0.5);
+    gen(m, p++, G_SERIAL, 0, 1800, 0, 0);
+    if (exposure)
+        expose(m, exposure);
+    arr_from(a, m, compact, NULL);
     for (int i = 0; i < nph; i++) {
-        ph[i] = (struct npl_prof_phase){(uint32_t)(100 + i), NPL_PHASE_WINDOW, NULL, 1};
-        tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
+        pt_ph[i] = (struct npl_prof_phase){(uint32_t)(100 + i), NPL_PHASE_WINDOW, NULL, 1};
+        pt_tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
     }
-    a.in.phases = ph;
-    a.in.nphases = (uint32_t)nph;
-    a.in.transitions = tr;
-    a.in.ntransitions = (uint32_t)nph - 1;
+    a->in.phases = pt_ph;
+    a->in.nphases = (uint32_t)nph;
+    a->in.transitions = pt_tr;
+    a->in.ntransitions = (uint32_t)nph - 1;
+}
+
+/* the policy advised for a (out of the cross check), "" on failure */
+static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t size)
+{
+    struct npl_prof_ctx *ctx;
+    struct npl_prof_advice adv;
+    char err[256];
+    snprintf(policy, size, "%s", "");
+    if (npl__classify_ctx(&ctx, topo, a->in.nthreads, err, sizeof err) < 0)
+        return;
+    if (npl__classify(ctx, &a->in, &adv, err, sizeof err) == 0) {
+        snprintf(policy, size, "%s", adv.policy);
+        npl__advice_clear(&adv);
+    }
+    npl__classify_ctx_free(ctx);
+}
+
+/* Stable advice: 20 profiles of one program, each with its own samples, each thread's exposure
+ * random in [0.5, 1.5], at 8 or 16 passes: at least 19 give the expected policy. Also a table
+ * that every thread reads alike, the nodes' exposure random in [0.1, 1]: never one node. */
+static void test_stability(npl_topo *t4)
+{
+    int same = 0, spread = 0;
+    for (int run = 0; run < 20; run++) {
+        double f[8];
+        for (int t = 0; t < 8; t++)
+            f[t] = 0.5 + (double)below(1001) / 1000;
+        struct mat m;
+        struct arr a;
+        char pol[192];
+        pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, f);
+        advised(t4, &a, pol, sizeof pol);
+        same += !strcmp(pol, "bind_block:threads=8");
+        arr_free(&a, &m);
+        m = mat_new(1, 128, 8);
+        double node_f[4];
+        for (int n = 0; n < 4; n++)
+            node_f[n] = 0.1 + (double)below(901) / 1000;
+        for (int c = 0; c < 128; c++)
+            for (int t = 0; t < 8; t++)
+                mat_add(&m, 0, c, t, 0, 1 + (uint64_t)(40 * node_f[t / 2]) + below(3));
+        arr_from(&a, &m, compact, "compact");
+        advised(t4, &a, pol, sizeof pol);
+        spread += !strcmp(pol, "cyclic");
+        arr_free(&a, &m);
+    }
+    CHECK(same >= 19, "stable: pthreads slices + serial passes, 8 or 16 passes, random exposure: "
+          "bind_block:threads=8 in %d of 20", same);
+    CHECK(spread >= 19, "stable: a table every thread reads, random node exposure: cyclic in %d "
+          "of 20", spread);
+    printf("stability: pthreads %d of 20, table %d of 20\n", same, spread);
+}
+
+static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
+{
+    struct mat m;
+    struct arr a;
+    pthreads_arr(&a, &m, passes, init, NULL);
     run_case(name, t4, &a, e);
     /* honest: over every sampled access (the serial passes too), the prediction is the exact
      * count of the samples local under the advised blocks (block b of 8 on thread b's node) */
@@ -1132,6 +1203,7 @@ int main(void)
               cases[ncases - 1].adv.policy, p16);
         pthreads_case("pthreads: serial init + final pass", t4, 16, 1, blk);
         pthreads_case("pthreads: serial init + final, 8", t4, 8, 1, blk);
+        test_stability(t4);
     }
 
     /* ---- each case against every other case's expectation: a wrong pattern must fail ---- */
