@@ -2,7 +2,7 @@
  * v1 (the model's functions: model.c; its schema: format.c reads, format_write.c writes,
  * format_advice.c an array's advice; on its own JSON lexer and writer, json.c: no dependency),
  * the per-array classifier
- * (classify.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
+ * (classify*.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
  * profile (sampler.c), the raw profile made a profile (collect.c), the library's arrays reported
  * under `numaplace profile` (notify.c). Private to
  * the library and the numaplace command (the command compiles these files itself, without
@@ -219,7 +219,7 @@ const char *npl__advice_kind_text(int kind);
 int npl__prof_fail(char *err, size_t errsz, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- classify.c (pure: no system call, no file, no environment) ---- */
+/* ---- classify*.c, the advice layer (pure: no system call, no file, no environment) ---- */
 /* What the classifier needs of one array. Thread t is numbered as numaplace pins threads
  * (OpenMP: the main thread 0, then creation order). */
 struct npl_prof_input {
