@@ -166,44 +166,27 @@ int advise_load(const char *cmd, const char *path, struct advice_set *s)
         return EXIT_USAGE;
     }
     struct npl_profile *p = s->p;
-    npl_topo *topo = NULL;
-    struct npl_prof_ctx *ctx = NULL;
-    if (npl__profile_topo(p, &topo, err, sizeof err) < 0 ||
-        npl__classify_ctx(&ctx, topo, p->threads, err, sizeof err) < 0) {
-        fprintf(stderr, "numaplace %s: %s: %s\n", cmd, path, err);
-        npl_topo_destroy(topo);
-        advise_free(s);
-        return EXIT_FAILED;
-    }
     s->adv = calloc(p->narrays ? p->narrays : 1, sizeof *s->adv);
     s->stored = calloc(p->narrays ? p->narrays : 1, sizeof *s->stored);
+    struct npl_prof_advice **each = calloc(p->narrays ? p->narrays : 1, sizeof *each);
     int rc = 0;
-    if (!s->adv || !s->stored) {
+    if (!s->adv || !s->stored || !each) {
         fprintf(stderr, "numaplace %s: out of memory\n", cmd);
         rc = EXIT_FAILED;
     }
     for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
-        struct npl_prof_array *a = &p->arrays[i];
-        if (a->has_advice) {
-            s->adv[i] = a->advice; /* shown as stored; owned by the profile */
+        each[i] = &s->adv[i];
+        if (p->arrays[i].has_advice) {
+            s->adv[i] = p->arrays[i].advice; /* shown as stored; owned by the profile */
             s->stored[i] = 1;
-            continue;
-        }
-        struct npl_prof_input in;
-        npl__profile_input(p, a, &in);
-        if (npl__classify(ctx, &in, &s->adv[i], err, sizeof err) < 0) {
-            fprintf(stderr, "numaplace %s: %s: array %u: %s\n", cmd, path, i, err);
-            rc = EXIT_FAILED;
         }
     }
-    struct npl_prof_advice **each = rc == 0 ? calloc(p->narrays ? p->narrays : 1, sizeof *each) : NULL;
-    for (uint32_t i = 0; each && i < p->narrays; i++)
-        each[i] = &s->adv[i];
-    if (each) /* as numaplace profile does before it writes the advice; stored advice had it */
-        npl__advice_siblings(p, each, s->stored);
+    /* as numaplace profile does before it writes the advice; stored advice had it */
+    if (rc == 0 && npl__advise_profile(p, each, s->stored, err, sizeof err) < 0) {
+        fprintf(stderr, "numaplace %s: %s: %s\n", cmd, path, err);
+        rc = EXIT_FAILED;
+    }
     free(each);
-    npl__classify_ctx_free(ctx);
-    npl_topo_destroy(topo);
     if (rc)
         advise_free(s);
     return rc;

@@ -155,28 +155,15 @@ static int write_file(const char *out, const char *text, size_t len)
 
 static int classify_all(struct npl_profile *p, char *err, size_t errsz)
 {
-    npl_topo *topo = NULL;
-    struct npl_prof_ctx *ctx = NULL;
-    int rc = 0;
-    if (npl__profile_topo(p, &topo, err, errsz) < 0 ||
-        npl__classify_ctx(&ctx, topo, p->threads, err, errsz) < 0)
-        rc = -1;
-    for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
-        struct npl_prof_input in;
-        npl__profile_input(p, &p->arrays[i], &in);
-        if (npl__classify(ctx, &in, &p->arrays[i].advice, err, errsz) < 0)
-            rc = -1;
-        else
-            p->arrays[i].has_advice = 1;
-    }
-    struct npl_prof_advice **adv = rc == 0 ? calloc(p->narrays ? p->narrays : 1, sizeof *adv) : NULL;
-    for (uint32_t i = 0; adv && i < p->narrays; i++)
+    struct npl_prof_advice **adv = calloc(p->narrays ? p->narrays : 1, sizeof *adv);
+    if (!adv)
+        return npl__prof_fail(err, errsz, ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < p->narrays; i++)
         adv[i] = &p->arrays[i].advice;
-    if (adv)
-        npl__advice_siblings(p, adv, NULL);
+    int rc = npl__advise_profile(p, adv, NULL, err, errsz);
+    for (uint32_t i = 0; rc == 0 && i < p->narrays; i++)
+        p->arrays[i].has_advice = 1;
     free(adv);
-    npl__classify_ctx_free(ctx);
-    npl_topo_destroy(topo);
     return rc;
 }
 

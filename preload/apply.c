@@ -10,8 +10,9 @@
  *    main. The rest of the writable segments is left as it is (or under NUMAPLACE_POLICY for
  *    the unmatched symbols of at least the threshold).
  *  - Shapes scale with the size: bind_block, cyclic, cyclic_block:K, bind_all, weighted are
- *    defined for any size; an explicit chunk map at another size takes the best shape that holds
- *    at any size, or (an array that followed its call site's map) the map scaled.
+ *    defined for any size; an explicit chunk map at another size takes the fallback stored with
+ *    its advice (the best shape that holds at any size, or, for an array that followed its call
+ *    site's map, the map scaled): no classifier runs in the program.
  *  - A policy the kernel can hold on an untouched range (bind_all, bind_block, cyclic, long
  *    blocks: place/place_lazy.c) is set lazily: no page is touched, the program's own first
  *    touch allocates each page on the node the policy names (in parallel where the program
@@ -50,8 +51,9 @@ struct entry {
     uint64_t object_hash;
     npl_policy *pol;            /* NULL: explicit map, or left to first touch */
     int explicit_map;
-    npl_policy *scaled;         /* explicit map: the best shape that holds at any size, used
-                                 * when the block comes at another size (NULL: first touch) */
+    npl_policy *scaled;         /* explicit map: its stored fallback at another size, the best
+                                 * shape that holds at any size (NULL: first touch) */
+    int scale_map;              /* ... or the map scaled (npl__advice_elsewhere) */
     uint64_t *nt_chunk;         /* next-touch chunk at each of its next_touch phases (0: the
                                  * default; npl__next_touch_chunk) */
     uint64_t matched_bytes;     /* allocated under it in this run */
@@ -140,9 +142,6 @@ int npl__preload_apply_init(size_t threshold)
     E = calloc(P->narrays ? P->narrays : 1, sizeof *E);
     if (!E)
         return 0;
-    struct npl_prof_ctx *ctx = NULL; /* the classifier, for explicit maps' scalable choice */
-    npl_topo *ctx_topo = NULL;
-    int ctx_failed = 0;
     for (uint32_t i = 0; i < P->narrays; i++) {
         const struct npl_prof_array *a = &P->arrays[i];
         struct entry *e = &E[nE++];
@@ -150,16 +149,13 @@ int npl__preload_apply_init(size_t threshold)
         e->object_hash = npl__site_hash_object(a->site.object, a->site.build_id);
         if (!a->has_advice)
             continue;
-        if (!strcmp(a->advice.policy, "explicit")) {
+        if (a->advice.kind == NPL_ADVICE_MAP) {
             e->explicit_map = a->advice.chunk_nodes != NULL && a->advice.nchunk_nodes > 0;
-            if (e->explicit_map && !ctx && !ctx_failed &&
-                (npl__profile_topo(P, &ctx_topo, err, sizeof err) < 0 ||
-                 npl__classify_ctx(&ctx, ctx_topo, P->threads, err, sizeof err) < 0))
-                ctx_failed = 1;
-            e->scaled = e->explicit_map ? npl__scalable_choice(ctx, P, a) : NULL;
+            if (e->explicit_map && npl__advice_elsewhere(a, &e->scaled, &e->scale_map) < 0)
+                e->scaled = NULL; /* a fallback not usable here: the default at another size */
             follow_run_pin(e->scaled, a);
         }
-        else if (strcmp(a->advice.policy, "first_touch") &&
+        else if (a->advice.kind == NPL_ADVICE_POLICY &&
                  npl_policy_parse(&e->pol, a->advice.policy) < 0) {
             char site[256];
             npl__site_label(&a->site, site, sizeof site);
@@ -174,8 +170,6 @@ int npl__preload_apply_init(size_t threshold)
                 e->nt_chunk[m] = npl__next_touch_chunk(P, a, a->advice.next_touch[m],
                                                        NPL_NEXT_TOUCH_DEFAULT_CHUNK);
     }
-    npl__classify_ctx_free(ctx);
-    npl_topo_destroy(ctx_topo);
     active = 1;
     /* profile --profile: the sampler leaves next-touch's armed chunks to it */
     for (uint32_t i = 0; i < nE && npl__preload_profiling(); i++)
@@ -311,7 +305,7 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
                                (e->a->bytes + page_size() - 1) / page_size()) {
         /* a map followed from a well-sampled array of its call site (too few samples of its
          * own, so no shape of its own either) is scaled again, as the classifier scaled it */
-        int follower = npl__explicit_scales(e->a, e->scaled);
+        int follower = e->scale_map;
         char best[192] = "first touch";
         if (e->scaled)
             npl_policy_format(e->scaled, best, sizeof best);

@@ -60,28 +60,6 @@ static const struct npl_prof_array *advice_for(const npl_profile *p, const void 
     return npl__profile_match(p, k.object_hash, k.offset, ordinal, NPL_SITE_HEAP);
 }
 
-/* Array a of p, advised an explicit map, allocated at another number of pages: *pol, the best
- * shape that holds at any size (npl__scalable_choice), or NULL (first touch was the best, or no
- * classifier could be made here). 0, or -1 + errno (out of memory). */
-static int explicit_elsewhere(const npl_profile *p, const struct npl_prof_array *a,
-                              npl_policy **pol)
-{
-    char err[256];
-    npl_topo *topo = NULL;
-    struct npl_prof_ctx *ctx = NULL;
-    *pol = NULL;
-    if (npl__profile_topo(p, &topo, err, sizeof err) < 0 ||
-        npl__classify_ctx(&ctx, topo, p->threads, err, sizeof err) < 0) {
-        npl__debug("npl_alloc_auto: no classifier for the profile: %s", err);
-        npl_topo_destroy(topo);
-        return errno == ENOMEM ? -1 : 0;
-    }
-    *pol = npl__scalable_choice(ctx, p, a);
-    npl__classify_ctx_free(ctx);
-    npl_topo_destroy(topo);
-    return 0;
-}
-
 void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flags)
 {
     const void *site = __builtin_return_address(0);
@@ -99,15 +77,14 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
     int explicit_map = 0;
     size_t ps = (size_t)sysconf(_SC_PAGESIZE);
     if (a && a->has_advice) {
-        if (!strcmp(a->advice.policy, "explicit")) {
+        if (a->advice.kind == NPL_ADVICE_MAP) {
             explicit_map = a->advice.chunk_nodes && a->advice.nchunk_nodes;
-            /* another number of pages: a shape that holds at any size, or (an array that
-             * followed its call site's map) the map scaled, as numaplace run --profile does */
-            if (explicit_map && (bytes + ps - 1) / ps != (a->bytes + ps - 1) / ps) {
-                if (explicit_elsewhere(p, a, &pol) < 0)
-                    return NULL;
-                explicit_map = npl__explicit_scales(a, pol);
-            }
+            /* another number of pages: the stored fallback (a shape that holds at any size, or,
+             * for an array that followed its call site's map, the map scaled), as numaplace run
+             * --profile does */
+            if (explicit_map && (bytes + ps - 1) / ps != (a->bytes + ps - 1) / ps &&
+                npl__advice_elsewhere(a, &pol, &explicit_map) < 0)
+                return NULL;
         } else if (npl_policy_parse(&pol, a->advice.policy) < 0) {
             return NULL;
         }

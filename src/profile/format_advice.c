@@ -55,14 +55,50 @@ static int chunk_nodes(struct npl__jr *r, struct npl_prof_advice *a, int *has_ch
     return rc;
 }
 
+/* The format's spellings of the advice kinds without a policy string of their own, and of a
+ * map's fallback that is the map scaled. */
+#define MAP "explicit"
+#define FIRST_TOUCH "first_touch"
+#define SCALED "scaled_map"
+
+const char *npl__advice_kind_text(int kind)
+{
+    return kind == NPL_ADVICE_MAP ? MAP : kind == NPL_ADVICE_FIRST_TOUCH ? FIRST_TOUCH : NULL;
+}
+
+void npl__advice_set(struct npl_prof_advice *a, int kind, const char *policy)
+{
+    const char *text = npl__advice_kind_text(kind);
+    a->kind = kind;
+    snprintf(a->policy, sizeof a->policy, "%s", text ? text : policy ? policy : FIRST_TOUCH);
+}
+
+/* a policy text read: its kind, the string kept (a policy must parse) */
+static int advice_text(struct npl__jr *r, const char *s, int *kind, char *out, size_t size)
+{
+    if (strlen(s) >= size)
+        return npl__jr_fail(r, "a policy string longer than %zu bytes", size - 1);
+    *kind = !strcmp(s, MAP) ? NPL_ADVICE_MAP : !strcmp(s, FIRST_TOUCH) ? NPL_ADVICE_FIRST_TOUCH
+                                                                     : NPL_ADVICE_POLICY;
+    if (*kind != NPL_ADVICE_MAP) {
+        npl_policy *pol;
+        if (npl_policy_parse(&pol, s) < 0)
+            return npl__jr_fail(r, "%s", npl_last_error());
+        npl_policy_free(pol);
+    }
+    snprintf(out, size, "%s", s);
+    return 0;
+}
+
 int npl__advice_read(struct npl__jr *r, struct npl_prof_advice *a, int *has_chunk_nodes)
 {
     static const char *const names[] = {"pattern", "policy", "confidence", "local", "reason",
                                         "replicate", "next_touch_phases", "samples",
-                                        "period_pages", "block_threads", "chunk_nodes", NULL};
+                                        "period_pages", "block_threads", "chunk_nodes",
+                                        "fallback", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
-    int first = 1, k, idx;
+    int first = 1, k, idx, has_fallback = 0;
     memset(a, 0, sizeof *a);
     a->local_first_touch = -1;
     if (npl__jr_enter(r, '{', "an object") < 0)
@@ -82,15 +118,8 @@ int npl__advice_read(struct npl__jr *r, struct npl_prof_advice *a, int *has_chun
                 rc = npl__jr_string(r, &s);
                 if (rc == 0 && strlen(s) >= sizeof a->policy)
                     rc = npl__jr_fail(r, "a policy string longer than %zu bytes", sizeof a->policy - 1);
-                if (rc == 0 && strcmp(s, "explicit")) {
-                    npl_policy *pol;
-                    if (npl_policy_parse(&pol, s) < 0)
-                        rc = npl__jr_fail(r, "%s", npl_last_error());
-                    else
-                        npl_policy_free(pol);
-                }
                 if (rc == 0)
-                    snprintf(a->policy, sizeof a->policy, "%s", s);
+                    rc = advice_text(r, s, &a->kind, a->policy, sizeof a->policy);
                 break;
             case 2: rc = npl__jr_real(r, 0, 1, &a->confidence); break;
             case 3: rc = local(r, a); break;
@@ -127,6 +156,14 @@ int npl__advice_read(struct npl__jr *r, struct npl_prof_advice *a, int *has_chun
                 break;
             }
             case 10: rc = chunk_nodes(r, a, has_chunk_nodes); break;
+            case 11:
+                rc = npl__jr_string(r, &s);
+                if (rc == 0 && !strcmp(s, SCALED))
+                    a->fallback_kind = NPL_ADVICE_MAP;
+                else if (rc == 0)
+                    rc = advice_text(r, s, &a->fallback_kind, a->fallback, sizeof a->fallback);
+                has_fallback = a->has_fallback = rc == 0;
+                break;
             }
         }
         free(s);
@@ -136,10 +173,13 @@ int npl__advice_read(struct npl__jr *r, struct npl_prof_advice *a, int *has_chun
     }
     if (k < 0 || npl__jr_require(r, &m, 0xff) < 0)
         return -1;
-    if (!strcmp(a->policy, "explicit") && !*has_chunk_nodes)
-        return npl__jr_fail(r, "policy \"explicit\" needs chunk_nodes");
-    if (strcmp(a->policy, "explicit") && *has_chunk_nodes)
-        return npl__jr_fail(r, "chunk_nodes belong to policy \"explicit\" only");
+    if (a->kind == NPL_ADVICE_MAP && !*has_chunk_nodes)
+        return npl__jr_fail(r, "policy \"%s\" needs chunk_nodes", MAP);
+    if (a->kind != NPL_ADVICE_MAP && *has_chunk_nodes)
+        return npl__jr_fail(r, "chunk_nodes belong to policy \"%s\" only", MAP);
+    if (a->kind == NPL_ADVICE_MAP && !has_fallback) /* a profile written before "fallback" */
+        a->fallback_kind =
+            a->samples < NPL_PROF_MIN_SAMPLES ? NPL_ADVICE_MAP : NPL_ADVICE_FIRST_TOUCH;
     return 0;
 }
 
@@ -189,6 +229,12 @@ void npl__advice_write(struct npl__jw *b, const struct npl_prof_advice *a,
         npl__jw_ints(b, a->chunk_nodes, a->nchunk_nodes);
     else
         npl__jw_s(b, "null");
+    if (a->kind == NPL_ADVICE_MAP && a->has_fallback) {
+        npl__jw_s(b, ", \"fallback\": ");
+        npl__jw_str(b, a->fallback_kind == NPL_ADVICE_MAP      ? SCALED
+                       : a->fallback_kind == NPL_ADVICE_POLICY ? a->fallback
+                                                               : FIRST_TOUCH);
+    }
     npl__jw_s(b, "}");
 }
 

@@ -2,7 +2,7 @@
  * v1 (the model's functions: model.c; its schema: format.c reads, format_write.c writes,
  * format_advice.c an array's advice; on its own JSON lexer and writer, json.c: no dependency),
  * the per-array classifier
- * (classify.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
+ * (classify*.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
  * profile (sampler.c), the raw profile made a profile (collect.c), the library's arrays reported
  * under `numaplace profile` (notify.c), the sampling backends (backends.c). Private to the
  * library; the numaplace command's UNSTABLE face: its functions have default visibility and those
@@ -46,10 +46,17 @@
 #define NPL_PROF_PHASE_MIN 32          /* a phase with fewer samples is not judged alone */
 #define NPL_PROF_PHASE_SHARE 0.05      /* ... nor one with less than 5% of the array's samples */
 #define NPL_PROF_PHASE_GAIN 0.10       /* next-touch must beat one static placement by this */
+#define NPL_PROF_MIGRATE_RATE 262144.0 /* pages/s moved by next-touch when the machine's rate is
+                                        * not given (1 GiB/s of 4 KiB pages; bench/migrate_bench
+                                        * measures a machine's) */
+#define NPL_PROF_REMOTE_PENALTY 0.5   /* a phase's time saved per point of locality gained */
 #define NPL_PROF_PHASE_SERVE 0.10      /* a placement serves a phase within this of its best */
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
 #define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
+#define NPL_PROF_CHUNK_GAIN 0.10     /* a shared array's per-chunk map must beat its top node's
+                                      * share by this for its skew to count as per-chunk owners;
+                                      * less: a global skew (classify_cost.c) */
 #define NPL_PROF_EXPLICIT_MIN_GAIN 0.005 /* or by this much at least, when that is half of the
                                           * shape's misses: the map */
 
@@ -115,19 +122,35 @@ struct npl_prof_candidate {
     int scalable; /* holds at another input size (every shape; not an explicit chunk map) */
 };
 
+/* What an advice (or its fallback at another size) is: a value, never a sentinel string. */
+enum npl_prof_advice_kind {
+    NPL_ADVICE_FIRST_TOUCH = 0, /* the default: nothing placed */
+    NPL_ADVICE_POLICY,          /* a policy (its string in policy / fallback) */
+    NPL_ADVICE_MAP              /* a node per chunk (chunk_nodes); as a fallback: the map scaled */
+};
+
 /* The classifier's output for one array (also read back from a profile's "advice"). */
 struct npl_prof_advice {
     int pattern;               /* enum npl_prof_pattern */
-    char policy[192];          /* a policy string for npl_policy_parse, or "explicit" */
+    int kind;                  /* enum npl_prof_advice_kind (npl__advice_set) */
+    char policy[192];          /* its text: the policy string, "first_touch", or the map's name */
     uint64_t period_pages;     /* cyclic: k, the period of the owners in pages; else 0 */
     int block_threads;         /* blocked and cyclic: threads of the fitted schedule; else 0 */
-    int *chunk_nodes;          /* "explicit": node per chunk (-1: left alone); else NULL */
+    int *chunk_nodes;          /* NPL_ADVICE_MAP: node per chunk (-1: left alone); else NULL */
+    int fallback_kind;         /* MAP at another number of pages: FIRST_TOUCH, POLICY (fallback)
+                                * or MAP (the map scaled); decided when classified, stored */
+    char fallback[192];        /* its policy string (fallback_kind POLICY) */
+    int has_fallback;          /* decided by the classifier or read: written with the advice (a
+                                * profile written before the field keeps it derived, unwritten) */
     uint64_t nchunk_nodes;
     int replicate;             /* read-mostly shared data: replicas (library API) would serve it */
     uint32_t *next_touch;      /* phase ids at which next-touch must re-arm (phase-changing) */
     uint32_t nnext_touch;
     double confidence;         /* [0, 1] */
     double local_policy;       /* predicted local fraction under the advice */
+    double local_err;          /* its uncertainty (+/-; not stored in the profile: 0 read back) */
+    double local_run;          /* predicted over every sampled access, one-time phases too (not
+                                * stored: the profile's local.policy is the steady state's) */
     double local_first_touch;  /* under first touch as observed; < 0: not known */
     double local_best;         /* the best any evaluated placement reaches */
     uint64_t samples;          /* sampled accesses it was decided on */
@@ -192,11 +215,15 @@ int npl__profile_topo(const struct npl_profile *p, npl_topo **out, char *err, si
 /* "file.c:42" if set, else "OBJECT+0xOFFSET[#ORDINAL]" (basename of the object). */
 void npl__site_label(const struct npl_prof_site *s, char *buf, size_t size);
 void npl__advice_clear(struct npl_prof_advice *a); /* frees chunk_nodes / next_touch */
+/* a's kind and its text: policy (POLICY; NULL otherwise: "first_touch" or the map's name) */
+void npl__advice_set(struct npl_prof_advice *a, int kind, const char *policy);
+/* the text of a kind without a string of its own: "first_touch", the map's name; NULL: POLICY */
+const char *npl__advice_kind_text(int kind);
 /* Set errno, the message (and npl_last_error() in the library): returns -1. */
 int npl__prof_fail(char *err, size_t errsz, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- classify.c (pure: no system call, no file, no environment) ---- */
+/* ---- classify*.c, the advice layer (pure: no system call, no file, no environment) ---- */
 /* What the classifier needs of one array. Thread t is numbered as numaplace pins threads
  * (OpenMP: the main thread 0, then creation order). */
 struct npl_prof_input {
@@ -212,6 +239,10 @@ struct npl_prof_input {
     uint32_t nphases;
     const struct npl_prof_transition *transitions;
     uint32_t ntransitions;
+    const double *phase_seconds;           /* nphases: seconds spent in each; NULL: not known
+                                            * (the profile does not record them yet) */
+    double migrate_rate;                   /* pages a second the machine migrates; 0: the
+                                            * default NPL_PROF_MIGRATE_RATE */
 };
 
 /* A classifier context: the machine's nodes and the thread count (it builds the helper
@@ -241,17 +272,17 @@ int *npl__scaled_map(const struct npl_prof_array *from, const int *map, uint64_t
  * a's explicit map: chunk by chunk at the profiled number of pages, else the map scaled
  * (npl__scaled_map). malloc'd; NULL: out of memory. */
 int *npl__explicit_pages(const struct npl_prof_array *a, uint64_t bytes, uint64_t page);
-/* An array advised an explicit map, allocated at another number of pages (a map holds at the
- * profiled size only): the best evaluated placement of its classification that holds at any size
- * (a shape; NULL: first touch is, or ctx is NULL). An array with none and too few samples of its
- * own (NPL_PROF_MIN_SAMPLES: its map was followed from its call site's) takes its map scaled
- * instead (npl__explicit_pages): `numaplace run --profile` and npl_alloc_auto both decide so. */
-npl_policy *npl__scalable_choice(struct npl_prof_ctx *ctx, const struct npl_profile *p,
-                                 const struct npl_prof_array *a);
-/* At another number of pages, with `scaled` from npl__scalable_choice: 1 when array a's map is
- * to be scaled (no shape holds at any size and its map was its call site's: too few samples of
- * its own), 0 when `scaled` (or, NULL, the default) applies. */
-int npl__explicit_scales(const struct npl_prof_array *a, const npl_policy *scaled);
+/* Array a, advised a map, allocated at another number of pages (a map holds at the profiled size
+ * only): its stored fallback, decided when it was classified (no classifier runs in the program):
+ * *pol the policy (NULL: first touch, the default), or *scale = 1: the map scaled
+ * (npl__explicit_pages). 0, or -1 + errno (a fallback that does not parse, out of memory). */
+int npl__advice_elsewhere(const struct npl_prof_array *a, npl_policy **pol, int *scale);
+/* Classify every array of p (one entry for numaplace profile and advise): adv[i] receives array
+ * i's advice, except where stored[i] != 0 (stored is NULL or narrays flags: adv[i] already holds
+ * the profile's stored advice, a source for its call-site siblings only); then the siblings'
+ * rules (npl__advice_siblings). The machine is the profile's (npl__profile_topo). */
+int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *const *adv,
+                        const int *stored, char *err, size_t errsz);
 /* The next-touch chunk (bytes) for array a when it is armed at the phase of id `phase` (one of
  * its advice's next_touch phases; NPL_RAW_NONE: all of them together): the largest power-of-two
  * multiple of its profile chunk, at most max_bytes, whose aligned groups keep the nodes of that

@@ -169,7 +169,7 @@ static void print_row(const char *name, const struct npl_prof_advice *a)
     printf("    reason: %s\n", a->reason);
 }
 
-#define MAXCASES 64
+#define MAXCASES 96
 static struct {
     char name[64];
     struct npl_prof_advice adv;
@@ -201,10 +201,14 @@ static void run_case(const char *name, npl_topo *topo, struct arr *a, struct exp
           adv.reason[0], "%s: fractions/confidence out of range", name);
     /* never below the best candidate by more than the margin, nor below first touch (static) */
     if (adv.pattern != NPL_PAT_PHASE_CHANGING && adv.pattern != NPL_PAT_TOO_FEW) {
+        /* a spread is kept for bandwidth below the best local fraction: it carries its
+         * uncertainty instead */
+        int spread = !strncmp(adv.policy, "cyclic", 6);
         double m = NPL_PROF_MARGIN_REL * adv.local_best > NPL_PROF_MARGIN_ABS ? NPL_PROF_MARGIN_REL * adv.local_best : NPL_PROF_MARGIN_ABS;
-        CHECK(adv.local_policy >= adv.local_best - m - 1e-9, "%s: %.3f below best %.3f", name,
-              adv.local_policy, adv.local_best);
-        CHECK(adv.local_first_touch < 0 || adv.local_policy >= adv.local_first_touch - m - 1e-9,
+        CHECK(adv.local_policy >= adv.local_best - m - 1e-9 || (spread && adv.local_err > 0),
+              "%s: %.3f below best %.3f (+/- %.3f)", name, adv.local_policy, adv.local_best,
+              adv.local_err);
+        CHECK(spread || adv.local_first_touch < 0 || adv.local_policy >= adv.local_first_touch - m - 1e-9,
               "%s: %.3f below first touch %.3f", name, adv.local_policy, adv.local_first_touch);
     }
     /* the advised policy string parses (or is an explicit map of one node per chunk) */
@@ -259,6 +263,121 @@ static void gen_case(const char *name, npl_topo *topo, int M, int T, enum gen g,
     arr_free(&a, &m);
 }
 
+/* A pthreads program seen through time windows (each entered once, one after the other): an
+ * optional serial initialisation (the main thread writes everything), `passes` windows of 8
+ * workers each on its own slice, then the main thread's final serial pass over the whole array
+ * (issue 37: 7% of the samples at 16 passes, 13% at 8). */
+/* thread t's samples times f[t] (its exposure to the sampler: the time it ran while pages were
+ * armed), at least one where there was one */
+static void expose(struct mat *m, const double *f)
+{
+    for (size_t i = 0; i < (size_t)m->nph * m->nchunks * m->T; i++) {
+        double k = f[i % (size_t)m->T];
+        m->r[i] = m->r[i] ? (uint64_t)((double)m->r[i] * k) + 1 : 0;
+        m->w[i] = m->w[i] ? (uint64_t)((double)m->w[i] * k) + 1 : 0;
+    }
+}
+
+static struct npl_prof_phase pt_ph[40];
+static struct npl_prof_transition pt_tr[40];
+static void pthreads_arr(struct arr *a, struct mat *m, int passes, int init, const double *exposure)
+{
+    int nph = init + passes + 1, p = 0;
+    thread_maps(8, 4);
+    *m = mat_new(nph, 256, 8);
+    if (init)
+        gen(m, p++, G_SERIAL, 0, 2000, 0, 1.0);
+    for (int i = 0; i < passes; i++)
+        gen(m, p++, G_BLOCKED, 0, 1500, 0.03, 0.5);
+    gen(m, p++, G_SERIAL, 0, 1800, 0, 0);
+    if (exposure)
+        expose(m, exposure);
+    arr_from(a, m, compact, NULL);
+    for (int i = 0; i < nph; i++) {
+        pt_ph[i] = (struct npl_prof_phase){(uint32_t)(100 + i), NPL_PHASE_WINDOW, NULL, 1};
+        pt_tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
+    }
+    a->in.phases = pt_ph;
+    a->in.nphases = (uint32_t)nph;
+    a->in.transitions = pt_tr;
+    a->in.ntransitions = (uint32_t)nph - 1;
+}
+
+/* the policy advised for a (out of the cross check), "" on failure */
+static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t size)
+{
+    struct npl_prof_ctx *ctx;
+    struct npl_prof_advice adv;
+    char err[256];
+    snprintf(policy, size, "%s", "");
+    if (npl__classify_ctx(&ctx, topo, a->in.nthreads, err, sizeof err) < 0)
+        return;
+    if (npl__classify(ctx, &a->in, &adv, err, sizeof err) == 0) {
+        snprintf(policy, size, "%s", adv.policy);
+        npl__advice_clear(&adv);
+    }
+    npl__classify_ctx_free(ctx);
+}
+
+/* Stable advice: 20 profiles of one program, each with its own samples, each thread's exposure
+ * random in [0.5, 1.5], at 8 or 16 passes: at least 19 give the expected policy. Also a table
+ * that every thread reads alike, the nodes' exposure random in [0.1, 1]: never one node. */
+static void test_stability(npl_topo *t4)
+{
+    int same = 0, spread = 0;
+    for (int run = 0; run < 20; run++) {
+        double f[8];
+        for (int t = 0; t < 8; t++)
+            f[t] = 0.5 + (double)below(1001) / 1000;
+        struct mat m;
+        struct arr a;
+        char pol[192];
+        pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, f);
+        advised(t4, &a, pol, sizeof pol);
+        same += !strcmp(pol, "bind_block:threads=8");
+        arr_free(&a, &m);
+        m = mat_new(1, 128, 8);
+        double node_f[4];
+        for (int n = 0; n < 4; n++)
+            node_f[n] = 0.1 + (double)below(901) / 1000;
+        for (int c = 0; c < 128; c++)
+            for (int t = 0; t < 8; t++)
+                mat_add(&m, 0, c, t, 0, 1 + (uint64_t)(40 * node_f[t / 2]) + below(3));
+        arr_from(&a, &m, compact, "compact");
+        advised(t4, &a, pol, sizeof pol);
+        spread += !strcmp(pol, "cyclic");
+        arr_free(&a, &m);
+    }
+    CHECK(same >= 19, "stable: pthreads slices + serial passes, 8 or 16 passes, random exposure: "
+          "bind_block:threads=8 in %d of 20", same);
+    CHECK(spread >= 19, "stable: a table every thread reads, random node exposure: cyclic in %d "
+          "of 20", spread);
+    printf("stability: pthreads %d of 20, table %d of 20\n", same, spread);
+}
+
+static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
+{
+    struct mat m;
+    struct arr a;
+    pthreads_arr(&a, &m, passes, init, NULL);
+    run_case(name, t4, &a, e);
+    /* honest: over every sampled access (the serial passes too), the prediction is the exact
+     * count of the samples local under the advised blocks (block b of 8 on thread b's node) */
+    double local = 0, all = 0;
+    for (size_t i = 0; i < a.in.nsamples; i++) {
+        const struct npl_prof_sample *s = &a.s[i];
+        double n = (double)(s->reads + s->writes);
+        all += n;
+        local += compact[s->thread] == compact[s->chunk * 8 / 256] ? n : 0;
+    }
+    const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+    CHECK(x->local_run > local / all - 0.05 && x->local_run < local / all + 0.05 &&
+              x->local_run < x->local_policy,
+          "%s: predicted %.3f over the run, exact %.3f (steady state %.3f)", name, x->local_run,
+          local / all, x->local_policy);
+    arr_free(&a, &m);
+}
+
 /* Small arrays of one call site follow its best-sampled array's shape (npl__advice_siblings). */
 static void test_siblings(void)
 {
@@ -272,7 +391,7 @@ static void test_siblings(void)
         arr[i].site = (struct npl_prof_site){.object = i == 4 ? other : obj, .offset = offset[i],
                                              .ordinal = (uint64_t)i, .kind = NPL_SITE_HEAP};
         adv[i].pattern = NPL_PAT_TOO_FEW;
-        snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+        npl__advice_set(&adv[i], NPL_ADVICE_FIRST_TOUCH, NULL);
         adv[i].samples = 10;
         each[i] = &adv[i];
     }
@@ -280,8 +399,8 @@ static void test_siblings(void)
      * 3: too few at another offset; 4: too few in another object at the same offset */
     adv[0].pattern = adv[2].pattern = NPL_PAT_BLOCKED;
     adv[0].samples = 900, adv[2].samples = 300;
-    snprintf(adv[0].policy, sizeof adv[0].policy, "bind_block:threads=8");
-    snprintf(adv[2].policy, sizeof adv[2].policy, "bind_block:threads=4");
+    npl__advice_set(&adv[0], NPL_ADVICE_POLICY, "bind_block:threads=8");
+    npl__advice_set(&adv[2], NPL_ADVICE_POLICY, "bind_block:threads=4");
     struct npl_profile p = {.arrays = arr, .narrays = 5};
     npl__advice_siblings(&p, each, NULL);
     CHECK(adv[1].pattern == NPL_PAT_BLOCKED && !strcmp(adv[1].policy, "bind_block:threads=8") &&
@@ -300,7 +419,7 @@ static void test_siblings(void)
         int final[5] = {0, fin, 0, 0, 0};
         adv[1].pattern = NPL_PAT_SERIAL;
         adv[1].samples = 40;
-        snprintf(adv[1].policy, sizeof adv[1].policy, "bind_all:2");
+        npl__advice_set(&adv[1], NPL_ADVICE_POLICY, "bind_all:2");
         snprintf(adv[1].reason, sizeof adv[1].reason, "serial: its own");
         npl__advice_siblings(&p, each, final);
         CHECK(fin ? !strcmp(adv[1].policy, "bind_all:2") && !strcmp(adv[1].reason, "serial: its own")
@@ -313,10 +432,10 @@ static void test_siblings(void)
     /* an explicit map holds at its own size only: its best shape at any size is followed */
     for (int i = 0; i < 5; i++) {
         adv[i].pattern = NPL_PAT_TOO_FEW;
-        snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+        npl__advice_set(&adv[i], NPL_ADVICE_FIRST_TOUCH, NULL);
     }
     adv[0].pattern = NPL_PAT_IRREGULAR;
-    snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+    npl__advice_set(&adv[0], NPL_ADVICE_MAP, NULL);
     adv[0].ncand = 3;
     snprintf(adv[0].cand[0].policy, sizeof adv[0].cand[0].policy, "explicit");
     snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "bind_block:threads=8");
@@ -327,7 +446,7 @@ static void test_siblings(void)
           "an explicit sibling: its best scalable shape (%s)", adv[1].policy);
     /* first touch the best at any size: nothing to follow */
     adv[1].pattern = NPL_PAT_TOO_FEW;
-    snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
+    npl__advice_set(&adv[1], NPL_ADVICE_FIRST_TOUCH, NULL);
     snprintf(adv[0].cand[1].policy, sizeof adv[0].cand[1].policy, "first_touch");
     npl__advice_siblings(&p, each, NULL);
     CHECK(adv[1].pattern == NPL_PAT_TOO_FEW && !strcmp(adv[1].policy, "first_touch"),
@@ -348,12 +467,12 @@ static void test_siblings(void)
             adv[i].chunk_nodes = NULL;
             adv[i].nchunk_nodes = 0;
             adv[i].pattern = i == 2 ? NPL_PAT_BLOCKED : NPL_PAT_TOO_FEW;
-            snprintf(adv[i].policy, sizeof adv[i].policy, i == 2 ? "bind_block:threads=4" :
-                     "first_touch");
+            npl__advice_set(&adv[i], i == 2 ? NPL_ADVICE_POLICY : NPL_ADVICE_FIRST_TOUCH,
+                            "bind_block:threads=4");
             arr[i].nchunks = i == 0 ? 10 : sc[c].n;
         }
         adv[0].pattern = NPL_PAT_IRREGULAR;
-        snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+        npl__advice_set(&adv[0], NPL_ADVICE_MAP, NULL);
         adv[0].chunk_nodes = malloc(10 * sizeof(int));
         memcpy(adv[0].chunk_nodes, sc[c].from, 10 * sizeof(int));
         adv[0].nchunk_nodes = 10;
@@ -361,7 +480,8 @@ static void test_siblings(void)
         int same = adv[1].chunk_nodes && adv[1].nchunk_nodes == sc[c].n;
         for (uint64_t k = 0; same && k < sc[c].n; k++)
             same = adv[1].chunk_nodes[k] == sc[c].want[k];
-        CHECK(same && !strcmp(adv[1].policy, "explicit") && adv[1].pattern == NPL_PAT_IRREGULAR &&
+        CHECK(same && !strcmp(adv[1].policy, "explicit") && adv[1].kind == NPL_ADVICE_MAP &&
+                  adv[1].fallback_kind == NPL_ADVICE_MAP && adv[1].pattern == NPL_PAT_IRREGULAR &&
                   strstr(adv[1].reason, "explicit map of 10 chunks, scaled to"),
               "an explicit sibling's map, scaled to %llu chunks: %d %d ... (%s)",
               (unsigned long long)sc[c].n, adv[1].chunk_nodes ? adv[1].chunk_nodes[0] : -9,
@@ -398,7 +518,7 @@ static void test_siblings(void)
             adv[i].chunk_nodes = NULL;
             adv[i].nchunk_nodes = 0;
             adv[i].pattern = NPL_PAT_TOO_FEW;
-            snprintf(adv[i].policy, sizeof adv[i].policy, "first_touch");
+            npl__advice_set(&adv[i], NPL_ADVICE_FIRST_TOUCH, NULL);
             arr[i].chunk_bytes = 4096;
         }
         arr[0].bytes = 34 * 34 * 34 * 8, arr[0].nchunks = 77;
@@ -406,7 +526,7 @@ static void test_siblings(void)
         arr[2].bytes = arr[3].bytes = arr[4].bytes = 4096, arr[2].nchunks = arr[3].nchunks =
                                                           arr[4].nchunks = 1;
         adv[0].pattern = NPL_PAT_IRREGULAR;
-        snprintf(adv[0].policy, sizeof adv[0].policy, "explicit");
+        npl__advice_set(&adv[0], NPL_ADVICE_MAP, NULL);
         adv[0].chunk_nodes = malloc(sizeof fine);
         memcpy(adv[0].chunk_nodes, fine, sizeof fine);
         adv[0].nchunk_nodes = 77;
@@ -445,7 +565,7 @@ static void test_siblings(void)
         /* a size not known (0): by chunks, as before */
         arr[0].bytes = arr[1].bytes = 0;
         adv[1].pattern = NPL_PAT_TOO_FEW;
-        snprintf(adv[1].policy, sizeof adv[1].policy, "first_touch");
+        npl__advice_set(&adv[1], NPL_ADVICE_FIRST_TOUCH, NULL);
         npl__advice_siblings(&p, each, NULL);
         for (int k = 0; adv[1].chunk_nodes && k < 12 && (uint64_t)k < adv[1].nchunk_nodes; k++)
             got[k] = (char)('0' + adv[1].chunk_nodes[k]);
@@ -482,7 +602,7 @@ static void test_siblings(void)
             adv[1].nchunk_nodes = bc[c].small_chunks;
             adv[1].pattern = NPL_PAT_IRREGULAR;
             adv[1].samples = 300;
-            snprintf(adv[1].policy, sizeof adv[1].policy, "explicit");
+            npl__advice_set(&adv[1], NPL_ADVICE_MAP, NULL);
             snprintf(adv[1].reason, sizeof adv[1].reason, "irregular: its own");
             npl__advice_siblings(&p, each, NULL);
             memset(got, 0, sizeof got);
@@ -664,6 +784,19 @@ int main(void)
           "3 ghost chunks: bind_block second at %.3f (%s), the map %.3f",
           cases[ncases - 1].adv.cand[1].local, cases[ncases - 1].adv.cand[1].policy,
           cases[ncases - 1].adv.local_policy);
+    {   /* the advice is a typed value; a map's fallback at another size is decided here, stored
+         * with it, and given back without a classifier (npl__advice_elsewhere) */
+        const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+        struct npl_prof_array arr1 = {.advice = *x};
+        npl_policy *fb = NULL;
+        int scale = -1;
+        CHECK(x->kind == NPL_ADVICE_MAP && x->fallback_kind == NPL_ADVICE_POLICY &&
+                  !strcmp(x->fallback, "bind_block:threads=8,pin=scatter") &&
+                  npl__advice_elsewhere(&arr1, &fb, &scale) == 0 && fb && scale == 0,
+              "3 ghost chunks: a map (kind %d), its fallback %d %s", x->kind, x->fallback_kind,
+              x->fallback);
+        npl_policy_free(fb);
+    }
     gen_case("blocked, 1 ghost chunk, scatter", t4, 4, 8, G_GHOST, 1, 20000, 0, 0.5, "scatter",
              (struct expect){NPL_PAT_BLOCKED, "explicit", 0.995, NULL});
     CHECK(!strcmp(cases[ncases - 1].adv.cand[1].policy, "bind_block:threads=8,pin=scatter") &&
@@ -732,6 +865,36 @@ int main(void)
         a.in.ntransitions = 2;
         run_case("phase change, alternating", t4, &a,
                  (struct expect){NPL_PAT_PHASE_CHANGING, "bind_block:threads=8", 0.85, "10,11"});
+        /* the cost of moving pages: 19 changes of owners, each moving about 3/4 of the 256
+         * pages (about 3,650 at 262,144 pages/s: 0.014 s); phases of 10 ms each save about
+         * 0.3 x 0.02 s x 0.5: not worth it, one placement instead, the figures in the reason;
+         * phases of a second each save 0.15 s: next-touch, and its reason says the rate */
+        double secs[2] = {0.01, 0.01};
+        a.in.phase_seconds = secs;
+        {   /* out of the cross check: its expectation is the 79% edge's too */
+            struct npl_prof_ctx *ctx;
+            struct npl_prof_advice adv;
+            char err[256];
+            int rc = npl__classify_ctx(&ctx, t4, 8, err, sizeof err) == 0 &&
+                     npl__classify(ctx, &a.in, &adv, err, sizeof err) == 0;
+            if (rc)
+                npl__classify_ctx_free(ctx);
+            CHECK(rc && adv.pattern == NPL_PAT_SHARED_WRITTEN && adv.nnext_touch == 0 &&
+                      !strcmp(adv.policy, "bind_block:threads=8") && strstr(adv.reason, "would not pay") &&
+                      strstr(adv.reason, "262144 pages/s (the default figure)"),
+                  "10 ms phases: one placement, the reason weighs the pages moved: %s",
+                  rc ? adv.reason : err);
+            if (rc)
+                npl__advice_clear(&adv);
+        }
+        secs[0] = secs[1] = 1.0;
+        a.in.migrate_rate = 100000;
+        run_case("phase change, 1 s phases", t4, &a,
+                 (struct expect){NPL_PAT_PHASE_CHANGING, "bind_block:threads=8", 0.85, "10,11"});
+        CHECK(strstr(cases[ncases - 1].adv.reason, "at 100000 pages/s, to save") != NULL,
+              "1 s phases: the reason says the migration rate: %s", cases[ncases - 1].adv.reason);
+        a.in.phase_seconds = NULL;
+        a.in.migrate_rate = 0;
         /* the same without transitions: both entered 10 times, consecutive: they alternate */
         a.in.ntransitions = 0;
         run_case("phase change, no transitions", t4, &a,
@@ -934,9 +1097,10 @@ int main(void)
             arr_free(&a, &m);
         }
     }
-    {   /* the guard's margin, max(0.02, 5% of the best): shared written data whose accesses come
-         * 52% / 48% from two nodes: cyclic (0.50) is within the margin of bind_all (0.52) and
-         * kept; at 53% / 47% it is not (0.50 < 0.53 - 0.0265): bind_all:0 replaces it */
+    {   /* the objective sees bandwidth: shared written data whose accesses come 52% / 48% or
+         * 53% / 47% from two nodes: bind_all:0 (0.52, 0.53 local) would serve every access from
+         * node 0's memory, beyond node 0's own share by 0.47: its score (local less that excess
+         * load) is far below cyclic's (0.50, each node serving half): cyclic at both */
         int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
         for (int a0 = 52; a0 <= 53; a0++) {
             struct mat m = mat_new(1, 64, 8);
@@ -949,17 +1113,17 @@ int main(void)
             struct arr a;
             arr_from(&a, &m, tn2, "compact");
             char name[64];
-            snprintf(name, sizeof name, "edge: guard, node shares %d/%d", a0, 100 - a0);
-            run_case(name, t2, &a, (struct expect){NPL_PAT_SHARED_WRITTEN,
-                                                   a0 == 52 ? "cyclic" : "bind_all:0", 0.49, NULL});
-            CHECK((strstr(cases[ncases - 1].adv.reason, "instead") != NULL) == (a0 == 53),
-                  "%s: the reason says when the guard replaced the rule: %s", name,
-                  cases[ncases - 1].adv.reason);
+            snprintf(name, sizeof name, "edge: bandwidth, node shares %d/%d", a0, 100 - a0);
+            run_case(name, t2, &a, (struct expect){NPL_PAT_SHARED_WRITTEN, "cyclic", 0.49, NULL});
+            CHECK(!strstr(cases[ncases - 1].adv.reason, "instead"),
+                  "%s: the rule's spread kept: %s", name, cases[ncases - 1].adv.reason);
             arr_free(&a, &m);
         }
     }
-    {   /* the guard against first touch: data shared by every thread but first touched where 70%
-         * of its accesses come from: cyclic (0.50) would lose to first touch (0.70) */
+    {   /* data shared by every thread, first touched where 70% of its samples come from: first
+         * touch (0.70 local) puts every access on node 0's memory; the skew is global (no chunk
+         * owned by a node), as fault samples of shared data show it whatever the real use:
+         * cyclic, and the reason says both hypotheses were scored */
         int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
         struct mat m = mat_new(1, 64, 8);
         for (int c = 0; c < 64; c++) {
@@ -970,11 +1134,76 @@ int main(void)
         }
         struct arr a;
         arr_from(&a, &m, tn2, "compact");
-        run_case("guard: first touch beats spreading", t2, &a,
-                 (struct expect){NPL_PAT_SHARED_READ, "bind_all:0", 0.69, NULL});
+        run_case("bandwidth: 70/30 shared reads", t2, &a,
+                 (struct expect){NPL_PAT_SHARED_READ, "cyclic", 0.49, NULL});
         CHECK(cases[ncases - 1].adv.local_first_touch > 0.70 - 1e-9 && cases[ncases - 1].adv.local_first_touch < 0.70 + 1e-9,
               "first touch predicted exactly 0.70: %.6f", cases[ncases - 1].adv.local_first_touch);
+        CHECK(strstr(cases[ncases - 1].adv.reason, "as if every accessing node used it alike") != NULL,
+              "70/30: the reason names the even-use hypothesis: %s", cases[ncases - 1].adv.reason);
         arr_free(&a, &m);
+    }
+    {   /* issue 37: a table every thread reads alike, its samples skewed by the threads'
+         * exposure to 0.04 / 0.35 / 0.54 / 0.07 of the accesses per node (4 nodes, 2 threads
+         * each): never bind_all (0.54 local, all the load on node 2), nor weighted by the skew
+         * (node 2 would serve more than half): cyclic */
+        static const int per_node[4] = {4, 35, 54, 7};
+        struct mat m = mat_new(1, 128, 8);
+        for (int c = 0; c < 128; c++)
+            for (int t = 0; t < 8; t++)
+                mat_add(&m, 0, c, t, 0, (uint64_t)per_node[t / 2] + (uint64_t)((c + t) % 3));
+        thread_maps(8, 4);
+        struct arr a;
+        arr_from(&a, &m, compact, "compact");
+        run_case("bandwidth: table, skewed samples", t4, &a,
+                 (struct expect){NPL_PAT_SHARED_READ, "cyclic", 0.24, NULL});
+        const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+        CHECK(strncmp(x->policy, "bind_all", 8) && strncmp(x->policy, "weighted", 8),
+              "skewed table: %s, never one node nor weighted by the skew", x->policy);
+        CHECK(x->local_err > 0 && x->local_err < 0.05, "skewed table: uncertainty %.3f",
+              x->local_err);
+        arr_free(&a, &m);
+    }
+    {   /* two placements the samples cannot tell apart: 70 samples of 8 chunks, 57 of them by
+         * node 0's threads: all on node 0 (bind_block:threads=1, 0.81 local, score 0.63 after
+         * node 0's excess load) against cyclic (0.50), each +/- about 0.1: the spread, and the
+         * reason says why */
+        int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        for (int x = 1; x <= 10; x += 9) {
+            struct mat m = mat_new(1, 8, 8);
+            for (int i = 0; i < 57 * x; i++)
+                mat_add(&m, 0, i % 8, (i / 8) % 4, 0, 1);
+            for (int i = 0; i < 13 * x; i++)
+                mat_add(&m, 0, i % 8, 4 + i % 4, 0, 1);
+            struct arr a;
+            arr_from(&a, &m, tn2, "compact");
+            if (x == 1) {
+                run_case("uncertain: 70 samples, 81% node 0", t2, &a,
+                         (struct expect){NPL_PAT_BLOCKED, "cyclic", 0.49, NULL});
+                CHECK(strstr(cases[ncases - 1].adv.reason, "cannot tell bind_block:threads=1") &&
+                          strstr(cases[ncases - 1].adv.reason, "the safe spread"),
+                      "uncertain: the reason says so: %s", cases[ncases - 1].adv.reason);
+            } else { /* ten times the samples: node 0's dominance is supported */
+                run_case("certain: 700 samples, 81% node 0", t2, &a,
+                         (struct expect){NPL_PAT_BLOCKED, "bind_block:threads=1", 0.80, NULL});
+            }
+            arr_free(&a, &m);
+        }
+    }
+
+    /* ---- threads without OpenMP: the steady state from the threads' own owner changes ---- */
+    {
+        struct expect blk = {NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL};
+        pthreads_case("pthreads: slices, final serial pass", t4, 16, 0, blk);
+        char p16[160];
+        snprintf(p16, sizeof p16, "%s", cases[ncases - 1].adv.policy);
+        CHECK(strstr(cases[ncases - 1].adv.reason, "to 115") != NULL,
+              "pthreads: the final pass (phase 116) left out: %s", cases[ncases - 1].adv.reason);
+        pthreads_case("pthreads: 8 passes", t4, 8, 0, blk);
+        CHECK(!strcmp(p16, cases[ncases - 1].adv.policy), "pthreads: 8 passes advised %s, 16 %s",
+              cases[ncases - 1].adv.policy, p16);
+        pthreads_case("pthreads: serial init + final pass", t4, 16, 1, blk);
+        pthreads_case("pthreads: serial init + final, 8", t4, 8, 1, blk);
+        test_stability(t4);
     }
 
     /* ---- each case against every other case's expectation: a wrong pattern must fail ---- */

@@ -1,0 +1,593 @@
+/* classify_candidates.c - PURE: the placements a classifier evaluates, each scored against the
+ * sampled matrix through the library's own pure map (npl_plan_map): first touch, bind_all, cyclic,
+ * weighted, the thread-level shapes fitted on the owners, explicit per-chunk owners (scored
+ * leave-one-out) (docs/AUTO.md, "Classification"). */
+#define _GNU_SOURCE
+#include "profile/classify_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void npl__cls_fmt_list(const int *v, int n, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o + 1 < size; i++) {
+        int j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1)
+            j++;
+        int k;
+        if (j >= i + 2)
+            k = snprintf(buf + o, size - o, "%s%d-%d", i ? "," : "", v[i], v[j]);
+        else {
+            k = snprintf(buf + o, size - o, "%s%d", i ? "," : "", v[i]);
+            j = i;
+        }
+        o += k > 0 ? (size_t)k : 0;
+        i = j;
+    }
+}
+
+
+static void dist_clear(struct level *L)
+{
+    for (int i = 0; i < L->ndt; i++)
+        L->dist[L->dtouch[i]] = 0;
+    L->ndt = 0;
+}
+
+static void dist_add(struct level *L, int j, double v)
+{
+    if (L->dist[j] == 0)
+        L->dtouch[L->ndt++] = j;
+    L->dist[j] += v;
+}
+
+static double dist_at(const struct level *L, int j, int uniform)
+{
+    return uniform ? 1.0 / L->M : L->dist[j];
+}
+
+int npl__cls_chunk_dist(struct work *w, struct level *L, const struct placement *pl,
+                        uint64_t chunk)
+{
+    dist_clear(L);
+    if (pl->family == FAM_FT) {
+        int t = w->in->first_touch ? w->in->first_touch[chunk] : -1;
+        if (t < 0 || t >= w->in->nthreads)
+            return 1;
+        dist_add(L, L->tn[t], 1);
+        return 0;
+    }
+    if (pl->family == FAM_EXPLICIT) {
+        int n = pl->chunk_node[chunk];
+        if (n < 0)
+            return 1;
+        dist_add(L, n, 1);
+        return 0;
+    }
+    uint64_t p0 = chunk * w->cp, p1 = p0 + w->cp < w->npages ? p0 + w->cp : w->npages;
+    uint64_t n = p1 - p0, k = n <= PAGES_PER_CHUNK ? n : PAGES_PER_CHUNK;
+    if (n <= PAGES_PER_CHUNK) {
+        if (npl_plan_map(pl->plan, NULL, w->in->bytes, w->in->page_size, p0, n, w->mapbuf) < 0)
+            return npl__prof_fail(w->err, sizeof w->err, errno, "classifier: %s", npl_last_error());
+    } else {
+        for (uint64_t i = 0; i < k; i++)
+            if (npl_plan_map(pl->plan, NULL, w->in->bytes, w->in->page_size, p0 + i * n / k, 1,
+                             w->mapbuf + i) < 0)
+                return npl__prof_fail(w->err, sizeof w->err, errno, "classifier: %s",
+                                      npl_last_error());
+    }
+    for (uint64_t i = 0; i < k; i++) {
+        int v = w->mapbuf[i], j;
+        if (pl->thread_level)
+            j = v >= 0 && v < w->in->nthreads ? L->tn[v] : -1;
+        else
+            j = v >= 0 && v <= L->maxid ? L->idx_of[v] : -1;
+        if (j >= 0)
+            dist_add(L, j, 1.0 / (double)k);
+    }
+    return 0;
+}
+
+/* local accesses per phase under a placement */
+int npl__cls_evaluate(struct work *w, struct level *L, const struct placement *pl, double *loc)
+{
+    for (int p = 0; p < w->NP; p++)
+        loc[p] = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        int uni = npl__cls_chunk_dist(w, L, pl, group_chunk(w, g));
+        if (uni < 0)
+            return -1;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            const struct npl_prof_sample *s = sample(w, i);
+            loc[phase_of(w, s)] += cnt(s) * dist_at(L, L->tn[s->thread], uni);
+        }
+    }
+    return 0;
+}
+
+double npl__cls_frac_over(const struct work *w, const double *loc, const unsigned char *set)
+{
+    double l = 0, a = 0;
+    for (int p = 0; p < w->NP; p++)
+        if (!set || set[p]) {
+            l += loc[p];
+            a += w->acc[p];
+        }
+    return a > 0 ? l / a : 0;
+}
+
+double npl__cls_phase_frac(const struct work *w, const double *loc, int p)
+{
+    return w->acc[p] > 0 ? loc[p] / w->acc[p] : 0;
+}
+
+/* a new candidate; NULL when it is already there (dup set) or out of memory (w->err set) */
+struct cand *npl__cls_add_cand(struct work *w, struct level *L, const char *policy, int family,
+                             int scalable, int *dup)
+{
+    *dup = 0;
+    for (int i = 0; i < L->ncand; i++)
+        if (!strcmp(L->cands[i].policy, policy)) {
+            *dup = 1;
+            return NULL;
+        }
+    if (L->ncand == L->capcand) {
+        int cap = L->capcand ? L->capcand * 2 : 32;
+        struct cand *g = realloc(L->cands, (size_t)cap * sizeof *g);
+        if (!g) {
+            npl__cls_oom(w);
+            return NULL;
+        }
+        L->cands = g;
+        L->capcand = cap;
+    }
+    struct cand *c = &L->cands[L->ncand];
+    memset(c, 0, sizeof *c);
+    snprintf(c->policy, sizeof c->policy, "%s", policy);
+    c->family = family;
+    c->scalable = scalable;
+    if (!(c->loc = calloc((size_t)w->NP, sizeof *c->loc))) {
+        npl__cls_oom(w);
+        return NULL;
+    }
+    L->ncand++;
+    return c;
+}
+
+/* A shape: the advised string `policy`, evaluated as itself on L->topo, or (eval != NULL) as
+ * `eval` on the one-node-per-thread topology, whose nodes are the block owner threads. */
+int npl__cls_plan(struct work *w, const char *spec, int thread_level, const struct level *L,
+                  npl_plan **plan)
+{
+    npl_policy *pol = NULL;
+    *plan = NULL;
+    if (npl_policy_parse(&pol, spec) < 0)
+        return npl__prof_fail(w->err, sizeof w->err, EINVAL, "classifier: policy %s: %s", spec,
+                              npl_last_error());
+    int rc = npl_plan_create(plan, pol, thread_level ? w->c->tt : L->topo, 0);
+    npl_policy_free(pol);
+    if (rc < 0)
+        return npl__prof_fail(w->err, sizeof w->err, errno, "classifier: plan %s: %s", spec,
+                              npl_last_error());
+    return 0;
+}
+
+int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval,
+                   int family, uint64_t period, int threads)
+{
+    npl_plan *plan = NULL;
+    if (npl__cls_plan(w, eval ? eval : policy, eval != NULL, L, &plan) < 0)
+        return -1;
+    int dup;
+    struct cand *c = npl__cls_add_cand(w, L, policy, family, 1, &dup);
+    if (!c) {
+        npl_plan_free(plan);
+        return dup ? 0 : -1;
+    }
+    c->period = period;
+    c->threads = threads;
+    snprintf(c->eval, sizeof c->eval, "%s", eval ? eval : "");
+    struct placement pl = {family, plan, eval != NULL, NULL};
+    int rc = npl__cls_evaluate(w, L, &pl, c->loc);
+    npl_plan_free(plan);
+    return rc;
+}
+
+/* Explicit owners fitted on the phases of `set`: index per chunk (-1 where the set has no
+ * sample) and local accesses per phase: leave-one-out inside the set, as fitted outside it. */
+int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set,
+                          int *chunk_node, double *loc)
+{
+    int M = L->M;
+    for (uint64_t k = 0; chunk_node && k < w->in->nchunks; k++)
+        chunk_node[k] = -1;
+    for (int p = 0; p < w->NP; p++)
+        loc[p] = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        int nl = 0;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            const struct npl_prof_sample *s = sample(w, i);
+            int j = L->tn[s->thread];
+            if (!set[phase_of(w, s)])
+                continue;
+            if (L->cn[j] == 0)
+                L->clist[nl++] = j;
+            L->cn[j] += cnt(s);
+        }
+        /* the top value v1 (n1 nodes hold it, the first is `first`) and the second v2 (n2) */
+        double v1 = 0, v2 = 0;
+        int n1 = 0, n2 = 0, first = -1;
+        for (int q = 0; q < nl; q++) {
+            int j = L->clist[q];
+            double v = L->cn[j];
+            if (v > v1) {
+                v2 = v1;
+                n2 = n1;
+                v1 = v;
+                n1 = 1;
+                first = j;
+            } else if (v == v1) {
+                n1++;
+                first = j < first ? j : first;
+            } else if (v > v2) {
+                v2 = v;
+                n2 = 1;
+            } else if (v == v2) {
+                n2++;
+            }
+        }
+        if (v2 == 0)
+            n2 += M - nl; /* the nodes that never touched it */
+        if (chunk_node && v1 > 0)
+            chunk_node[group_chunk(w, g)] = first;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            const struct npl_prof_sample *s = sample(w, i);
+            int j = L->tn[s->thread], p = phase_of(w, s);
+            double share;
+            if (!set[p]) /* as fitted */
+                share = v1 <= 0 ? 1.0 / M : L->cn[j] == v1 ? 1.0 / n1 : 0;
+            else if (L->cn[j] < v1 || n1 >= 2) /* one access of j left out: j is not the owner */
+                share = 0;
+            else if (v1 - 1 > v2) /* j stays the owner alone */
+                share = 1;
+            else /* a tie with the nodes at v2 (all of them when v1 - 1 is 0) */
+                share = v1 - 1 <= 0 && v2 <= 0 ? 1.0 / M : 1.0 / (n2 + 1);
+            loc[p] += cnt(s) * share;
+        }
+        for (int q = 0; q < nl; q++)
+            L->cn[L->clist[q]] = 0;
+    }
+    return 0;
+}
+
+/* Top thread of each sampled chunk over the fitted set (-1: none), and the thread that makes
+ * most of the accesses with its share. */
+int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *top_thread)
+{
+    int T = w->in->nthreads;
+    double *ct = calloc((size_t)T, sizeof *ct), *tot = calloc((size_t)T, sizeof *tot);
+    if (!ct || !tot) {
+        free(ct);
+        free(tot);
+        return npl__cls_oom(w);
+    }
+    for (size_t g = 0; g < w->ngroups; g++) {
+        int best = -1;
+        double bv = 0;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            const struct npl_prof_sample *s = sample(w, i);
+            if (w->inF[phase_of(w, s)]) {
+                ct[s->thread] += cnt(s);
+                tot[s->thread] += cnt(s);
+            }
+        }
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            int t = (int)sample(w, i)->thread;
+            if (ct[t] > bv || (ct[t] == bv && bv > 0 && t < best)) {
+                bv = ct[t];
+                best = t;
+            }
+        }
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
+            ct[sample(w, i)->thread] = 0;
+        owner[g] = bv > 0 ? best : -1;
+    }
+    int tt = 0;
+    double all = 0;
+    for (int t = 0; t < T; t++) {
+        all += tot[t];
+        if (tot[t] > tot[tt])
+            tt = t;
+    }
+    *top_thread = tt;
+    *top_share = all > 0 ? tot[tt] / all : 0;
+    free(ct);
+    free(tot);
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+
+int npl__cls_fit_shapes(struct work *w, const int *owner, struct fit *f)
+{
+    int T = w->in->nthreads;
+    memset(f, 0, sizeof *f);
+    f->tcand[f->nt++] = T;
+    unsigned char *seen = calloc((size_t)T, 1);
+    uint64_t *runs = malloc((w->ngroups + 1) * sizeof *runs);
+    if (!seen || !runs) {
+        free(seen);
+        free(runs);
+        return npl__cls_oom(w);
+    }
+    int distinct = 0, maxo = -1;
+    for (size_t g = 0; g < w->ngroups; g++)
+        if (owner[g] >= 0) {
+            distinct += !seen[owner[g]];
+            seen[owner[g]] = 1;
+            maxo = owner[g] > maxo ? owner[g] : maxo;
+        }
+    free(seen);
+    if (distinct > 0 && distinct != T)
+        f->tcand[f->nt++] = distinct;
+    if (maxo + 1 > 0 && maxo + 1 != T && maxo + 1 != distinct)
+        f->tcand[f->nt++] = maxo + 1;
+    /* periods: the runs of one owner along the array (chunks without samples skipped) */
+    uint64_t nr = 0, changes = 0, start = 0, lo = UINT64_MAX, hi = 0, kc[3];
+    int cur = -2, nk = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        if (owner[g] < 0)
+            continue;
+        uint64_t ch = group_chunk(w, g);
+        lo = ch < lo ? ch : lo;
+        hi = ch > hi ? ch : hi;
+        if (owner[g] != cur) {
+            if (cur != -2 && ++changes >= 2) /* an interior run: between two changes */
+                runs[nr++] = ch - start;
+            cur = owner[g];
+            start = ch;
+        }
+    }
+    if (nr > 0) {
+        qsort(runs, nr, sizeof *runs, cmp_u64);
+        kc[nk++] = runs[nr / 2];
+        kc[nk++] = runs[0];
+    }
+    if (changes > 0 && hi > lo)
+        kc[nk++] = (hi - lo + 1 + changes / 2) / (changes + 1);
+    free(runs);
+    /* a period is one only when the owners' cycle (the period times the owners) fits the array
+     * twice: blocked owners whose blocks are not equal shares (CG's rows of unequal lengths)
+     * otherwise fit a "period" of one block that wraps around once, at the array's end */
+    uint64_t cycle_owners = distinct > 1 ? (uint64_t)distinct : 1;
+    for (int i = 0; i < nk; i++) {
+        uint64_t k = kc[i] * w->cp;
+        int dup = 0;
+        for (int j = 0; j < f->nk; j++)
+            dup |= f->kc[j] == k;
+        if (kc[i] > 0 && k * 2 * cycle_owners <= w->npages && !dup)
+            f->kc[f->nk++] = k;
+    }
+    return 0;
+}
+
+/* the thread-level shapes of a fit, on level L (eval: thread-level plans for the machine) */
+int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f, int on_machine)
+{
+    char pol[160], ev[160];
+    const char *pin =
+        on_machine && w->in->pin && !strcmp(w->in->pin, "scatter") ? ",pin=scatter" : "";
+    for (int i = 0; i < f->nt; i++) {
+        snprintf(pol, sizeof pol, "bind_block:threads=%d%s", f->tcand[i], pin);
+        snprintf(ev, sizeof ev, "bind_block:threads=%d", f->tcand[i]);
+        if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, FAM_BLOCK, 0, f->tcand[i]) < 0)
+            return -1;
+    }
+    for (int k = 0; k < f->nk; k++)
+        for (int i = 0; i < f->nt; i++) {
+            snprintf(pol, sizeof pol, "bind_block:pages=%llu,threads=%d%s",
+                     (unsigned long long)f->kc[k], f->tcand[i], pin);
+            snprintf(ev, sizeof ev, "bind_block:pages=%llu,threads=%d", (unsigned long long)f->kc[k],
+                     f->tcand[i]);
+            if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, FAM_THREAD_CYCLIC, f->kc[k],
+                               f->tcand[i]) < 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* Node shares of the accesses over the fitted set; the accessing nodes (OS ids). */
+int npl__cls_node_shares(struct work *w, double *share, int *accessing)
+{
+    int M = w->c->M, n = 0;
+    for (int j = 0; j < M; j++)
+        share[j] = 0;
+    for (size_t i = 0; i < w->in->nsamples; i++)
+        if (w->inF[phase_of(w, &w->in->samples[i])])
+            share[w->tn[w->in->samples[i].thread]] += cnt(&w->in->samples[i]);
+    for (int j = 0; j < M; j++) {
+        share[j] = w->accF > 0 ? share[j] / w->accF : 0;
+        if (share[j] > 0)
+            accessing[n++] = w->c->nodes[j];
+    }
+    return n;
+}
+
+/* The machine's candidates. */
+int npl__cls_node_candidates(struct work *w, const struct fit *f)
+{
+    struct npl_prof_ctx *c = w->c;
+    struct level *L = &w->node;
+    int M = c->M, dup;
+    char pol[160], list[2048];
+    struct cand *ft = npl__cls_add_cand(w, L, "first_touch", FAM_FT, 1, &dup);
+    struct placement pft = {FAM_FT, NULL, 0, NULL};
+    double *share = malloc((size_t)M * sizeof *share);
+    int *accessing = malloc((size_t)M * sizeof *accessing), rc = -1;
+    if (!ft || !share || !accessing) {
+        if (!w->err[0])
+            npl__cls_oom(w);
+        goto out;
+    }
+    if (npl__cls_evaluate(w, L, &pft, ft->loc) < 0)
+        goto out;
+    int nacc = npl__cls_node_shares(w, share, accessing);
+    /* bind_all on the (at most 4) nodes that access it most */
+    unsigned char *taken = calloc((size_t)M, 1);
+    if (!taken) {
+        npl__cls_oom(w);
+        goto out;
+    }
+    for (int r = 0; r < 4; r++) {
+        int b = -1;
+        for (int j = 0; j < M; j++)
+            if (!taken[j] && (b < 0 || share[j] > share[b]))
+                b = j;
+        if (b < 0 || (r > 0 && share[b] == 0))
+            break;
+        taken[b] = 1;
+        snprintf(pol, sizeof pol, "bind_all:%d", c->nodes[b]);
+        if (npl__cls_shape(w, L, pol, NULL, FAM_BIND_ALL, 0, 0) < 0) {
+            free(taken);
+            goto out;
+        }
+    }
+    free(taken);
+    /* spreading: over every node, and over the nodes that access it */
+    npl__cls_fmt_list(accessing, nacc, list, sizeof list);
+    if (M > 1 && npl__cls_shape(w, L, "cyclic", NULL, FAM_CYCLIC, 0, 0) < 0)
+        goto out;
+    if (nacc > 1 && nacc < M && strlen(list) < 120) {
+        snprintf(pol, sizeof pol, "cyclic@%.120s", list);
+        if (npl__cls_shape(w, L, pol, NULL, FAM_CYCLIC, 0, 0) < 0)
+            goto out;
+    }
+    /* weighted by the nodes' shares, when they differ */
+    double mx = 0, mn = 1;
+    for (int j = 0; j < M; j++)
+        if (share[j] > 0) {
+            mx = share[j] > mx ? share[j] : mx;
+            mn = share[j] < mn ? share[j] : mn;
+        }
+    if (nacc > 1 && mx >= 1.25 * mn) {
+        size_t o = (size_t)snprintf(pol, sizeof pol, "weighted:");
+        int ok = 1, first = 1;
+        for (int j = 0; j < M && ok; j++)
+            if (share[j] > 0) {
+                long wt = (long)(16.0 * share[j] / mx + 0.5);
+                int k = snprintf(pol + o, sizeof pol - o, "%s%d=%ld", first ? "" : ",", c->nodes[j],
+                                 wt < 1 ? 1 : wt);
+                ok = k > 0 && o + (size_t)k < sizeof pol - 1;
+                o += ok ? (size_t)k : 0;
+                first = 0;
+            }
+        if (ok && npl__cls_shape(w, L, pol, NULL, FAM_WEIGHTED, 0, 0) < 0)
+            goto out;
+    }
+    if (npl__cls_thread_shapes(w, L, f, 1) < 0)
+        goto out;
+    /* node-level periodic blocks */
+    for (int k = 0; M > 1 && k < f->nk; k++) {
+        snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f->kc[k]);
+        if (npl__cls_shape(w, L, pol, NULL, FAM_CYCLIC_BLOCK, f->kc[k], 0) < 0)
+            goto out;
+        if (nacc > 1 && nacc < M && strlen(list) < 120) {
+            snprintf(pol, sizeof pol, "cyclic_block:%llu@%.120s", (unsigned long long)f->kc[k], list);
+            if (npl__cls_shape(w, L, pol, NULL, FAM_CYCLIC_BLOCK, f->kc[k], 0) < 0)
+                goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(share);
+    free(accessing);
+    return rc;
+}
+
+/* The shapes fitted again on the steady state's owners: a one-time phase (a serial pass over
+ * the whole array) gives chunks sampled little in the steady state another owner, which can hide
+ * the period from the fit on every sample. Shapes already there are kept. */
+int npl__cls_steady_shapes(struct work *w, const int *owner)
+{
+    struct fit f;
+    char pol[64];
+    if (npl__cls_fit_shapes(w, owner, &f) < 0 || npl__cls_thread_shapes(w, &w->node, &f, 1) < 0 ||
+        npl__cls_thread_shapes(w, &w->thr, &f, 0) < 0)
+        return -1;
+    for (int k = 0; w->c->M > 1 && k < f.nk; k++) {
+        snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f.kc[k]);
+        if (npl__cls_shape(w, &w->node, pol, NULL, FAM_CYCLIC_BLOCK, f.kc[k], 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+const struct cand *npl__cls_best_of(const struct level *L, int family)
+{
+    const struct cand *b = NULL;
+    for (int i = 0; i < L->ncand; i++) {
+        const struct cand *c = &L->cands[i];
+        if ((family < 0 ? c->family != FAM_FT : c->family == family) && (!b || c->frac > b->frac))
+            b = c;
+    }
+    return b;
+}
+
+const struct cand *npl__cls_find(const struct level *L, const char *policy)
+{
+    for (int i = 0; i < L->ncand; i++)
+        if (!strcmp(L->cands[i].policy, policy))
+            return &L->cands[i];
+    return NULL;
+}
+
+/* the machine's twin of a thread-level shape (same family, period and threads) */
+const struct cand *npl__cls_twin(const struct level *L, const struct cand *t)
+{
+    for (int i = 0; t && i < L->ncand; i++)
+        if (L->cands[i].family == t->family && L->cands[i].period == t->period &&
+            L->cands[i].threads == t->threads)
+            return &L->cands[i];
+    return NULL;
+}
+
+static int cand_order(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    return x->frac > y->frac ? -1 : x->frac < y->frac;
+}
+
+/* Accesses to chunks whose first toucher is known, over the phases of set. */
+double npl__cls_ft_known(const struct work *w, const unsigned char *set)
+{
+    double k = 0;
+    for (size_t i = 0; w->in->first_touch && i < w->in->nsamples; i++) {
+        const struct npl_prof_sample *s = &w->in->samples[i];
+        if ((!set || set[phase_of(w, s)]) && w->in->first_touch[s->chunk] >= 0)
+            k += cnt(s);
+    }
+    return k;
+}
+
+void npl__cls_keep_candidates(struct work *w, struct npl_prof_advice *out)
+{
+    struct level *L = &w->node;
+    qsort(L->cands, (size_t)L->ncand, sizeof *L->cands, cand_order);
+    out->ncand = 0;
+    for (int i = 0; i < L->ncand && out->ncand < NPL_PROF_MAX_CANDIDATES; i++) {
+        struct npl_prof_candidate *o = &out->cand[out->ncand++];
+        snprintf(o->policy, sizeof o->policy, "%s", L->cands[i].policy);
+        o->local = L->cands[i].frac;
+        o->scalable = L->cands[i].scalable;
+    }
+}

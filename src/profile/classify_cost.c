@@ -1,0 +1,146 @@
+/* classify_cost.c - PURE: an objective that sees bandwidth, not only locality, and how sure the
+ * samples make it (docs/AUTO.md, "The objective").
+ *
+ * A placement's cost is its remote accesses plus the load it puts on one node's memory: its
+ * score is its local fraction less the busiest node's share of the accesses it serves beyond the
+ * busiest accessing node's own share (Carrefour, ASPLOS'13: one controller serving every thread
+ * costs more than remote latency). A table every thread reads, put on one node, scores its local
+ * fraction less the load of the other nodes' threads on that node; spread, it scores its local
+ * fraction. An owned array placed by its owners loads each node with what its threads use: no
+ * excess.
+ *
+ * Fault samples of data that several nodes' threads read name the thread that touched a page
+ * first after it was armed, not the one that reads it most: their node shares say which nodes use
+ * it, not how much (a uniformly read table was sampled 0.04 / 0.35 / 0.54 / 0.07). So for a
+ * shared array whose skew is global (no per-chunk owners: the explicit map gains less than
+ * NPL_PROF_CHUNK_GAIN over the top node alone) and is not a static schedule's even split, every
+ * candidate is also scored as if every accessing node used it alike, and keeps the worse of the
+ * two scores: a placement that pays only if the skew is real is not chosen on it. Each figure
+ * gets an uncertainty (two standard errors of a sampled fraction, or the gap between the two
+ * hypotheses); when the chosen placement's score is within the uncertainties of the spread's,
+ * the spread is chosen and the reason says so. */
+#define _GNU_SOURCE
+#include "profile/classify_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STD_ERRORS 2.0 /* an uncertainty is this many standard errors */
+
+/* The share of the accesses (fitted set) that each node's memory serves under candidate c. */
+static int node_load(struct work *w, const struct cand *c, const int *xnode, double *load)
+{
+    struct level *L = &w->node;
+    npl_plan *plan = NULL;
+    int M = L->M, tl = c->eval[0] != 0;
+    for (int j = 0; j < M; j++)
+        load[j] = 0;
+    if (c->family != FAM_FT && c->family != FAM_EXPLICIT &&
+        npl__cls_plan(w, tl ? c->eval : c->policy, tl, L, &plan) < 0)
+        return -1;
+    struct placement pl = {c->family, plan, tl, xnode};
+    double all = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        double a = 0;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
+            if (w->inF[phase_of(w, sample(w, i))])
+                a += cnt(sample(w, i));
+        if (a == 0)
+            continue;
+        int uni = npl__cls_chunk_dist(w, L, &pl, group_chunk(w, g));
+        if (uni < 0) {
+            npl_plan_free(plan);
+            return -1;
+        }
+        for (int j = 0; j < M; j++)
+            load[j] += a * (uni ? 1.0 / M : L->dist[j]);
+        all += a;
+    }
+    npl_plan_free(plan);
+    for (int j = 0; j < M; j++)
+        load[j] = all > 0 ? load[j] / all : 0;
+    return 0;
+}
+
+/* Is even use by the accessing nodes as likely as the sampled skew? (see the top comment) */
+static int even_plausible(struct work *w, struct verdict *v)
+{
+    int shared = v->top_share < NPL_PROF_SERIAL && v->tx < NPL_PROF_OWNED &&
+                 !(v->nacc > 1 && v->best >= NPL_PROF_OWNED);
+    if (!shared || v->nacc < 2 || v->xc->frac - v->smax >= NPL_PROF_CHUNK_GAIN)
+        return 0;
+    int *map = malloc((size_t)(w->in->nchunks ? w->in->nchunks : 1) * sizeof *map), split = 0;
+    if (!map)
+        return npl__cls_oom(w);
+    int even = npl__cls_even_split_map(w, v->xnode, 1, map, &split);
+    free(map);
+    return !even;
+}
+
+int npl__cls_costs(struct work *w, struct verdict *v)
+{
+    struct level *N = &w->node;
+    int M = N->M;
+    double n = w->accF > 1 ? w->accF : 1;
+    v->smax = 0;
+    for (int j = 0; j < M; j++)
+        v->smax = dmax(v->smax, v->share[j]);
+    int even = even_plausible(w, v);
+    if (even < 0)
+        return -1;
+    v->even_plausible = even;
+    double *load = malloc((size_t)M * sizeof *load);
+    if (!load)
+        return npl__cls_oom(w);
+    for (int i = 0; i < N->ncand; i++) {
+        struct cand *c = &N->cands[i];
+        if (node_load(w, c, v->xnode, load) < 0) {
+            free(load);
+            return -1;
+        }
+        double busiest = 0, on_accessing = 0;
+        for (int j = 0; j < M; j++) {
+            busiest = dmax(busiest, load[j]);
+            on_accessing += v->share[j] > 0 ? load[j] : 0;
+        }
+        c->busiest = busiest;
+        c->score = c->frac - dmax(0, busiest - v->smax);
+        c->err = STD_ERRORS * npl__cls_root01(c->frac * (1 - c->frac) / n);
+        if (even) {
+            double local = on_accessing / v->nacc;
+            c->score = dmin(c->score, local - dmax(0, busiest - 1.0 / v->nacc));
+            c->err = dmax(c->err, dmax(c->frac - local, local - c->frac));
+        }
+    }
+    free(load);
+    return 0;
+}
+
+/* the spread over the accessing nodes (cyclic, or cyclic@nodes), NULL if not a candidate */
+static const struct cand *spread_of(struct work *w, const struct verdict *v)
+{
+    char pol[160], list[2048];
+    npl__cls_fmt_list(v->accessing, v->nacc, list, sizeof list);
+    if (v->nacc <= 1 || v->nacc == w->c->M || strlen(list) >= 120)
+        snprintf(pol, sizeof pol, "cyclic");
+    else
+        snprintf(pol, sizeof pol, "cyclic@%.120s", list);
+    return npl__cls_find(&w->node, pol);
+}
+
+void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_advice *out)
+{
+    const struct cand *c = v->chosen, *sp = spread_of(w, v);
+    if (!sp || c == sp || c->family == FAM_CYCLIC || v->nacc < 2 ||
+        c->score - sp->score > c->err + sp->err)
+        return;
+    npl__cls_add_text(v->guard, sizeof v->guard, "; the samples cannot tell %.60s (%.2f, load "
+                      "%.2f on the busiest node, +/- %.2f) from %.60s (%.2f, load %.2f, +/- %.2f):"
+                      " %.60s, the safe spread", c->policy, c->frac, c->busiest, c->err,
+                      sp->policy, sp->frac, sp->busiest, sp->err, sp->policy);
+    v->chosen = sp;
+    npl__advice_set(out, NPL_ADVICE_POLICY, sp->policy);
+    out->local_policy = sp->frac;
+}
