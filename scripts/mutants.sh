@@ -15,23 +15,26 @@ DIR=${NPL_MUTANTS_DIR:-/tmp/npl-mutants}
 export CCACHE_BASEDIR=$DIR CCACHE_NOHASHDIR=1
 COPY=$DIR/$(basename "$SRC")
 
-# NAME | FILE | sed expression (must change the file) | ctest regex | targets | accepted (reason)
+# NAME ~ FILE ~ sed expression (must change the file) ~ ctest regex ~ targets ~ accepted (why)
 MUTANTS=(
-"ordinal-apply|preload/apply.c|s/if (e->a->site.ordinal == ordinal)/if (e->a->site.ordinal == 0)/|host.profile_apply$|numaplace_cli numaplace_preload test_profile_apply|"
-"next-ordinal-apply|preload/apply.c|s/struct entry \*e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP)/struct entry *e = lookup(k.object_hash, k.offset, ord + 1, NPL_SITE_HEAP)/|host.profile_apply$|numaplace_cli numaplace_preload test_profile_apply|"
-"ordinal-collect|src/profile/collect.c|s/if (a->site.ordinal == ordinal)/if (a->site.ordinal == 0)/|host.auto$|numaplace_cli numaplace_preload test_auto|"
-"lazy-no-mbind|src/place/place_lazy.c|s/if (npl__mbind(cnt, addr + first \* psz/if (0 \&\& npl__mbind(cnt, addr + first * psz/|host.profile_apply$|numaplace_cli numaplace_preload test_profile_apply|"
-"lazy-no-interleave|src/place/place_lazy.c|s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/|host.place$|numaplace_cli numaplace_preload test_host|accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_tests)"
-"sampler-all-local|src/profile/sampler.c|s/where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;/where = NPL_RAW_LOCAL;/|cli.profile$|numaplace_cli numaplace_preload|accepted: one node, every access is local (guest_profile_locality: 0% local under bind_all:1)"
-"no-phase-next-touch|src/profile/classify.c|s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/|unit.test_classify$|test_classify|"
-"no-next-touch-register|preload/apply.c|s/if (!e->a->has_advice \|\| !e->a->advice.nnext_touch)/if (1)/|cli.profile$|numaplace_cli numaplace_preload|"
+"ordinal-apply~preload/apply.c~s/if (e->a->site.ordinal == ordinal)/if (e->a->site.ordinal == 0)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"next-ordinal-apply~preload/apply.c~s/struct entry \*e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP)/struct entry *e = lookup(k.object_hash, k.offset, ord + 1, NPL_SITE_HEAP)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"ordinal-collect~src/profile/collect.c~s/if (a->site.ordinal == ordinal)/if (a->site.ordinal == 0)/~host.auto$~numaplace_cli numaplace_preload test_auto~"
+"lazy-no-mbind~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr + first \* psz/if (0 \&\& npl__mbind(cnt, addr + first * psz/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"lazy-no-interleave~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/~host.place$~numaplace_cli numaplace_preload test_host~accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_tests)"
+"sampler-all-local~src/profile/sampler.c~s/where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;/where = NPL_RAW_LOCAL;/~host.sampler$|cli.profile$~numaplace_cli numaplace_preload test_sampler~accepted: one node, every access is local (guest_profile_locality: 0% local under bind_all:1)"
+"sampler-chunk~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, 0, write);/~host.sampler$~test_sampler~"
+"sampler-no-write~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk, 0);/~host.sampler$~test_sampler~"
+"no-phase-next-touch~src/profile/classify.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"
+"no-next-touch-register~preload/apply.c~s/if (!e->a->has_advice || !e->a->advice.nnext_touch)/if (1)/~cli.profile$|host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 )
 
 only=" $* "
 mkdir -p "$DIR"
 echo "mutants: copying the tree to $COPY"
 mkdir -p "$COPY"
-rsync -a --delete --exclude /build --exclude '/build-*' --exclude /.git "$SRC/" "$COPY/" || exit 1
+find "$COPY" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} + # the build stays: ccache, make
+tar -C "$SRC" --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -C "$COPY" -xf - || exit 1
 B=$COPY/build
 if [ ! -f "$B/CMakeCache.txt" ]; then
     cmake -S "$COPY" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPL_WERROR=ON \
@@ -40,7 +43,7 @@ if [ ! -f "$B/CMakeCache.txt" ]; then
 fi
 killed=0 survived=0 stale=0 accepted=0 bad=0
 for m in "${MUTANTS[@]}"; do
-    IFS='|' read -r name file expr tests targets why <<<"$m"
+    IFS='~' read -r name file expr tests targets why <<<"$m"
     [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
     f=$COPY/$file
     cp "$SRC/$file" "$f"
