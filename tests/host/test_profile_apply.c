@@ -81,8 +81,9 @@ static int child(int report)
     return 0;
 }
 
-/* the stored advice of the array at ordinal 1 in the profile file at path set to first_touch */
-static int edit_ordinal_1(const char *path)
+/* In the profile file at path, the array at ordinal `ordinal`: the value of its first `key`
+ * after the ordinal (a string or a list: up to the closing quote or bracket) replaced by value */
+static int edit_advice(const char *path, int ordinal, const char *key, const char *value)
 {
     FILE *f = fopen(path, "r");
     static char text[1 << 22];
@@ -90,19 +91,35 @@ static int edit_ordinal_1(const char *path)
     if (f)
         fclose(f);
     text[n] = 0;
-    char *o = strstr(text, "\"ordinal\": 1,"), *pol = o ? strstr(o, "\"policy\": \"") : NULL;
-    char *end = pol ? strchr(pol + 11, '"') : NULL;
+    char ord[32];
+    snprintf(ord, sizeof ord, "\"ordinal\": %d,", ordinal);
+    char *o = strstr(text, ord), *k = o ? strstr(o, key) : NULL;
+    char *v = k ? k + strlen(key) : NULL;
+    char *end = v ? strchr(v + 1, *v == '"' ? '"' : ']') : NULL;
     if (!end)
         return -1;
     f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "%.*s\"policy\": \"first_touch%s", (int)(pol - text), text, end);
+    fprintf(f, "%.*s%s%s", (int)(v - text), text, value, end + 1);
     return fclose(f);
 }
 
-/* runs NP ARGS... with stdout into out (size bytes), stderr dropped: the exit status */
-static int run_np(char *out, size_t size, char *const argv[])
+static int count_lines(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* runs argv with stdout into out (size bytes), stderr into the file err (NULL: dropped): the
+ * exit status */
+static int run_np(char *out, size_t size, char *const argv[], const char *err)
 {
     int fd[2];
     if (pipe(fd) < 0)
@@ -111,7 +128,7 @@ static int run_np(char *out, size_t size, char *const argv[])
     if (pid == 0) {
         dup2(fd[1], 1);
         close(fd[0]);
-        if (!freopen("/dev/null", "w", stderr))
+        if (!freopen(err ? err : "/dev/null", "w", stderr))
             _exit(125);
         execv(argv[0], argv);
         _exit(127);
@@ -148,9 +165,10 @@ int main(int argc, char **argv)
     self[sl] = 0;
     char *prof_argv[] = {np, "profile", "--rate", "20000", "--threshold", "1M", "--out", prof,
                          "--", self, "--child", NULL};
-    int rc = run_np(out, sizeof out, prof_argv);
+    int rc = run_np(out, sizeof out, prof_argv, NULL);
     CHECK(rc == 0, "numaplace profile -- test_profile_apply --child: %d", rc);
-    CHECK(edit_ordinal_1(prof) == 0, "the profile's ordinal 1 advised first_touch by hand");
+    CHECK(edit_advice(prof, 1, "\"policy\": ", "\"first_touch\"") == 0,
+          "the profile's ordinal 1 advised first_touch by hand");
 
     /* each ordinal's advice at alloc_one's call of malloc */
     npl_profile *p = NULL;
@@ -178,7 +196,7 @@ int main(int argc, char **argv)
 
     char *run_argv[] = {np, "run", "--profile", prof, "--threshold", "1M", "--", self, "--child",
                         "--report", NULL};
-    rc = run_np(out, sizeof out, run_argv);
+    rc = run_np(out, sizeof out, run_argv, NULL);
     CHECK(rc == 0, "numaplace run --profile -- test_profile_apply --child --report: %d", rc);
     const npl_topo *t = npl_topo_self();
     unsigned long nodes = 0;
@@ -199,6 +217,25 @@ int main(int argc, char **argv)
                   "array %d (%s): a policy on this machine's nodes %lx before its first touch "
                   "(mode %d, nodes %lx)", i, pol[i], nodes, mode, mask);
     }
+
+    /* next-touch: ordinal 2 advised next-touch at phase 1 by hand (a phase-changing array's
+     * advice): run --profile registers that array, and only it, for next-touch */
+    char err[] = "/tmp/npl_test_profile_apply_err.XXXXXX";
+    int efd = mkstemp(err);
+    if (efd >= 0)
+        close(efd);
+    char *verbose_argv[] = {np, "run", "--profile", prof, "--threshold", "1M", "--verbose", "--",
+                            self, "--child", NULL};
+    rc = run_np(out, sizeof out, verbose_argv, err);
+    int before = count_lines(err, "registered for next-touch");
+    CHECK(rc == 0 && edit_advice(prof, 2, "\"next_touch_phases\": ", "[1]") == 0,
+          "run --profile (%d), and ordinal 2 advised next-touch at phase 1 by hand", rc);
+    rc = run_np(out, sizeof out, verbose_argv, err);
+    int after = count_lines(err, "registered for next-touch");
+    CHECK(rc == 0 && before == 0 && after == 1,
+          "registered for next-touch: no array before, one after the edit (%d, %d; status %d)",
+          before, after, rc);
+    unlink(err);
     unlink(prof);
     return check_summary("profile_apply");
 }
