@@ -24,7 +24,7 @@ MUTANTS=(
 "lazy-no-mbind~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr + first \* psz/if (0 \&\& npl__mbind(cnt, addr + first * psz/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 "lazy-no-interleave~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/~host.place$~numaplace_cli numaplace_preload test_host~accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_tests)"
 "sampler-all-local~src/profile/sampler.c~s/where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;/where = NPL_RAW_LOCAL;/~host.sampler$|cli.profile$~numaplace_cli numaplace_preload test_sampler~accepted: one node, every access is local (guest_profile_locality: 0% local under bind_all:1)"
-"sampler-chunk~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk / 2, write);/~host.sampler$~test_sampler~"
+"sampler-chunk~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk >> 1, write);/~host.sampler$~test_sampler~"
 "sampler-no-write~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk, 0);/~host.sampler$~test_sampler~"
 "no-phase-next-touch~src/profile/classify.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"
 "no-next-touch-register~preload/apply.c~s/if (!e->a->has_advice || !e->a->advice.nnext_touch)/if (1)/~cli.profile$|host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"

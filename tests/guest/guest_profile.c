@@ -76,8 +76,10 @@ static void report(const char *name, const double *a, size_t n, const int *threa
 static int child(size_t mib, int iters, char **pols)
 {
     size_t n = mib << 20 >> 3, per_page = PSZ / sizeof(double);
-    double *blk = malloc(n * sizeof *blk), *cyc = malloc(n * sizeof *cyc),
-           *shr = malloc(n * sizeof *shr);
+    /* page-aligned (the pages are counted from the array's first byte: under a plain run
+     * malloc's blocks start past a header) */
+    double *blk = aligned_alloc(PSZ, n * sizeof *blk), *cyc = aligned_alloc(PSZ, n * sizeof *cyc),
+           *shr = aligned_alloc(PSZ, n * sizeof *shr);
     if (!blk || !cyc || !shr)
         return 1;
     int T = omp_get_max_threads(), thread_node[256];
