@@ -88,9 +88,10 @@ fi
 SHAPE_2=" numavm_selftest.sh guest_tests guest_probe guest_arch guest_bind_mpi "
 SHAPE_3=" guest_tests guest_probe guest_arch guest_mai guest_cli@--measure-report "
 SHAPE_8=" numavm_selftest.sh guest_tests guest_probe guest_mai "
-# run in a boot of their own shape elsewhere: guest_soak in tests/guest/harness_test.sh's CPU-less
-# and memory-less guest (and the ASan and TSan guests of scripts/reliability.sh)
-ELSEWHERE=" guest_soak "
+# run in a boot of another shape, not again in the 4-node one: guest_soak in
+# tests/guest/harness_test.sh's CPU-less and memory-less guest (and the ASan and TSan guests of
+# scripts/reliability.sh); guest_cli in the 3-node guest (N > 2: the same branches as 4 nodes)
+ELSEWHERE=" guest_soak guest_cli "
 # Seconds each program took in the 4-node guest (in_guest.sh's "--- PROGRAM: exit R, S s" lines,
 # rounded up): measured 2026-11-28 on the 2-core dev machine at load 10-12 (5 other builds), the
 # common 4-node boot, 493 s of programs in a 543 s boot; guest_profile 213 s alone. The other
