@@ -6,9 +6,13 @@
 # a doxygen warning. Every test program prints "NAME: N passed, M failed, S skipped"; the last
 # lines sum them per stage and over the whole run (logs in build/test-logs/). Under CI=true a skip
 # that tests/expected-skips.txt does not list is a failure.
+# Quick modes (the default, CI): see tests/README.md for what NPL_FULL=1 adds. Each stage prints
+# its duration, the summary every stage's and the total.
 set -eu
 cd "$(dirname "$0")/.."
+T0=$(date +%s)
 sh scripts/build.sh
+echo "== build: $(( $(date +%s) - T0 )) s"
 logs=build/test-logs
 rm -rf "$logs" && mkdir -p "$logs"
 rc=0
@@ -19,7 +23,10 @@ stage() {
     stages="$stages $n"
     echo "$name" >"$logs/$n.name"
     echo "== $name"
+    t0=$(date +%s)
     { st=0; "$@" 2>&1 || st=$?; echo $st >"$logs/$n.rc"; } | tee "$logs/$n.log"
+    echo $(( $(date +%s) - t0 )) >"$logs/$n.seconds"
+    echo "== $name: $(cat "$logs/$n.seconds") s"
     case $(cat "$logs/$n.rc") in 0|77) ;; *) rc=1 ;; esac # 77: every check skipped (not under CI)
 }
 ctest_all() { # the test programs' own output is in ctest's LastTest.log: kept for the counts
@@ -68,10 +75,11 @@ for n in $stages; do
     tp=$((tp + $1)) tf=$((tf + $2)) ts=$((ts + $3))
     case $(cat "$logs/$n.rc") in 0) st=ok ;; 77) st=skipped ;; *) st=FAILED ;; esac
     progs="$4 programs"; [ "$4" -gt 0 ] || progs="its status only"
-    printf '  %-7s %6d passed, %4d failed, %4d skipped (%s)  %s\n' "$st" "$1" "$2" "$3" "$progs" \
-        "$(cut -c1-60 "$logs/$n.name")"
+    printf '  %-7s %5d s %6d passed, %4d failed, %4d skipped (%s)  %s\n' "$st" "$(cat "$logs/$n.seconds")" \
+        "$1" "$2" "$3" "$progs" "$(cut -c1-60 "$logs/$n.name")"
     grep -h 'tests passed, .* tests failed out of' "$logs/$n.log" | sed 's/^/          ctest: /'
 done
 echo "== all stages: $tp passed, $tf failed, $ts skipped (checks of the test programs)"
+echo "== the whole test command: $(( $(date +%s) - T0 )) s (budget: 35 minutes on an idle 2-core machine)"
 [ $rc -eq 0 ] && echo "all test stages passed" || echo "some test stage FAILED"
 exit $rc

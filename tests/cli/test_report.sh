@@ -23,12 +23,35 @@ check "no source file named as the rule" 0 "$(grep -c 'recommend\.h' "$T/out")"
 v=$(grep -n '^== verdict' "$T/out" | cut -d: -f1) ms=$(grep -n '^== measurements' "$T/out" | cut -d: -f1)
 check "the verdict comes before the measurements" yes "$([ -n "$v" ] && [ -n "$ms" ] && [ "$v" -lt "$ms" ] && echo yes)"
 check "one node said once" 1 "$(grep -c 'ONE usable NUMA node' "$T/out")"
+# results.json and its page (these checks were test_run.sh's, on a report run of their own)
+python3 "$SRC/tools/report_plot.py" "$T/rep" --validate-only >/dev/null 2>&1; check "results.json validates (report_plot.py)" 0 $?
+check "18 recommendations" 18 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['recommendations']))")"
+check "162 results (9 policies x 3 ops x 3 accesses x 2 schedules)" 162 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['characterization']['results']))")"
+check "index.html" 1 "$(grep -c '<html' "$T/rep/index.html")"
+if python3 -c 'import matplotlib' 2>/dev/null; then
+    check "plots made" 3 "$(ls "$T"/rep/*.png 2>/dev/null | wc -l)"
+    check "index.html shows them" 3 "$(grep -o "<img src='[a-z]*.png'" "$T/rep/index.html" | wc -l)"
+else
+    skip matplotlib "report plots: python3-matplotlib is not installed (scripts/deps.sh)"
+fi
+# a broken copy (a policy no schema allows) fails validation: status 1, the verdict INVALID and
+# the offending field named (any exit 1 was accepted before: an ImportError too)
+mkdir -p "$T/badrep"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['recommendations'][0]['policy']='fastest'; json.dump(d, open(sys.argv[2], 'w'))" \
+    "$T/rep/results.json" "$T/badrep/results.json"
+python3 "$SRC/tools/report_plot.py" "$T/badrep" --validate-only >"$T/bad.out" 2>"$T/bad.err"
+check "a broken results.json: status 1, INVALID, the field named" "1 1 yes" \
+    "$? $(grep -c 'results.json INVALID' "$T/bad.out") $(grep -q '^report_plot: schema: .*recommendations.*0.*\|fastest' "$T/bad.err" && echo yes)"
 # --profile: the advice table after the measurements; in index.html the same section (chart and
 # table) as numaplace advise --html draws, once, between the markers tools/report_plot.py keeps
 PR=$SRC/tests/profiles/advised.json
-$N report --quick --reps 1 --profile "$PR" --out "$T/adv" >"$T/adv.out" 2>"$T/adv.err"; rc=$?
-check "report --profile: 0" 0 $rc
-[ $rc -eq 0 ] || tail -5 "$T/adv.err"
+# (with --json: results.json on stdout, the text on stderr; one run checks both)
+$N report --quick --reps 1 --profile "$PR" --json --out "$T/adv" >"$T/adv.json" 2>"$T/adv.out"; rc=$?
+check "report --profile --json: 0" 0 $rc
+[ $rc -eq 0 ] || tail -5 "$T/adv.out"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="numaplace-report/2" and d["reps"]==1; assert d==json.load(open(sys.argv[2]))' \
+    "$T/adv.json" "$T/adv/results.json"
+check "report --json: results.json on stdout (reps 1)" 0 $?
 check "report --profile: the advice table after the measurements" "$($N advise "$PR")" \
     "$(sed -n '/^== per-array advice$/,/^wrote /p' "$T/adv.out" | sed '1d;$d' | grep -v '^plots: \|^report_plot: ')"
 $N advise --html "$T/adv.html" "$PR" >/dev/null
@@ -96,9 +119,6 @@ def walk(x, path):
             walk(v, path)
 walk(schema, "")
 PY
-    $N report --quick --reps 1 --no-plots --json --out "$T/rep1" 2>/dev/null |
-        python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema"]=="numaplace-report/2" and d["reps"]==1'
-    check "report --json: the JSON on stdout" 0 $?
 else
     skip jsonschema "schema validation: python3-jsonschema is not installed (scripts/deps.sh)"
 fi

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CLI tests on the host: run (interposer, pinning, exit codes), where, measure, report,
+# CLI tests on the host: run (interposer, pinning, exit codes), where, measure (report: test_report.sh),
 # --help of every subcommand, the man pages, the JSON schema. One node here: placements are
 # trivial but exact; tests/guest/guest_cli.c checks them page by page on several nodes.
 set -u
@@ -220,30 +220,7 @@ check "measure keeps the other sections" 2 "$(grep -c -e '^pin = compact' -e '^n
 printf 'garbage\n' > $T/garbage.conf
 $N measure --quick --out $T/garbage.conf >/dev/null 2>&1; check "measure refuses to overwrite a bad config: 1" 1 $?
 $N measure --frob 2>/dev/null; check "measure bad option: 2" 2 $?
-# report
-start=$(date +%s)
-$N report --quick --out $T/rep >$T/out 2>&1; rc=$?
-check "report --quick: 0" 0 $rc
-[ $rc -eq 0 ] || tail -5 $T/out
-echo "report --quick took $(( $(date +%s) - start )) s"
-check "report says one node" 1 "$(grep -c 'ONE usable NUMA node' $T/out)"
-python3 "$SRC/tools/report_plot.py" $T/rep --validate-only >/dev/null 2>&1; check "results.json validates against docs/report.schema.json" 0 $?
-check "18 recommendations" 18 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['recommendations']))")"
-check "162 results (9 policies x 3 ops x 3 accesses x 2 schedules)" 162 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['characterization']['results']))")"
-check "index.html" 1 "$(grep -c '<html' $T/rep/index.html)"
-if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null; then
-    check "plots made" 3 "$(ls $T/rep/*.png 2>/dev/null | wc -l)"
-    check "index.html shows them" 3 "$(grep -o "<img src='[a-z]*.png'" $T/rep/index.html | wc -l)"
-else
-    skip matplotlib "report plots: python3-matplotlib is not installed (scripts/deps.sh)"
-fi
-python3 - "$SRC/docs/report.schema.json" $T/rep/results.json <<'PY'; check "a broken results.json fails validation" 1 $?
-import json, sys, subprocess, os
-d = json.load(open(sys.argv[2])); d["recommendations"][0]["policy"] = "fastest"
-os.makedirs("/tmp/npl_badrep", exist_ok=True); json.dump(d, open("/tmp/npl_badrep/results.json", "w"))
-sys.exit(subprocess.call([sys.executable, os.path.join(os.path.dirname(sys.argv[1]), "..", "tools", "report_plot.py"), "/tmp/npl_badrep", "--validate-only"], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
-PY
-rm -rf /tmp/npl_badrep
+# report: tests/cli/test_report.sh (one report --quick run for all its checks)
 # --help and man pages
 for c in topo map demo run where measure report; do
     $N $c --help >/dev/null 2>&1; check "$c --help: 0" 0 $?

@@ -82,8 +82,8 @@ static int count_pages(void)
             lo = per[k] < lo ? per[k] : lo;
             hi = per[k] > hi ? per[k] : hi;
         }
-    printf("RESULT count nodes=%d spread=%d remote_after_iter1=%d remote_final=%d\n", nodes,
-           hi - lo, nodes, hi - lo);
+    printf("RESULT count nodes=%d spread=%d remote_after_iter1=%d remote_final=%d on_node1=%d\n",
+           nodes, hi - lo, nodes, hi - lo, per[1]);
     return 0;
 }
 
@@ -127,7 +127,8 @@ static int sweep(const char *mode)
 }
 
 /* run this program in `mode` with extra environment; capture its RESULT line */
-static int last_nodes; /* nodes the last run's threads ran on */
+static int last_nodes;    /* nodes the last run's threads ran on */
+static int last_on_node1; /* mode count: pages on node 1 (-1: not said) */
 static int run_mode_via(const char *const *prefix, const char *self, const char *mode,
                         const char *preload, int threads, double *first, double *last, int *status);
 static int run_mode(const char *self, const char *mode, const char *preload, int threads,
@@ -189,6 +190,9 @@ static int run_mode_via(const char *const *prefix, const char *self, const char 
     char *res = strstr(buf, "RESULT");
     *first = *last = -1;
     last_nodes = 0;
+    last_on_node1 = -1;
+    if (res && strstr(res, " on_node1="))
+        sscanf(strstr(res, " on_node1="), " on_node1=%d", &last_on_node1);
     if (res && strstr(res, " nodes="))
         sscanf(strstr(res, " nodes="), " nodes=%d", &last_nodes);
     if (res)
@@ -318,7 +322,8 @@ int main(int argc, char **argv)
           g);
     const char *bind[] = {"numaplace", "run", "--policy", "bind_all:1", "--", NULL};
     run_mode_via(bind, exe, "count", NULL, T, &f, &g, &st);
-    CHECK(f == 1, "numaplace run --policy bind_all:1: pages on %.0f node", f);
+    CHECK(f == 1 && last_on_node1 == 1024, "numaplace run --policy bind_all:1: all 1024 pages on "
+          "node 1 (pages on %.0f node, %d on node 1)", f, last_on_node1);
     if (thp[0]) { /* restore */
         FILE *f1 = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "w");
         if (f1) {

@@ -12,6 +12,9 @@
  *   3. there, before any access of the compute phase, every page of blk, cyc and sta is on the
  *      node of the thread that uses it, and every page of each array is where its advised policy's map
  *      puts it (npl_query_pages against npl_policy_map);
+ *      The child initialises every array from the main thread (as real codes do); the control,
+ *      the same child under run --pin compact without a profile, has exactly 1/N of the pages
+ *      of blk, cyc and sta on their user's node (first touch), so only the advice passes 3;
  *   4. the child's checksum is the same under profile, run --profile and a plain run.
  *   guest_profile --child MIB ITERS [POLICY_STA POLICY_BLK POLICY_CYC POLICY_SHR]   the child */
 #define _GNU_SOURCE
@@ -73,8 +76,10 @@ static void report(const char *name, const double *a, size_t n, const int *threa
 static int child(size_t mib, int iters, char **pols)
 {
     size_t n = mib << 20 >> 3, per_page = PSZ / sizeof(double);
-    double *blk = malloc(n * sizeof *blk), *cyc = malloc(n * sizeof *cyc),
-           *shr = malloc(n * sizeof *shr);
+    /* page-aligned (the pages are counted from the array's first byte: under a plain run
+     * malloc's blocks start past a header) */
+    double *blk = aligned_alloc(PSZ, n * sizeof *blk), *cyc = aligned_alloc(PSZ, n * sizeof *cyc),
+           *shr = aligned_alloc(PSZ, n * sizeof *shr);
     if (!blk || !cyc || !shr)
         return 1;
     int T = omp_get_max_threads(), thread_node[256];
@@ -82,21 +87,15 @@ static int child(size_t mib, int iters, char **pols)
         return 1;
 #pragma omp parallel
     thread_node[omp_get_thread_num()] = node_of_cpu();
-    for (size_t i = 0; i < n; i++) /* the main thread initialises the shared one */
+    /* the main thread initialises every array, as real codes do: first touch alone puts them
+     * all on its node (the control of main's check 3) */
+    for (size_t i = 0; i < n; i++) {
         shr[i] = (double)(i % 7);
-#pragma omp parallel
-    {
-        int t = omp_get_thread_num();
-#pragma omp for schedule(static)
-        for (size_t i = 0; i < STA_N; i++)
-            sta[i] = 0.5;
-#pragma omp for schedule(static)
-        for (size_t i = 0; i < n; i++)
-            blk[i] = 1.0;
-        for (size_t i = 0; i < n; i++)
-            if ((i / per_page / K) % (size_t)T == (size_t)t)
-                cyc[i] = 2.0;
+        blk[i] = 1.0;
+        cyc[i] = 2.0;
     }
+    for (size_t i = 0; i < STA_N; i++)
+        sta[i] = 0.5;
     if (pols) { /* where the pages are before the compute phase touches them */
         report("sta", sta, STA_N, thread_node, T, 0, pols[0]);
         report("blk", blk, n, thread_node, T, 0, pols[1]);
@@ -316,6 +315,27 @@ int main(int argc, char **argv)
             CHECK(ok && local == pages, "%s every page on its user's node: %s", names[k],
                   lk ? lk : "?");
     }
+
+    /* the control: the same child pinned the same way with no profile (first touch by the
+     * main thread, on node 0): sta, blk and cyc each have exactly 1/N of their pages on their
+     * user's node, so the advice is what put all of them there */
+    rc = run_to("/tmp/gp_out4.txt", "/tmp/gp_err4.txt",
+                (char *const[]){"numaplace", "run", "--pin", "compact", "--", self, "--child",
+                                "3", "1", pol[0], pol[1], pol[2], pol[3], NULL});
+    CHECK(rc == 0, "the control (run --pin compact, no profile): status %d", rc);
+    char *out4 = slurp("/tmp/gp_out4.txt");
+    for (int k = 0; k < 3; k++) {
+        char line[512];
+        size_t pages = 0, local = 0, mapped = 0;
+        const char *lk = line_of(out4, names[k], line, sizeof line);
+        int ok = lk && sscanf(lk + 4, " %zu pages, %zu on their user's node, %zu where", &pages,
+                              &local, &mapped) == 3;
+        printf("control %s\n", lk ? lk : names[k]);
+        CHECK(ok && pages == want_pages[k] && local == pages / (size_t)N,
+              "control %s first touch by the main thread: 1/%d of the pages on their user's "
+              "node: %s", names[k], N, lk ? lk : "?");
+    }
+    free(out4);
 
     /* 4. the same output under profile and run --profile as plain (same size) */
     rc = run_to("/tmp/gp_out3.txt", "/tmp/gp_err3.txt",

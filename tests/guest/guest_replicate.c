@@ -173,7 +173,9 @@ static void test_hugetlb(void)
         used_ok &= pool_free(node) == before[node] - 1;
     CHECK(used_ok, "each node's pool gave exactly one huge page");
     struct npl_check c;
-    CHECK(a && npl_check(a, &c) == 0 && c.misplaced == 0, "npl_check agrees");
+    CHECK(a && npl_check(a, &c) == 0 && c.misplaced == 0 && c.absent == 0 && c.placed == c.pages,
+          "npl_check agrees, every page placed (%zu of %zu, %zu absent)", c.placed, c.pages,
+          c.absent);
     npl_free(a);
     npl_policy_free(p);
 

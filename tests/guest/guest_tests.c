@@ -149,7 +149,9 @@ static void test_policies(void)
         w2[i] = i < 64 ? i % N : N - 1;
     CHECK(a && wrong_pages(a, 64 * 8192, w2, NULL) == 0, "composed policy exact per page");
     struct npl_check c;
-    CHECK(a && npl_check(a, &c) == 0 && c.misplaced == 0, "composed: npl_check agrees");
+    CHECK(a && npl_check(a, &c) == 0 && c.misplaced == 0 && c.absent == 0 && c.placed == c.pages,
+          "composed: npl_check agrees, every page placed (%zu of %zu, %zu absent)", c.placed,
+          c.pages, c.absent);
     free(w2);
     npl_free(a);
     npl_policy_free(p);

@@ -5,6 +5,7 @@
 # options (the same meaning as tools/numavm's): --nodes N --cpus-per-node K --cpuless LIST
 #   --memless LIST --balancing 0|1 (default 0) --thp MODE --hugepages COUNT
 #   --numaplace yes|no|auto (default auto: checked if present, skipped with a reason if not)
+# It is also a program of tests/guest/run.sh's boots (the shapes they boot anyway).
 # Prints PASS/FAIL lines, then "N passed, M failed"; exit status = the number of failures.
 nodes="" cpn=1 cpuless="" memless="" balancing=0 thp="" hugepages="" numaplace=auto
 while [ $# -gt 0 ]; do
@@ -17,6 +18,7 @@ while [ $# -gt 0 ]; do
         --thp) thp=$2 ;;
         --hugepages) hugepages=$2 ;;
         --numaplace) numaplace=$2 ;;
+        --big-mib) ;; # tests/guest/run.sh gives every guest program this one
         *) echo "numavm_selftest: unknown option '$1'" >&2; exit 99 ;;
     esac
     [ $# -ge 2 ] || { echo "numavm_selftest: $1 needs a value" >&2; exit 99; }

@@ -25,7 +25,7 @@ for p in "${progs[@]}"; do
     adds+=(--add "$p")
     names="$names $(basename "$p")"
 done
-adds+=(--add tests/guest/in_guest.sh --add tests/expected-skips.txt)
+adds+=(--add tests/guest/in_guest.sh --add tests/guest/numavm_selftest.sh --add tests/expected-skips.txt)
 # what every guest command gets in its environment
 guest_env=(env "CI=${CI:-}" NPL_EXPECTED_SKIPS=/usr/local/bin/expected-skips.txt)
 # numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
@@ -68,60 +68,121 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 fi
 
 pass=0 fail=0
+report="" # one line per boot: its time against its timeout
+T0=$(date +%s)
 if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
     echo "=== the harness itself (tests/guest/harness_test.sh)"
     if bash tests/guest/harness_test.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
     echo "=== the .deb installed by dpkg in a clean guest (tests/install/test_deb.sh)"
     if BUILD=$BUILD bash tests/install/test_deb.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
-# Programs whose checks need several nodes but not a particular count run in the 4-node guest
-# only, in two boots of their own (each costs 25-130 s of TCG time, and one boot has one numavm
-# timeout: together they took 406-498 s of its 600): the profile chain, its measured locality and
-# real programs' allocators and memory limits in one; the OpenMP binding forms, the region hooks
-# and signal chaining in the other. The whole list runs in every shape when NPL_GUEST_PROGRAMS
-# names programs.
-FOUR_ONLY_A=" guest_profile guest_profile_locality guest_run_progs "
-FOUR_ONLY_B=" guest_ompbind guest_regions guest_signals "
+
+# Which programs run in which shape (CI, the default). Every program runs in the 4-node guest.
+# (except ELSEWHERE's). The other shapes run only the programs whose checks the shape changes: the policy maps and
+# pinning over 2, 3 and 8 nodes (guest_tests, guest_probe), MAi's maps (3 and 8), the
+# restricted-topology cases (guest_arch: 2 and 3), report's factor matrix over an odd node count
+# (guest_cli --measure-report, 3), Open MPI's ranks over 2 nodes, and the harness's own shape
+# check (numavm_selftest.sh) where a shape is booted anyway. Programs that need "several nodes"
+# and nothing more (soak, next-touch, migration, hostile, THP, profile, ...) run once.
+# NPL_FULL=1: every program in every shape (an hour and more on 2 cores).
+SHAPE_2=" numavm_selftest.sh guest_tests guest_probe guest_arch guest_bind_mpi "
+SHAPE_3=" guest_tests guest_probe guest_arch guest_mai guest_cli@--measure-report "
+SHAPE_8=" numavm_selftest.sh guest_tests guest_probe guest_mai "
+# run in a boot of another shape, not again in the 4-node one: guest_soak in
+# tests/guest/harness_test.sh's CPU-less and memory-less guest (and the ASan and TSan guests of
+# scripts/reliability.sh); guest_cli in the 3-node guest (N > 2: the same branches as 4 nodes)
+ELSEWHERE=" guest_soak guest_cli "
+# Seconds each program took in the 4-node guest (in_guest.sh's "--- PROGRAM: exit R, S s" lines,
+# rounded up): measured 2026-11-28 on the 2-core dev machine at load 10-12 (5 other builds), the
+# common 4-node boot, 493 s of programs in a 543 s boot; guest_profile 213 s alone. The other
+# five 4-node-only programs and
+# guest_cli's --measure-report are estimates (their two boots took 406-498 s for three programs;
+# report --quick is minutes under TCG): replace them with a measured figure when one is printed.
+# A boot's timeout is FACTOR x (BOOT_S + the sum of its programs), at least 600 s (numavm's
+# default), so a boot that takes what was measured uses at most 1/FACTOR of its timeout; the
+# 4-node programs are packed into boots of at most PACK_S measured seconds. A program not in the
+# table counts DEFAULT_S. NPL_GUEST_SCALE multiplies the figures (the sanitizer builds:
+# scripts/reliability.sh); NPL_GUEST_TIMEOUT overrides the whole timeout.
+declare -A SECONDS_OF=(
+    [numavm_selftest.sh]=2 [guest_arch]=21 [guest_bind_cpp]=2 [guest_bind_f]=4
+    [guest_bind_mpi]=44 [guest_cli]=99 [guest_cli@--measure-report]=300 [guest_hostile]=53
+    [guest_khugepaged]=5 [guest_mai]=1 [guest_migrate]=10 [guest_nexttouch]=58
+    [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=5 [guest_soak]=87 [guest_tests]=50
+    [guest_thp]=2 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
+    [guest_profile]=214 [guest_profile_locality]=150 [guest_run_progs]=150
+    [guest_ompbind]=150 [guest_regions]=150 [guest_signals]=150
+)
+FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=900
+est() { # programs...: their measured seconds, scaled
+    local sum=0 p
+    for p in "$@"; do sum=$((sum + ${SECONDS_OF[$p]:-$DEFAULT_S})); done
+    echo $(( sum * ${NPL_GUEST_SCALE:-1} ))
+}
 boot() { # nodes, CPUs a node, MiB a node, label, programs...
     local n=$1 k=$2 mem=$3 label=$4; shift 4
     local big=$(( n * mem / 4 )); [ $big -gt 1024 ] && big=1024   # 1 GiB on the 4-node shape
-    echo "=== guest: $n nodes x $k CPUs x $mem MiB$label"
+    local timeout=$(( FACTOR * (BOOT_S + $(est "$@")) )); [ $timeout -ge 600 ] || timeout=600
+    timeout=${NPL_GUEST_TIMEOUT:-$timeout}
+    echo "=== guest: $n nodes x $k CPUs x $mem MiB$label (timeout $timeout s: $*)"
     local start; start=$(date +%s)
-    local shape_adds=(); [ "$n" = 2 ] || [ "$n" = 4 ] && shape_adds=(${mpi_adds[@]+"${mpi_adds[@]}"})
+    local shape_adds=(); [[ " $* " == *" guest_bind_mpi "* ]] && shape_adds=(${mpi_adds[@]+"${mpi_adds[@]}"})
     tools/numavm --nodes "$n" --cpus-per-node "$k" --mem-per-node "$mem" ${NPL_GUEST_THP:+--thp "$NPL_GUEST_THP"} \
-        ${NPL_GUEST_TIMEOUT:+--timeout "$NPL_GUEST_TIMEOUT"} "${adds[@]}" ${shape_adds[@]+"${shape_adds[@]}"} \
+        --timeout "$timeout" "${adds[@]}" ${shape_adds[@]+"${shape_adds[@]}"} \
         -- "${guest_env[@]}" ${NPL_GUEST_ENV:-} in_guest.sh "--nodes $n --cpus-per-node $k --big-mib $big" "$@"
     local rc=$?
-    echo "=== guest $n nodes$label: rc=$rc ($(( $(date +%s) - start )) s)"
+    local took=$(( $(date +%s) - start ))
+    echo "=== guest $n nodes$label: rc=$rc ($took s of its $timeout s timeout)"
+    report="$report\n  $(printf '%4d s of %4d s (%3d%%)' $took "$timeout" $((100 * took / timeout)))  $n nodes x $k CPUs$label"
     if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+}
+boots() { # nodes, CPUs a node, MiB a node, programs...: packed into boots of at most PACK_S s
+    local n=$1 k=$2 mem=$3; shift 3
+    local group=() p
+    for p in "$@"; do
+        if [ ${#group[@]} -gt 0 ] && [ $(( $(est "${group[@]}") + $(est "$p") )) -gt $PACK_S ]; then
+            boot "$n" "$k" "$mem" "" "${group[@]}"; group=()
+        fi
+        group+=("$p")
+    done
+    [ ${#group[@]} -eq 0 ] || boot "$n" "$k" "$mem" "" "${group[@]}"
 }
 for shape in $SHAPES; do
     IFS=: read -r n k mem <<<"$shape"
     if [ -n "${NPL_GUEST_PROGRAMS:-}" ]; then
-        boot "$n" "$k" "$mem" "" $names
+        boots "$n" "$k" "$mem" $names
         continue
     fi
-    common=() four_a=() four_b=()
-    for p in $names; do
-        if [[ "$FOUR_ONLY_A" == *" $p "* ]]; then four_a+=("$p")
-        elif [[ "$FOUR_ONLY_B" == *" $p "* ]]; then four_b+=("$p")
-        else common+=("$p"); fi
+    want=()
+    case "$n:${NPL_FULL:-}" in
+        4:1) want=(numavm_selftest.sh $names) ;;
+        4:) want=(numavm_selftest.sh); for p in $names; do [[ "$ELSEWHERE" == *" $p "* ]] || want+=("$p"); done ;;
+        *:1) want=(numavm_selftest.sh $names); [ "$n" = 3 ] && want=("${want[@]/#guest_cli/guest_cli@--measure-report}") ;;
+        2:) want=($SHAPE_2) ;;
+        3:) want=($SHAPE_3) ;;
+        8:) want=($SHAPE_8) ;;
+        *) want=(numavm_selftest.sh guest_tests guest_probe) ;;
+    esac
+    run=()
+    for p in "${want[@]}"; do # the programs that were built (guest_bind_mpi needs MPI)
+        [[ "$p" == numavm_selftest.sh || " $names " == *" ${p%%@*} "* ]] && run+=("$p")
     done
-    boot "$n" "$k" "$mem" "" "${common[@]}"
-    if [ "$n" = 4 ] && [ ${#four_a[@]} -gt 0 ]; then
-        boot "$n" "$k" "$mem" " (4-node-only: profile, real programs)" "${four_a[@]}"
-    fi
-    if [ "$n" = 4 ] && [ ${#four_b[@]} -gt 0 ]; then
-        boot "$n" "$k" "$mem" " (4-node-only: OpenMP binding, regions, signals)" "${four_b[@]}"
-    fi
+    boots "$n" "$k" "$mem" "${run[@]}"
 done
-if [ -n "${NPL_GUEST_PROGRAMS:-}" ]; then
-    echo "== guest boots: $pass passed, $fail failed, 0 skipped"; exit $fail
+if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
+    # NUMA balancing on, and the harness's balancing and huge-page options checked in the same boot
+    echo "=== guest: 4 nodes, automatic NUMA balancing ON, 4 huge pages a node"
+    start=$(date +%s) timeout=${NPL_GUEST_TIMEOUT:-600}
+    tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing --hugepages 4 \
+        --timeout "$timeout" "${adds[@]}" -- "${guest_env[@]}" in_guest.sh "--nodes 4 --cpus-per-node 1" \
+        numavm_selftest.sh@--balancing@1@--hugepages@4 guest_tests@--balancing
+    rc=$?
+    took=$(( $(date +%s) - start ))
+    report="$report\n  $(printf '%4d s of %4d s (%3d%%)' $took "$timeout" $((100 * took / timeout)))  4 nodes x 1 CPU, balancing on"
+    if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 fi
-echo "=== guest: 4 nodes, automatic NUMA balancing ON"
-tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing "${adds[@]}" \
-    -- "${guest_env[@]}" guest_tests --nodes 4 --cpus-per-node 1 --balancing
-rc=$?
-if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+echo "== guest boots, each against its timeout (no boot should pass 50%: add its programs' measured"
+echo "   seconds to SECONDS_OF in tests/guest/run.sh):"
+printf "%b\n" "$report"
+echo "== guest tests took $(( $(date +%s) - T0 )) s"
 echo "== guest boots: $pass passed, $fail failed, 0 skipped"
 exit $fail

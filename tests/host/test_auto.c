@@ -1,7 +1,8 @@
 /* test_auto.c - the library's "auto" policy (include/numaplace/profile.h): the program profiles
  * itself (`numaplace profile -- test_auto --child`), then allocates the same arrays from the same
  * call sites with npl_alloc_auto(profile): each gets the policy the profile advises for its site
- * and ordinal (npl_profile_advice says which; the array's plan shows what it got). Also: arrays of
+ * and ordinal (npl_profile_advice says which; the array's plan shows what it got): one call site's
+ * two arrays have different patterns (blocked, serial), so the ordinal decides. Also: arrays of
  * npl_alloc_auto are tracked under numaplace profile (two threads use a half of each: blocked) (the profile has them, at their call sites in
  * this program), a call past the profiled ordinals takes the last one's advice, p = NULL without
  * run --profile is the default policy, a profile of another program or a broken one is refused.
@@ -17,8 +18,7 @@
 
 #define MIB (1u << 20)
 
-/* the arrays: two from one site (ordinals 0 and 1), one from another; each touched by the main
- * thread, so the profile sees them */
+/* the arrays: two from one site (ordinals 0 and 1: blocked, serial), one from another (blocked) */
 static void *arrays[4];
 static const void *volatile site_a, *volatile site_b;
 
@@ -51,6 +51,8 @@ static void *half(void *arg)
         pthread_barrier_wait(&lockstep);
         for (int i = 0; i < 3; i++) {
             size_t bytes = (i == 2 ? 2 : 1) * mib_now * MIB, lo = t * bytes / 2, hi = lo + bytes / 2;
+            if (i == 1) /* ordinal 1 of from_a: thread 0 alone, the whole array (serial) */
+                lo = 0, hi = t ? 0 : bytes;
             for (size_t k = lo; arrays[i] && k < hi; k += 512)
                 ((volatile char *)arrays[i])[k] += 1;
         }
@@ -215,6 +217,11 @@ int main(int argc, char **argv)
     CHECK(npl_profile_advice(p, (const void *)((uintptr_t)from_a + adv_a), 1, pol[1],
                              sizeof pol[1], pat[1], sizeof pat[1]) == 0,
           "site a has an ordinal 1 too");
+    /* the two arrays of one call site differ (blocked, serial): an advice looked up without its
+     * ordinal, or with the next one's, gives one of them the other's policy */
+    CHECK(!strcmp(pat[1], "serial") && strcmp(pol[0], pol[1]),
+          "site a's ordinal 1 is serial, its advice not ordinal 0's (%s %s, %s)", pat[1], pol[1],
+          pol[0]);
     for (int i = 0; i < 3 && adv_a >= 0 && adv_b >= 0; i++) {
         npl_policy *want = NULL;
         char got[512], w[512] = "?";

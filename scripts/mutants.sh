@@ -1,0 +1,79 @@
+#!/bin/bash
+# Mutation check: small mutations of the product, applied one at a time to a copy of the tree
+# (/tmp/npl-mutants/NAME-OF-THIS-TREE, built in its build/ with ccache: CCACHE_BASEDIR is
+# /tmp/npl-mutants, so the compiler cache of a tree at the same depth serves), each followed by the fast
+# tests that should kill it. Prints, per mutant, "killed by TEST", "SURVIVED", "stale" (its
+# pattern no longer matches the file: the code moved; update the list) or "BROKEN" (it does not
+# compile), then a summary line.
+# Accepted survivors and why: tests/README.md ("Mutants").
+#   bash scripts/mutants.sh [NAME...]      (default: every mutant of the list)
+# env: NPL_MUTANTS_DIR (default /tmp/npl-mutants). Exit status: the number of survivors that are
+# not accepted (0: every unaccepted mutant is killed and none is stale).
+set -u
+cd "$(dirname "$0")/.."
+SRC=$PWD
+DIR=${NPL_MUTANTS_DIR:-/tmp/npl-mutants}
+export CCACHE_BASEDIR=$DIR CCACHE_NOHASHDIR=1
+COPY=$DIR/$(basename "$SRC")
+
+# NAME ~ FILE ~ sed expression (must change the file) ~ ctest regex ~ targets ~ accepted (why)
+MUTANTS=(
+"ordinal-apply~preload/apply.c~s/if (e->a->site.ordinal == ordinal)/if (e->a->site.ordinal == 0)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"next-ordinal-apply~preload/apply.c~s/struct entry \*e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP)/struct entry *e = lookup(k.object_hash, k.offset, ord + 1, NPL_SITE_HEAP)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"ordinal-collect~src/profile/collect.c~s/if (a->site.ordinal == ordinal)/if (a->site.ordinal == 0)/~host.auto$~numaplace_cli numaplace_preload test_auto~"
+"lazy-no-mbind~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr + first \* psz/if (0 \&\& npl__mbind(cnt, addr + first * psz/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"lazy-no-interleave~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/~host.place$~numaplace_cli numaplace_preload test_host~accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_tests)"
+"sampler-all-local~src/profile/sampler.c~s/where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;/where = NPL_RAW_LOCAL;/~host.sampler$|cli.profile$~numaplace_cli numaplace_preload test_sampler~accepted: one node, every access is local (guest_profile_locality: 0% local under bind_all:1)"
+"sampler-chunk~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk >> 1, write);/~host.sampler$~test_sampler~"
+"sampler-no-write~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk, 0);/~host.sampler$~test_sampler~"
+"no-phase-next-touch~src/profile/classify.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"
+"no-next-touch-register~preload/apply.c~s/if (!e->a->has_advice || !e->a->advice.nnext_touch)/if (1)/~cli.profile$|host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+)
+
+only=" $* "
+mkdir -p "$DIR"
+echo "mutants: copying the tree to $COPY"
+mkdir -p "$COPY"
+find "$COPY" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} + # the build stays: ccache, make
+tar -C "$SRC" --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -C "$COPY" -xf - || exit 1
+B=$COPY/build
+if [ ! -f "$B/CMakeCache.txt" ]; then
+    # warnings are not errors here: a mutant often leaves a variable unused
+    cmake -S "$COPY" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPL_WERROR=OFF \
+        -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+        -DCMAKE_Fortran_COMPILER_LAUNCHER=ccache >/dev/null || exit 1
+fi
+cmake "$B" >/dev/null || exit 1 # targets added since the last run
+killed=0 survived=0 stale=0 accepted=0 bad=0
+for m in "${MUTANTS[@]}"; do
+    IFS='~' read -r name file expr tests targets why <<<"$m"
+    [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
+    f=$COPY/$file
+    cp "$SRC/$file" "$f"
+    sed -i "$expr" "$f"
+    if cmp -s "$SRC/$file" "$f"; then
+        echo "stale     $name: the pattern no longer matches $file"
+        stale=$((stale + 1)); bad=$((bad + 1)); continue
+    fi
+    # shellcheck disable=SC2086
+    if ! cmake --build "$B" -j2 --target $targets >"$DIR/$name.build.log" 2>&1; then
+        echo "BROKEN    $name: the mutant does not build ($DIR/$name.build.log): fix its pattern"
+        bad=$((bad + 1))
+    elif (cd "$B" && ctest -R "$tests" --output-on-failure >"$DIR/$name.log" 2>&1); then
+        if [ -n "$why" ]; then
+            echo "survived  $name ($tests) - $why"; accepted=$((accepted + 1))
+        else
+            echo "SURVIVED  $name: $tests passes ($DIR/$name.log)"; survived=$((survived + 1)); bad=$((bad + 1))
+        fi
+    else
+        echo "killed    $name: by $(grep -o 'The following tests FAILED' "$DIR/$name.log" >/dev/null &&
+            sed -n '/The following tests FAILED/,$p' "$DIR/$name.log" | grep -o '[a-z_]*\.[a-z_.]*' | sort -u | tr '\n' ' ')"
+        killed=$((killed + 1))
+    fi
+    cp "$SRC/$file" "$f" # the next mutant starts from the product
+done
+# the copy's build back to the product
+cmake --build "$B" -j2 --target numaplace_cli numaplace_preload >/dev/null 2>&1
+echo "mutants: $killed killed, $survived survived, $accepted accepted survivors, $stale stale"
+echo "mutants: $killed passed, $bad failed, $accepted skipped"
+exit $bad
