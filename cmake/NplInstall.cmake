@@ -30,6 +30,8 @@ endif()
 file(GLOB NPL_MAN_PAGES ${PROJECT_SOURCE_DIR}/docs/man/*.1)
 install(FILES ${NPL_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(PROGRAMS tools/report_plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/numaplace)
+# the licence (BSD-3-Clause), and Debian's machine-readable copyright file
+install(FILES LICENSE packaging/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # pkg-config: prefix relative to the .pc file (relocatable). Static linking needs hwloc and
 # pthreads (libnuma is not used: the library makes the system calls itself).

@@ -39,7 +39,8 @@ for f in bin/numaplace include/numaplace.h include/numaplace/migrate.h include/n
          $libdir/libnumaplace.so.0 $libdir/numaplace/libnumaplace_preload.so \
          $libdir/pkgconfig/numaplace.pc $libdir/cmake/numaplace/numaplaceConfig.cmake \
          $libdir/cmake/numaplace/numaplaceConfigVersion.cmake share/numaplace/report_plot.py \
-         include/numaplace.hpp include/mai.h include/numaplace/mai.h $libdir/libnumaplace_mai.so; do
+         include/numaplace.hpp include/mai.h include/numaplace/mai.h $libdir/libnumaplace_mai.so \
+         share/doc/numaplace/LICENSE share/doc/numaplace/copyright; do
     [ -f "$P/$f" ] && ok || bad "not installed: $f"
 done
 for m in "$SRC"/docs/man/*.1; do
