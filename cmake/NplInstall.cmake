@@ -18,7 +18,8 @@ set_target_properties(numaplace_static PROPERTIES EXPORT_NAME numaplace_static)
 file(GLOB NPL_PUBLIC_SUBHEADERS ${PROJECT_SOURCE_DIR}/include/numaplace/*.h)
 list(FILTER NPL_PUBLIC_SUBHEADERS EXCLUDE REGEX "/mai\\.h$")
 install(FILES include/numaplace.h include/numaplace.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES ${NPL_PUBLIC_SUBHEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/numaplace)
+install(FILES ${NPL_PUBLIC_SUBHEADERS} ${PROJECT_BINARY_DIR}/include/numaplace/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/numaplace)
 install(TARGETS numaplace numaplace_static EXPORT numaplaceTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -37,13 +38,28 @@ install(FILES LICENSE packaging/debian/copyright DESTINATION ${CMAKE_INSTALL_DOC
 # pthreads (libnuma is not used: the library makes the system calls itself).
 file(RELATIVE_PATH NPL_PC_RELPREFIX "/P/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/P")
 string(REGEX REPLACE "/$" "" NPL_PC_RELPREFIX "${NPL_PC_RELPREFIX}")
+# One .pc file per installed library: numaplace, numaplace-mai, numaplace-fortran (the module
+# is compiler-specific: its .pc names the compiler that wrote it).
 configure_file(${PROJECT_SOURCE_DIR}/numaplace.pc.in ${PROJECT_BINARY_DIR}/numaplace.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/numaplace.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
-       )
+configure_file(${PROJECT_SOURCE_DIR}/cmake/numaplace-mai.pc.in ${PROJECT_BINARY_DIR}/numaplace-mai.pc @ONLY)
+set(NPL_PC_FILES ${PROJECT_BINARY_DIR}/numaplace.pc ${PROJECT_BINARY_DIR}/numaplace-mai.pc)
+if(TARGET numaplace_fortran)
+  set(NPL_FORTRAN_COMPILER_MAJOR ${CMAKE_Fortran_COMPILER_VERSION})
+  set(NPL_FORTRAN_OPENMP_FLAGS "${OpenMP_Fortran_FLAGS}")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/numaplace-fortran.pc.in
+                 ${PROJECT_BINARY_DIR}/numaplace-fortran.pc @ONLY)
+  list(APPEND NPL_PC_FILES ${PROJECT_BINARY_DIR}/numaplace-fortran.pc)
+endif()
+install(FILES ${NPL_PC_FILES} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# CMake package: find_package(numaplace) -> numaplace::numaplace, numaplace::numaplace_static
+# CMake package: find_package(numaplace) -> numaplace::numaplace, numaplace::numaplace_static,
+# numaplace::numaplace_mai, numaplace::numaplace_mai_static and, in a project with Fortran
+# enabled, numaplace::numaplace_fortran
 set(NPL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/numaplace)
 install(EXPORT numaplaceTargets NAMESPACE numaplace:: DESTINATION ${NPL_CMAKE_DIR})
+if(TARGET numaplace_fortran)
+  install(EXPORT numaplaceFortranTargets NAMESPACE numaplace:: DESTINATION ${NPL_CMAKE_DIR})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/numaplaceConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/numaplaceConfig.cmake INSTALL_DESTINATION ${NPL_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/numaplaceConfigVersion.cmake

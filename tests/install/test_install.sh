@@ -37,7 +37,8 @@ libdir=$(cd "$P" && find . -name libnumaplace.so.0 | head -1 | sed 's|^\./||; s|
 for f in bin/numaplace include/numaplace.h include/numaplace/migrate.h include/numaplace/omp.h \
          include/numaplace/replicate.h $libdir/libnumaplace.a $libdir/libnumaplace.so \
          $libdir/libnumaplace.so.0 $libdir/numaplace/libnumaplace_preload.so \
-         $libdir/pkgconfig/numaplace.pc $libdir/cmake/numaplace/numaplaceConfig.cmake \
+         $libdir/pkgconfig/numaplace.pc $libdir/pkgconfig/numaplace-mai.pc include/numaplace/version.h \
+         $libdir/cmake/numaplace/numaplaceConfig.cmake \
          $libdir/cmake/numaplace/numaplaceConfigVersion.cmake share/numaplace/report_plot.py \
          include/numaplace.hpp include/mai.h include/numaplace/mai.h $libdir/libnumaplace_mai.so \
          share/doc/numaplace/LICENSE share/doc/numaplace/copyright; do
@@ -117,6 +118,46 @@ check "pkg-config --static: static build" env PKG_CONFIG_PATH="$S/$libdir/pkgcon
     'cc "$1" $(pkg-config --cflags numaplace) $(pkg-config --static --libs numaplace) -o "$2"' \
     sh "$tmp/consumer/consumer.c" "$tmp/pc_static"
 runs "pkg-config --static" "$expect" "$tmp/pc_static"
+
+# ---- 2b. the version macros, and the MAi and Fortran libraries by find_package and pkg-config ----
+IFS=. read -r vmaj vmin vpat <<EOF
+$version
+EOF
+printf '#include <numaplace.h>\n#if NPL_VERSION_MAJOR != %s || NPL_VERSION_MINOR != %s || NPL_VERSION_PATCH != %s\n#error wrong version macros\n#endif\nint main(void) { return 0; }\n' \
+    "$vmaj" "$vmin" "$vpat" > "$tmp/version.c"
+check "NPL_VERSION_MAJOR.MINOR.PATCH of the installed header = $version" cc -fsyntax-only -I"$P/include" "$tmp/version.c"
+mkdir -p "$tmp/parts"
+printf '#include <mai.h>\n#include <stdio.h>\nint main(void) { mai_init(NULL); printf("%%d\\n", mai_get_num_nodes() > 0); mai_final(); return 0; }\n' > "$tmp/parts/mai.c"
+printf 'program f\n  use numaplace\n  print *, npl_node_count() > 0\nend program f\n' > "$tmp/parts/f.f90"
+cat > "$tmp/parts/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.18)
+project(parts C Fortran)
+find_package(numaplace 0.3 REQUIRED)
+add_executable(mai_shared mai.c)
+target_link_libraries(mai_shared PRIVATE numaplace::numaplace_mai)
+add_executable(mai_static mai.c)
+target_link_libraries(mai_static PRIVATE numaplace::numaplace_mai_static)
+add_executable(fortran_static f.f90)
+target_link_libraries(fortran_static PRIVATE numaplace::numaplace_fortran)
+EOF
+# shellcheck disable=SC2016
+check "pkg-config numaplace-mai" sh -c 'cc "$1" $(pkg-config --cflags --libs numaplace-mai) -Wl,-rpath,"$2" -o "$3"' \
+    sh "$tmp/parts/mai.c" "$P/$libdir" "$tmp/pc_mai"
+runs "pkg-config numaplace-mai: run" "1" "$tmp/pc_mai"
+if [ -f "$P/$libdir/libnumaplace_fortran.a" ] && command -v gfortran >/dev/null 2>&1; then
+    check "find_package: numaplace_mai, numaplace_mai_static, numaplace_fortran configure" \
+        cmake -S "$tmp/parts" -B "$tmp/parts/build" -DCMAKE_PREFIX_PATH="$P"
+    check "find_package: MAi and Fortran consumers build" cmake --build "$tmp/parts/build"
+    runs "find_package: numaplace::numaplace_mai" 1 "$tmp/parts/build/mai_shared"
+    runs "find_package: numaplace::numaplace_mai_static" 1 "$tmp/parts/build/mai_static"
+    runs "find_package: numaplace::numaplace_fortran" " T" "$tmp/parts/build/fortran_static"
+    # shellcheck disable=SC2016
+    check "pkg-config numaplace-fortran" sh -c 'gfortran "$1" $(pkg-config --cflags --libs numaplace-fortran) -Wl,-rpath,"$2" -o "$3"' \
+        sh "$tmp/parts/f.f90" "$P/$libdir" "$tmp/pc_f"
+    runs "pkg-config numaplace-fortran: run" " T" "$tmp/pc_f"
+else
+    skip no-fortran "the Fortran library and its consumers: gfortran missing, or the module was not built"
+fi
 
 # ---- 3. README's example, with README's compile line ----
 sed -n '/^<!-- readme-example:/,/^<!-- readme-example end -->/p' "$SRC/README.md" |
