@@ -30,6 +30,7 @@ if(TARGET numaplace_preload)
 endif()
 file(GLOB NPL_MAN_PAGES ${PROJECT_SOURCE_DIR}/docs/man/*.1)
 install(FILES ${NPL_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+include(${CMAKE_CURRENT_LIST_DIR}/NplMan.cmake) # share/man/man3: the API, from the headers
 install(PROGRAMS tools/report_plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/numaplace)
 # the licence (BSD-3-Clause), and Debian's machine-readable copyright file
 install(FILES LICENSE packaging/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -9,7 +9,7 @@
 #   4. the installed CLI, its prefix moved elsewhere: `numaplace topo`, `numaplace run --policy
 #      cyclic` (the helper library found relative to the binary, nothing from the build tree) and,
 #      copied alone, a failure naming every place it looked;
-#   5. the man pages (man -M PREFIX/share/man).
+#   5. the man pages (man -M PREFIX/share/man): section 1, and section 3 (doxygen's, from the headers).
 # env: BUILD (the build directory), SRC (the source tree), NPL_SANITIZE (skip when set)
 set -u
 BUILD=${BUILD:?BUILD=build directory}
@@ -202,5 +202,25 @@ for m in "$SRC"/docs/man/*.1; do
     fi
     grep -q "$page" "$tmp/man" && ok || bad "man -M $M/share/man $page: $(head -3 "$tmp/man")"
 done
+
+# section 3 (doxygen, when built): the page numaplace-run(1) cites, every link page's target
+# installed, and no page named after a struct member
+if [ -d "$M/share/man/man3" ]; then
+    if command -v man >/dev/null 2>&1; then
+        MANPAGER=cat MANWIDTH=80 man -M "$M/share/man" 3 npl_set_thread_policy >"$tmp/man" 2>&1
+    else
+        cp "$M/share/man/man3/npl_set_thread_policy.3" "$tmp/man" 2>/dev/null
+        [ -f "$tmp/man" ] && sed -i "s|^\.so \(.*\)|cat $M/share/man/\1|e" "$tmp/man"
+    fi
+    grep -q "int npl_set_thread_policy (const npl_topo \*t, const npl_policy \*pol)" "$tmp/man" && ok ||
+        bad "man 3 npl_set_thread_policy: $(head -5 "$tmp/man")"
+    broken=$(cd "$M/share/man" && for p in man3/*.3; do sed -n 's/^\.so //p' "$p" | head -1; done | sort -u |
+             while read -r t; do [ -f "$t" ] || echo "$t"; done)
+    [ -z "$broken" ] && ok || bad "section-3 link pages sourcing pages that are not installed: $broken"
+    [ ! -e "$M/share/man/man3/pages.3" ] && [ ! -e "$M/share/man/man3/mbind.3" ] && ok ||
+        bad "pages named after struct members (pages.3, mbind.3) installed"
+else
+    skip no-doxygen "section-3 man pages: not built (doxygen missing or NPL_BUILD_MAN=OFF)"
+fi
 
 summary test_install
