@@ -49,6 +49,6 @@ add_custom_command(OUTPUT ${NPL_MAN_DIR}/man3/npl_set_thread_policy.3
 add_custom_target(numaplace_man ALL DEPENDS ${NPL_MAN_DIR}/man3/npl_set_thread_policy.3)
 # the API's names only: MAN_LINKS also writes a page per struct member (pages.3, mbind.3, size.3)
 # and per MAi macro (INT.3, BIND.3), which would shadow other packages' pages
-install(DIRECTORY ${NPL_MAN_DIR}/man3 DESTINATION ${CMAKE_INSTALL_MANDIR} FILES_MATCHING
+install(DIRECTORY ${NPL_MAN_DIR}/man3 DESTINATION ${CMAKE_INSTALL_MANDIR} COMPONENT dev FILES_MATCHING
         PATTERN "npl_*.3" PATTERN "NPL_*.3" PATTERN "mai_*.3" PATTERN "numaplace*.3" PATTERN "*.h.3"
         PATTERN "*.hpp.3")
