@@ -58,7 +58,9 @@ P=$tmp/eb/software/numaplace/$version
 [ -x "$P/bin/numaplace" ] && [ "$("$P/bin/numaplace" --version 2>&1 | grep -c "$version")" -ge 1 ] && ok ||
     bad "the installed $P/bin/numaplace does not run or report $version"
 mod=$(find "$tmp/eb/modules" -path "*numaplace*" -name "$version*" 2>/dev/null | head -1)
-[ -n "$mod" ] && grep -q "$P/bin" "$mod" && ok || bad "no module file for numaplace/$version naming $P/bin"
+# Lmod's module: root = P, PATH gets its bin
+[ -n "$mod" ] && grep -q "$P" "$mod" && grep -q 'prepend_path("PATH", pathJoin(root, "bin"))' "$mod" && ok ||
+    bad "no module file for numaplace/$version setting PATH to $P/bin: $(cat "$mod" 2>/dev/null | head -20)"
 [ ! -e "$P/lib/libnumaplace_test_helpers.a" ] && [ -z "$(find "$tmp/build" -name 'test_*' -type f -perm -u+x 2>/dev/null | head -1)" ] && ok ||
     bad "the EasyBuild build made test programs (BUILD_TESTING=OFF expected)"
 summary test_easybuild
