@@ -23,11 +23,30 @@ static void usage(FILE *f)
                "  report [--quick|--full] [--reps N] [--out DIR] [--json] [--profile FILE]\n"
                "                             verdict + report (+ the advice chart of a profile)\n"
                "  --version                  print the version\n"
-               "  help                       this text; COMMAND --help for each command\n"
+               "  help [COMMAND]             this text; with COMMAND, its help (= COMMAND --help)\n"
                "\n"
                "policy strings: NAME[:PARAMS][@NODES], e.g. cyclic, cyclic_block:16, bind_all:0,2,\n"
                "  bind_block:threads=8,pin=scatter, skew_mapp, prime_mapp:7, random:seed=42,\n"
                "  weighted:0=3,1=1, cyclic@0-3\n");
+}
+
+/* the commands by name: cli.h's cmd_NAME(argc, argv), argv[0] being the command's name */
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"topo", cmd_topo},       {"map", cmd_map},         {"demo", cmd_demo},
+    {"run", cmd_run},         {"where", cmd_where},     {"measure", cmd_measure},
+    {"report", cmd_report},   {"profile", cmd_profile}, {"advise", cmd_advise},
+};
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    fprintf(stderr, "numaplace: unknown command \"%.100s\" (try numaplace --help)\n", name);
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -41,28 +60,16 @@ int main(int argc, char **argv)
         printf("numaplace %s\n", npl_version());
         return 0;
     }
+    if (!strcmp(cmd, "help") && argc > 2) { /* numaplace help CMD: CMD --help */
+        const struct command *c = find_command(argv[2]);
+        char help[] = "--help";
+        char *help_argv[] = {argv[2], help, NULL};
+        return c ? c->run(2, help_argv) : EXIT_USAGE;
+    }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);
         return 0;
     }
-    if (!strcmp(cmd, "topo"))
-        return cmd_topo(argc - 1, argv + 1);
-    if (!strcmp(cmd, "map"))
-        return cmd_map(argc - 1, argv + 1);
-    if (!strcmp(cmd, "demo"))
-        return cmd_demo(argc - 1, argv + 1);
-    if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "where"))
-        return cmd_where(argc - 1, argv + 1);
-    if (!strcmp(cmd, "measure"))
-        return cmd_measure(argc - 1, argv + 1);
-    if (!strcmp(cmd, "report"))
-        return cmd_report(argc - 1, argv + 1);
-    if (!strcmp(cmd, "profile"))
-        return cmd_profile(argc - 1, argv + 1);
-    if (!strcmp(cmd, "advise"))
-        return cmd_advise(argc - 1, argv + 1);
-    fprintf(stderr, "numaplace: unknown command \"%.100s\" (try numaplace --help)\n", cmd);
-    return EXIT_USAGE;
+    const struct command *c = find_command(cmd);
+    return c ? c->run(argc - 1, argv + 1) : EXIT_USAGE;
 }

@@ -44,14 +44,9 @@ extern "C" {
  *  library is libnumaplace.so.0 (SONAME), its symbols are at version nodes NUMAPLACE_0.2 and
  *  NUMAPLACE_0.3 (the functions added in 0.3: npl_fault_handle and the profile functions).
  *  @{ */
-/** Major version of these headers. */
-#define NPL_VERSION_MAJOR 0
-/** Minor version of these headers. */
-#define NPL_VERSION_MINOR 2
-/** Patch version of these headers. */
-#define NPL_VERSION_PATCH 0
-/** Version of these headers as a string, "MAJOR.MINOR.PATCH". */
-#define NPL_VERSION "0.3.0"
+/* NPL_VERSION_MAJOR, _MINOR, _PATCH and NPL_VERSION ("MAJOR.MINOR.PATCH"), generated from
+ * the project's version at configure time: #if NPL_VERSION_MINOR >= 3 selects the 0.3 API */
+#include <numaplace/version.h>
 
 /** Version string of the library that is linked (may differ from NPL_VERSION at build time).
  *  @return a static string such as "0.3.0"; never NULL, sets no errno. */

@@ -8,6 +8,7 @@ PKGS="gcc make cmake pkg-config libhwloc-dev hwloc libnuma-dev numactl libomp-de
       g++ gfortran openmpi-bin libopenmpi-dev
       libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev"
 PKGS="$PKGS dpkg-dev" # cpack -G DEB: dpkg-shlibdeps computes the .deb's Depends
+PKGS="$PKGS lintian lmod" # tests/install: lintian of the .debs; Lmod for EasyBuild (install.easybuild)
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 command -v doxygen >/dev/null 2>&1 || sh scripts/deps.sh # installs doxygen
 NPL_DOC_DIR=${1:-build/doc}
 mkdir -p "$NPL_DOC_DIR"
-export NPL_DOC_DIR
+NPL_VERSION=$(sed -n 's/^project(numaplace VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+export NPL_DOC_DIR NPL_VERSION
 log="$NPL_DOC_DIR/doxygen-warnings.log"
 rc=0
 doxygen Doxyfile >"$log" 2>&1 || rc=$?

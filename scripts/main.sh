@@ -6,7 +6,7 @@
 # (its exact results are page locations; its times are emulated).
 set -eu
 cd "$(dirname "$0")/.."
-sh scripts/build.sh
+sh scripts/build.sh --product # the libraries, the command and the interposer: what this job runs
 echo "== numaplace topo (this machine)"
 build/numaplace topo
 echo "== numaplace report (this machine) -> report/"

@@ -142,9 +142,10 @@ fuzz() {
     # the library as it is built (every src/*.c and src/*/*.c; not the OMPT tool, which needs
     # libomp), compiled once with clang-14 into an archive; each target links it
     local cflags=(-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-                  -fno-omit-frame-pointer -Iinclude -Isrc -I.)
+                  -fno-omit-frame-pointer -Iinclude -Ibuild-fuzz/include -Isrc -I.)
     local objs=() rc=0 f
     rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a
+    cmake -DNPL_VERSION_OUT=build-fuzz/include -P cmake/NplVersion.cmake || return 1 # numaplace/version.h
     for f in src/*.c src/*/*.c; do
         [ -f "$f" ] || continue
         local o; o=build-fuzz/obj/$(echo "${f#src/}" | tr / _ | sed 's/\.c$//').o

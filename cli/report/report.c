@@ -82,6 +82,7 @@ static int check_dir(const char *dir)
 static void usage(void)
 {
     printf("usage: numaplace report [--quick|--full] [--reps N] [--out DIR] [--no-plots] [--json]\n"
+           "                        [--progress] [--profile FILE]\n"
            "                        [--profile FILE]\n"
            "A verdict first (how far the timings can be trusted, worst and mean latency factor,\n"
            "remote-bandwidth penalty, measured spread, a recommended policy per access pattern\n"
@@ -94,7 +95,9 @@ static void usage(void)
            "DIR is created and test-written before measuring: a DIR that is not a\n"
            "directory, or cannot be written in, fails at once (exit 1); files are never\n"
            "written through symbolic links. A progress line (step, percentage, ETA) is shown\n"
-           "on a terminal only (NUMAPLACE_PROGRESS=0: never).\n"
+           "on a terminal (NUMAPLACE_PROGRESS=0: never); --progress or NUMAPLACE_PROGRESS=1\n"
+           "also writes it into a log (stderr not a terminal): a line every 10 s or so.\n"
+           "  --progress   progress lines on stderr even when it is not a terminal\n"
            "  --out DIR    default ./report\n"
            "  --quick      tiny sizes (seconds; numbers indicative only)\n"
            "  --full       large sizes for real runs (the default takes under 3 minutes on 2 cores)\n"
@@ -111,7 +114,7 @@ static void usage(void)
 }
 
 struct report_opts {
-    int level, reps, plots, json;
+    int level, reps, plots, json, progress;
     const char *dir, *profile;
 };
 
@@ -123,8 +126,8 @@ static int parse(int argc, char **argv, struct report_opts *o)
         {"reps", required_argument, NULL, 'r'}, {"out", required_argument, NULL, 'o'},
         {"no-plots", no_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
         {"profile", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    *o = (struct report_opts){1, 5, 1, 0, "report", NULL};
+        {"progress", no_argument, NULL, 'P'}, {NULL, 0, NULL, 0}};
+    *o = (struct report_opts){1, 5, 1, 0, 0, "report", NULL};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if ((c == 'q' && o->level == 2) || (c == 'f' && o->level == 0)) {
@@ -138,6 +141,8 @@ static int parse(int argc, char **argv, struct report_opts *o)
             *(c == 'o' ? &o->dir : &o->profile) = optarg;
         else if (c == 'n' || c == 'j')
             *(c == 'n' ? &o->plots : &o->json) = c == 'j';
+        else if (c == 'P')
+            o->progress = 1;
         else if (c == 'h')
             return usage(), -1;
         else if (c != 'r')
@@ -198,7 +203,7 @@ static int measure_all(const struct report_opts *o, const struct advice_set *adv
                        struct verdict *v, FILE *out)
 {
     struct measure_opts mo = {o->level, o->reps, report_progress};
-    report_progress_start(o->level);
+    report_progress_start(o->level, o->progress);
     double t0 = npl__now();
     int rc = measure_run(&mo, 0, m);
     h->measure_s = npl__now() - t0;

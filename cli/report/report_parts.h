@@ -63,7 +63,7 @@ struct verdict {
 };
 
 /* the progress line (report_progress.c): level as measure_opts.level */
-void report_progress_start(int level);
+void report_progress_start(int level, int force);
 void report_progress(const char *step, double fraction);
 void report_progress_done(void);
 /* elements one pass of a kernel touches (access 2, random: a quarter of the array) */

@@ -38,6 +38,10 @@ for c in topo demo where measure report; do
     $N $c --frob >/dev/null 2>&1; check "$c unknown option: 2" 2 $?
     $N $c --help >/dev/null; check "$c --help: 0" 0 $?
 done
+for c in topo map run report; do   # numaplace help CMD is CMD --help
+    check "help $c = $c --help" "$($N $c --help 2>&1)" "$($N help $c 2>&1)"
+done
+$N help frob >/dev/null 2>&1; check "help of an unknown command: 2" 2 $?
 $N demo --mib 0 >/dev/null 2>&1; check "demo --mib 0: 2" 2 $?
 msg=$($N map --policy cyclic --nodes 2 --pages 6 --page-size 4611686018427387904 2>&1); rc=$?
 check "map: pages x page size overflow is a usage error" 2 $rc

@@ -18,7 +18,7 @@ $N report --reps 21 --no-plots --out "$T/x" >/dev/null 2>&1; check "--reps 21: u
 $N report --quick --reps 3 --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
 check "report --quick --reps 3: 0" 0 $rc
 [ $rc -eq 0 ] || tail -5 "$T/err"
-check "progress line off when piped (no carriage return)" 0 "$(tr -cd '\r' <"$T/err" | wc -c)"
+check "progress line off when piped (no carriage return, no line)" "0 0" "$(tr -cd '\r' <"$T/err" | wc -c) $(grep -c '^numaplace report: ' "$T/err")"
 check "no source file named as the rule" 0 "$(grep -c 'recommend\.h' "$T/out")"
 v=$(grep -n '^== verdict' "$T/out" | cut -d: -f1) ms=$(grep -n '^== measurements' "$T/out" | cut -d: -f1)
 check "the verdict comes before the measurements" yes "$([ -n "$v" ] && [ -n "$ms" ] && [ "$v" -lt "$ms" ] && echo yes)"
@@ -45,13 +45,15 @@ check "a broken results.json: status 1, INVALID, the field named" "1 1 yes" \
 # --profile: the advice table after the measurements; in index.html the same section (chart and
 # table) as numaplace advise --html draws, once, between the markers tools/report_plot.py keeps
 PR=$SRC/tests/profiles/advised.json
-# (with --json: results.json on stdout, the text on stderr; one run checks both)
-$N report --quick --reps 1 --profile "$PR" --json --out "$T/adv" >"$T/adv.json" 2>"$T/adv.out"; rc=$?
+# (with --json: results.json on stdout, the text and --progress's lines on stderr; one run checks all)
+$N report --quick --reps 1 --progress --profile "$PR" --json --out "$T/adv" >"$T/adv.json" 2>"$T/adv.out"; rc=$?
 check "report --profile --json: 0" 0 $rc
 [ $rc -eq 0 ] || tail -5 "$T/adv.out"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="numaplace-report/2" and d["reps"]==1; assert d==json.load(open(sys.argv[2]))' \
     "$T/adv.json" "$T/adv/results.json"
 check "report --json: results.json on stdout (reps 1)" 0 $?
+check "--progress into a log: whole lines, the first at 0%, no carriage return or escape" "yes 0" \
+    "$(grep -q '^numaplace report: latency and bandwidth matrix  *0%  ETA --  (0 s)$' "$T/adv.out" && echo yes) $(tr -cd '\r\033' <"$T/adv.out" | wc -c)"
 check "report --profile: the advice table after the measurements" "$($N advise "$PR")" \
     "$(sed -n '/^== per-array advice$/,/^wrote /p' "$T/adv.out" | sed '1d;$d' | grep -v '^plots: \|^report_plot: ')"
 $N advise --html "$T/adv.html" "$PR" >/dev/null

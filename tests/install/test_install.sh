@@ -9,7 +9,7 @@
 #   4. the installed CLI, its prefix moved elsewhere: `numaplace topo`, `numaplace run --policy
 #      cyclic` (the helper library found relative to the binary, nothing from the build tree) and,
 #      copied alone, a failure naming every place it looked;
-#   5. the man pages (man -M PREFIX/share/man).
+#   5. the man pages (man -M PREFIX/share/man): section 1, and section 3 (doxygen's, from the headers).
 # env: BUILD (the build directory), SRC (the source tree), NPL_SANITIZE (skip when set)
 set -u
 BUILD=${BUILD:?BUILD=build directory}
@@ -37,9 +37,11 @@ libdir=$(cd "$P" && find . -name libnumaplace.so.0 | head -1 | sed 's|^\./||; s|
 for f in bin/numaplace include/numaplace.h include/numaplace/migrate.h include/numaplace/omp.h \
          include/numaplace/replicate.h $libdir/libnumaplace.a $libdir/libnumaplace.so \
          $libdir/libnumaplace.so.0 $libdir/numaplace/libnumaplace_preload.so \
-         $libdir/pkgconfig/numaplace.pc $libdir/cmake/numaplace/numaplaceConfig.cmake \
+         $libdir/pkgconfig/numaplace.pc $libdir/pkgconfig/numaplace-mai.pc include/numaplace/version.h \
+         $libdir/cmake/numaplace/numaplaceConfig.cmake \
          $libdir/cmake/numaplace/numaplaceConfigVersion.cmake share/numaplace/report_plot.py \
-         include/numaplace.hpp include/mai.h include/numaplace/mai.h $libdir/libnumaplace_mai.so; do
+         include/numaplace.hpp include/mai.h include/numaplace/mai.h $libdir/libnumaplace_mai.so \
+         share/doc/numaplace/LICENSE share/doc/numaplace/copyright; do
     [ -f "$P/$f" ] && ok || bad "not installed: $f"
 done
 for m in "$SRC"/docs/man/*.1; do
@@ -117,6 +119,46 @@ check "pkg-config --static: static build" env PKG_CONFIG_PATH="$S/$libdir/pkgcon
     sh "$tmp/consumer/consumer.c" "$tmp/pc_static"
 runs "pkg-config --static" "$expect" "$tmp/pc_static"
 
+# ---- 2b. the version macros, and the MAi and Fortran libraries by find_package and pkg-config ----
+IFS=. read -r vmaj vmin vpat <<EOF
+$version
+EOF
+printf '#include <numaplace.h>\n#if NPL_VERSION_MAJOR != %s || NPL_VERSION_MINOR != %s || NPL_VERSION_PATCH != %s\n#error wrong version macros\n#endif\nint main(void) { return 0; }\n' \
+    "$vmaj" "$vmin" "$vpat" > "$tmp/version.c"
+check "NPL_VERSION_MAJOR.MINOR.PATCH of the installed header = $version" cc -fsyntax-only -I"$P/include" "$tmp/version.c"
+mkdir -p "$tmp/parts"
+printf '#include <mai.h>\n#include <stdio.h>\nint main(void) { mai_init(NULL); printf("%%d\\n", mai_get_num_nodes() > 0); mai_final(); return 0; }\n' > "$tmp/parts/mai.c"
+printf 'program f\n  use numaplace\n  print *, npl_node_count() > 0\nend program f\n' > "$tmp/parts/f.f90"
+cat > "$tmp/parts/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.18)
+project(parts C Fortran)
+find_package(numaplace 0.3 REQUIRED)
+add_executable(mai_shared mai.c)
+target_link_libraries(mai_shared PRIVATE numaplace::numaplace_mai)
+add_executable(mai_static mai.c)
+target_link_libraries(mai_static PRIVATE numaplace::numaplace_mai_static)
+add_executable(fortran_static f.f90)
+target_link_libraries(fortran_static PRIVATE numaplace::numaplace_fortran)
+EOF
+# shellcheck disable=SC2016
+check "pkg-config numaplace-mai" sh -c 'cc "$1" $(pkg-config --cflags --libs numaplace-mai) -Wl,-rpath,"$2" -o "$3"' \
+    sh "$tmp/parts/mai.c" "$P/$libdir" "$tmp/pc_mai"
+runs "pkg-config numaplace-mai: run" "1" "$tmp/pc_mai"
+if [ -f "$P/$libdir/libnumaplace_fortran.a" ] && command -v gfortran >/dev/null 2>&1; then
+    check "find_package: numaplace_mai, numaplace_mai_static, numaplace_fortran configure" \
+        cmake -S "$tmp/parts" -B "$tmp/parts/build" -DCMAKE_PREFIX_PATH="$P"
+    check "find_package: MAi and Fortran consumers build" cmake --build "$tmp/parts/build"
+    runs "find_package: numaplace::numaplace_mai" 1 "$tmp/parts/build/mai_shared"
+    runs "find_package: numaplace::numaplace_mai_static" 1 "$tmp/parts/build/mai_static"
+    runs "find_package: numaplace::numaplace_fortran" " T" "$tmp/parts/build/fortran_static"
+    # shellcheck disable=SC2016
+    check "pkg-config numaplace-fortran" sh -c 'gfortran "$1" $(pkg-config --cflags --libs numaplace-fortran) -Wl,-rpath,"$2" -o "$3"' \
+        sh "$tmp/parts/f.f90" "$P/$libdir" "$tmp/pc_f"
+    runs "pkg-config numaplace-fortran: run" " T" "$tmp/pc_f"
+else
+    skip no-fortran "the Fortran library and its consumers: gfortran missing, or the module was not built"
+fi
+
 # ---- 3. README's example, with README's compile line ----
 sed -n '/^<!-- readme-example:/,/^<!-- readme-example end -->/p' "$SRC/README.md" |
     sed '1d;$d' | sed '1{/^```c$/d}' | sed '${/^```$/d}' > "$tmp/example.c"
@@ -160,5 +202,25 @@ for m in "$SRC"/docs/man/*.1; do
     fi
     grep -q "$page" "$tmp/man" && ok || bad "man -M $M/share/man $page: $(head -3 "$tmp/man")"
 done
+
+# section 3 (doxygen, when built): the page numaplace-run(1) cites, every link page's target
+# installed, and no page named after a struct member
+if [ -d "$M/share/man/man3" ]; then
+    if command -v man >/dev/null 2>&1; then
+        MANPAGER=cat MANWIDTH=80 man -M "$M/share/man" 3 npl_set_thread_policy >"$tmp/man" 2>&1
+    else
+        cp "$M/share/man/man3/npl_set_thread_policy.3" "$tmp/man" 2>/dev/null
+        [ -f "$tmp/man" ] && sed -i "s|^\.so \(.*\)|cat $M/share/man/\1|e" "$tmp/man"
+    fi
+    grep -q "int npl_set_thread_policy (const npl_topo \*t, const npl_policy \*pol)" "$tmp/man" && ok ||
+        bad "man 3 npl_set_thread_policy: $(head -5 "$tmp/man")"
+    broken=$(cd "$M/share/man" && for p in man3/*.3; do sed -n 's/^\.so //p' "$p" | head -1; done | sort -u |
+             while read -r t; do [ -f "$t" ] || echo "$t"; done)
+    [ -z "$broken" ] && ok || bad "section-3 link pages sourcing pages that are not installed: $broken"
+    [ ! -e "$M/share/man/man3/pages.3" ] && [ ! -e "$M/share/man/man3/mbind.3" ] && ok ||
+        bad "pages named after struct members (pages.3, mbind.3) installed"
+else
+    skip no-doxygen "section-3 man pages: not built (doxygen missing or NPL_BUILD_MAN=OFF)"
+fi
 
 summary test_install
