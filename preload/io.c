@@ -14,6 +14,7 @@
 #include "migration/migration.h"
 #include "profile/profile.h"
 #include "preload.h"
+#include "protect.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -94,6 +95,7 @@ void npl__preload_io_resolve(void)
 #undef IO_HAND
     next(&cache_process_vm_readv, "process_vm_readv");
     next(&cache_process_vm_writev, "process_vm_writev");
+    npl__preload_protect_resolve();
 }
 
 /* The kernel writes into buf (write = 1) or reads it (0): the sampler's protected pages there are
