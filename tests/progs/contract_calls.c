@@ -4,7 +4,10 @@
  * under `numaplace profile`, `run --next-touch` and `run --profile` must print the same lines as
  * the plain run. Built with -O2 -D_FORTIFY_SOURCE=2 and =3 (read, pread, recv, fread become
  * __read_chk etc.) and by clang. Each buffer is a fresh malloc (numaplace protects it whole
- * before its first touch); a case that needs time for sampling rounds sleeps in a loop. */
+ * before its first touch); a case that needs time for sampling rounds sleeps in a loop. Under
+ * next-touch (run --next-touch, run --profile: their variables are set) a buffer is first
+ * written, then a new OpenMP region arms it (ARM: each use is a region of its own), so the call
+ * meets armed chunks; the bytes it prints are the call's either way. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -49,6 +52,25 @@ static void say(const char *name, long ret, const void *p, size_t n)
            p && ret > 0 ? crc(p, n) : 0);
 }
 
+static int nt; /* under next-touch: buffers are written, then armed by a new region */
+static volatile int sink;
+#ifdef _OPENMP
+#define ARM()                                                                                      \
+    do {                                                                                           \
+        _Pragma("omp parallel num_threads(2)") sink++;                                             \
+    } while (0)
+#else
+#define ARM() (void)0
+#endif
+/* b (BLOCK bytes) ready for a call: untouched, or written and armed */
+#define READY(b)                                                                                   \
+    do {                                                                                           \
+        if (nt) {                                                                                  \
+            memset((b), 0x5a, BLOCK);                                                              \
+            ARM();                                                                                 \
+        }                                                                                          \
+    } while (0)
+
 static char *fresh(void)
 {
     char *b = malloc(BLOCK);
@@ -83,10 +105,12 @@ static void fortified(void)
     say("read", r, b, BLOCK);
     free(b);
     b = malloc(BLOCK);
+    READY(b);
     r = pread(fd, b, n / 2, 4096);
     say("pread", r, b, BLOCK / 2);
     free(b);
     b = malloc(BLOCK);
+    READY(b);
     FILE *f = fopen(datafile, "rb");
     size_t k = fread(b, 1, n, f);
     say("fread", (long)k, b, BLOCK);
@@ -100,6 +124,7 @@ static void fortified(void)
     memset(msg, 'r', sizeof msg);
     (void)!write(sv[0], msg, sizeof msg);
     b = malloc(BLOCK);
+    READY(b);
     volatile size_t m = sizeof msg;
     r = recv(sv[1], b, m, MSG_WAITALL);
     say("recv", r, b, sizeof msg);
@@ -112,6 +137,7 @@ static void vectors(void)
 {
     int fd = open(datafile, O_RDONLY);
     char *b = fresh();
+    READY(b);
     struct iovec v[2] = {{b, BLOCK / 2}, {b + BLOCK / 2 + 100, BLOCK / 4}};
     ssize_t r = preadv2(fd, v, 2, 0, 0);
     printf("%-22s ret %ld errno %d crc %08x %08x\n", "preadv2", (long)r, r < 0 ? errno : 0,
@@ -125,9 +151,11 @@ static void vectors(void)
         w[i] = (char)(i >> 9);
     struct timespec ts = {0, 50 * 1000 * 1000}; /* sampling rounds protect some of it again */
     nanosleep(&ts, NULL);
+    ARM();
     struct iovec wv[1] = {{w, BLOCK}};
     r = pwritev2(fd, wv, 1, 0, 0);
     char *back = fresh();
+    READY(back);
     ssize_t got = pread(fd, back, BLOCK, 0);
     printf("%-22s ret %ld back %ld crc %08x\n", "pwritev2", (long)r, (long)got, crc(back, BLOCK));
     close(fd);
@@ -145,8 +173,10 @@ static void vectors(void)
         mm[i].msg_hdr.msg_iovlen = 1;
     }
     nanosleep(&ts, NULL);
+    ARM();
     int s = sendmmsg(sv[0], mm, 4, 0);
     char *rb = fresh();
+    READY(rb);
     struct mmsghdr rm[4];
     struct iovec rv[4];
     for (int i = 0; i < 4; i++) {
@@ -182,6 +212,7 @@ static void *late_writer(void *fd)
 static void events(void)
 {
     char *b = fresh();
+    READY(b);
     int p[2];
     if (pipe(p))
         exit(3);
@@ -203,6 +234,8 @@ static void events(void)
         r == 1 &&FD_ISSET(p[0], rs) ? oks++ : errs++;
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
+        if (i % 8 == 0)
+            ARM();
     }
     printf("%-22s ok %d bad %d\n", "poll loop", okp, errp);
     printf("%-22s ok %d bad %d\n", "select loop", oks, errs);
@@ -213,6 +246,7 @@ static void events(void)
     pthread_create(&t, NULL, late_writer, &q[1]);
     fds[0].fd = q[0];
     fds[0].events = POLLIN;
+    ARM();
     int r = poll(fds, 1, 5000);
     printf("%-22s ret %d revents %d\n", "poll sleeping", r, fds[0].revents);
     pthread_join(t, NULL);
@@ -221,6 +255,7 @@ static void events(void)
     pthread_create(&t, NULL, late_writer, &q[1]);
     FD_ZERO(rs);
     FD_SET(q[0], rs);
+    ARM();
     r = select(q[0] + 1, rs, NULL, NULL, NULL);
     printf("%-22s ret %d set %d\n", "select sleeping", r, FD_ISSET(q[0], rs) != 0);
     pthread_join(t, NULL);
@@ -235,6 +270,8 @@ static void events(void)
 static void structs(void)
 {
     char *b = fresh();
+    READY(b);
+    READY(b);
     ssize_t r = getrandom(b + MIB, 4096, 0);
     say("getrandom", r, NULL, 0);
     struct stat *st = (struct stat *)(b + 2 * MIB);
@@ -243,16 +280,19 @@ static void structs(void)
     printf("%-22s ret %d size %lld\n", "fstat", k, k ? -1LL : (long long)st->st_size);
     free(b);
     b = fresh();
+    READY(b);
     st = (struct stat *)(b + 3 * MIB);
     k = stat(datafile, st);
     printf("%-22s ret %d size %lld\n", "stat", k, k ? -1LL : (long long)st->st_size);
     free(b);
     b = fresh();
+    READY(b);
     struct statx *sx = (struct statx *)(b + 4 * MIB);
     k = statx(AT_FDCWD, datafile, 0, STATX_SIZE, sx);
     printf("%-22s ret %d size %lld\n", "statx", k, k ? -1LL : (long long)sx->stx_size);
     free(b);
     b = fresh();
+    READY(b);
     int d = open(dir, O_RDONLY | O_DIRECTORY);
     ssize_t n = getdents64(d, b + MIB, 65536);
     int entries = 0;
@@ -265,7 +305,9 @@ static void structs(void)
     close(d);
     free(b);
     b = fresh();
+    READY(b);
     r = pread(fd, b, BLOCK, 0); /* written by the kernel, then spliced to a pipe */
+    ARM();
     int p[2];
     if (pipe(p))
         exit(3);
@@ -316,6 +358,8 @@ static void protections(void)
         if (!sigsetjmp(jb, 1))
             pg[(i * 97) % PAGE] = 2;
         nanosleep(&ts, NULL);
+        if (i % 10 == 0)
+            ARM();
     }
     printf("%-22s faults %d of 50\n", "guard page", faults);
     mprotect(pg, PAGE, PROT_READ | PROT_WRITE); /* (kept: a jump target's neighbour) */
@@ -332,6 +376,7 @@ static void protections(void)
         for (size_t i = (size_t)round; i < pages; i += 7)
             lo[i * PAGE + 8] = 1;
         nanosleep(&ts, NULL);
+        ARM();
     }
     dirty_lo = NULL;
     size_t written = 0;
@@ -344,12 +389,16 @@ static void protections(void)
     char *m = fresh();
     char *at = (char *)(((uintptr_t)m + 2 * MIB) & ~(uintptr_t)(PAGE - 1));
     int fd = open(datafile, O_RDONLY);
+    memset(m, 1, BLOCK);
+    ARM();
     void *f = mmap(at, 4 * PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
     faults = 0;
     for (volatile int i = 0; i < 20; i++) {
         if (!sigsetjmp(jb, 1))
             at[(size_t)i * 811 % (4 * PAGE)] = 9;
         nanosleep(&ts, NULL);
+        if (i % 5 == 0)
+            ARM();
     }
     printf("%-22s mapped %d faults %d of 20 crc %08x\n", "MAP_FIXED read-only", f == at, faults,
            crc(at, 4 * PAGE));
@@ -361,6 +410,8 @@ static void protections(void)
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
+    const char *e = getenv("NUMAPLACE_NEXT_TOUCH"), *apply = getenv("NUMAPLACE_PROFILE_APPLY");
+    nt = (e && *e && strcmp(e, "0")) || (apply && *apply);
     make_data();
     fortified();
     vectors();
