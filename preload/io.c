@@ -14,7 +14,7 @@
 #include "migration/migration.h"
 #include "profile/profile.h"
 #include "preload.h"
-#include "protect.h"
+#include "io.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -62,7 +62,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static void *next(void **cache, const char *name)
+void *npl__preload_next(void **cache, const char *name)
 {
     void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -86,15 +86,15 @@ static void *next(void **cache, const char *name)
  * liburing's names resolve when the program calls them (not loaded: ENOSYS) */
 void npl__preload_io_resolve(void)
 {
-#define IO(ret, name, fail, params, args, holds) next(&cache_##name, #name);
-#define IO_VOID(name, params, args, holds) next(&cache_##name, #name);
+#define IO(ret, name, fail, params, args, holds) npl__preload_next(&cache_##name, #name);
+#define IO_VOID(name, params, args, holds) npl__preload_next(&cache_##name, #name);
 #define IO_HAND(name)
 #include "io_calls.def"
 #undef IO
 #undef IO_VOID
 #undef IO_HAND
-    next(&cache_process_vm_readv, "process_vm_readv");
-    next(&cache_process_vm_writev, "process_vm_writev");
+    npl__preload_next(&cache_process_vm_readv, "process_vm_readv");
+    npl__preload_next(&cache_process_vm_writev, "process_vm_writev");
     npl__preload_protect_resolve();
 }
 
@@ -203,7 +203,7 @@ static void give(const struct holds *h)
 #define FD(set) add(&h, (set), sizeof(fd_set), 1);
 
 #define REAL(name, fn_t, fail)                                                                     \
-    fn_t real = (fn_t)next(&cache_##name, #name);                                                  \
+    fn_t real = (fn_t)npl__preload_next(&cache_##name, #name);                                     \
     if (!real) {                                                                                   \
         errno = ENOSYS;                                                                            \
         return fail;                                                                               \
@@ -217,8 +217,8 @@ static void give(const struct holds *h)
         REAL(name, fn_t, fail)                                                                     \
         struct holds h;                                                                            \
         h.n = 0;                                                                                   \
-        hs take(&h);                                                                            \
-        ret ret_ = real args;                                                                         \
+        hs take(&h);                                                                               \
+        ret ret_ = real args;                                                                      \
         give(&h);                                                                                  \
         return ret_;                                                                               \
     }
@@ -230,7 +230,7 @@ static void give(const struct holds *h)
         REAL(name, fn_t, )                                                                         \
         struct holds h;                                                                            \
         h.n = 0;                                                                                   \
-        hs take(&h);                                                                            \
+        hs take(&h);                                                                               \
         real args;                                                                                 \
         give(&h);                                                                                  \
     }

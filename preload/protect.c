@@ -10,13 +10,11 @@
 #define _GNU_SOURCE
 #include "base/protect.h"
 #include "preload.h"
-#include "protect.h"
+#include "io.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -36,36 +34,8 @@ static _Atomic int nranges;
 static atomic_flag writer = ATOMIC_FLAG_INIT;
 static _Atomic int overflowed; /* ranges that found no room: said once under --verbose */
 
-static uintptr_t self_lo, self_hi; /* this object's mapped segments */
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    uintptr_t me = (uintptr_t)data, lo = UINTPTR_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
-        lo = a < lo ? a : lo;
-        hi = b > hi ? b : hi;
-    }
-    if (me >= lo && me < hi) {
-        self_lo = lo;
-        self_hi = hi;
-        return 1;
-    }
-    return 0;
-}
-
 /* a call from numaplace itself (the library inside this object), not the program */
-static int ours(const void *ret)
-{
-    if (!self_hi)
-        dl_iterate_phdr(find_self, (void *)(uintptr_t)find_self);
-    uintptr_t r = (uintptr_t)ret;
-    return r >= self_lo && r < self_hi;
-}
+static int ours(const void *ret) { return ret && npl__regions_in_self(ret); }
 
 /* One lock orders the program's calls with the give-backs: a give-back reads the table and
  * protects under it, so a program's mprotect is never undone by a give-back that read the table
@@ -172,7 +142,8 @@ int npl__prot_restore(uintptr_t a, size_t len, int prot)
         for (uintptr_t at = a; at < end; at += 4096) {
             struct piece one;
             int k = pieces(at, at + 4096, &one, 1);
-            rc |= sys_mprotect(at, end - at < 4096 ? end - at : 4096, k == 1 ? narrowed(one.prot, prot) : prot);
+            size_t n1 = end - at < 4096 ? end - at : 4096;
+            rc |= sys_mprotect(at, n1, k == 1 ? narrowed(one.prot, prot) : prot);
         }
     } else {
         uintptr_t at = a;
@@ -216,33 +187,21 @@ int npl__prot_arm(uintptr_t a, size_t len)
 
 /* ---- the program's calls ---- */
 
-static void *next(void **cache, const char *name)
-{
-    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-    if (!f) {
-        npl__preload_enter();
-        f = dlsym(RTLD_NEXT, name);
-        npl__preload_leave();
-        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
 static void *c_mprotect, *c_pkey_mprotect, *c_mmap, *c_mmap64, *c_munmap, *c_mremap;
 
 void npl__preload_protect_resolve(void)
 {
-    next(&c_mprotect, "mprotect");
-    next(&c_pkey_mprotect, "pkey_mprotect");
-    next(&c_mmap, "mmap");
-    next(&c_mmap64, "mmap64");
-    next(&c_munmap, "munmap");
-    next(&c_mremap, "mremap");
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)find_self);
+    npl__preload_next(&c_mprotect, "mprotect");
+    npl__preload_next(&c_pkey_mprotect, "pkey_mprotect");
+    npl__preload_next(&c_mmap, "mmap");
+    npl__preload_next(&c_mmap64, "mmap64");
+    npl__preload_next(&c_munmap, "munmap");
+    npl__preload_next(&c_mremap, "mremap");
+    npl__regions_in_self(NULL); /* its range, found now */
 }
 
 #define REAL(type, c, name, fail)                                                                  \
-    __typeof__((type)0) real = (type)next(&c, name);                                              \
+    __typeof__((type)0) real = (type)npl__preload_next(&c, name);                                  \
     if (!real) {                                                                                   \
         errno = ENOSYS;                                                                            \
         return fail;                                                                               \

@@ -14,7 +14,8 @@
 /* give [a, a + len) back prot (PROT_READ: a page sampled for reads; otherwise the range's own),
  * but where the program set a protection, the program's (without PROT_WRITE when prot lacks
  * it); 0 or -1. Async-signal-safe, allocates nothing. */
-int npl__prot_restore(uintptr_t a, size_t len, int prot) __attribute__((weak, visibility("hidden")));
+int npl__prot_restore(uintptr_t a, size_t len, int prot)
+    __attribute__((weak, visibility("hidden")));
 
 /* protect [a, a + len) PROT_NONE unless the program set a protection in it (-1, EAGAIN): a
  * sampled page is never one the program protected, whose faults are the program's */

@@ -1,4 +1,4 @@
-/* contract_calls.c - calls into large blocks that numaplace tracks (tests/contract/test_contract.sh):
+/* contract_calls.c - calls into large blocks numaplace tracks (tests/contract/test_contract.sh):
  * every class of call that hands the kernel a buffer, and the program's own protections. It
  * prints one line per case (return value, errno, a checksum of the bytes, faults seen); the run
  * under `numaplace profile`, `run --next-touch` and `run --profile` must print the same lines as
@@ -133,6 +133,18 @@ static void fortified(void)
     close(sv[1]);
 }
 
+/* 4 messages of len bytes, one a MiB from at */
+static void messages(struct mmsghdr *m, struct iovec *v, char *at, size_t len)
+{
+    for (int i = 0; i < 4; i++) {
+        v[i].iov_base = at + (size_t)i * MIB;
+        v[i].iov_len = len;
+        memset(&m[i].msg_hdr, 0, sizeof m[i].msg_hdr);
+        m[i].msg_hdr.msg_iov = &v[i];
+        m[i].msg_hdr.msg_iovlen = 1;
+    }
+}
+
 static void vectors(void)
 {
     int fd = open(datafile, O_RDONLY);
@@ -165,13 +177,7 @@ static void vectors(void)
     socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
     struct mmsghdr *mm = (struct mmsghdr *)(w + 6 * MIB); /* the headers in a block too */
     struct iovec *iv = (struct iovec *)(w + 7 * MIB);
-    for (int i = 0; i < 4; i++) {
-        iv[i].iov_base = w + (size_t)i * MIB + 77;
-        iv[i].iov_len = 1000;
-        memset(&mm[i].msg_hdr, 0, sizeof mm[i].msg_hdr);
-        mm[i].msg_hdr.msg_iov = &iv[i];
-        mm[i].msg_hdr.msg_iovlen = 1;
-    }
+    messages(mm, iv, w + 77, 1000);
     nanosleep(&ts, NULL);
     ARM();
     int s = sendmmsg(sv[0], mm, 4, 0);
@@ -179,13 +185,7 @@ static void vectors(void)
     READY(rb);
     struct mmsghdr rm[4];
     struct iovec rv[4];
-    for (int i = 0; i < 4; i++) {
-        rv[i].iov_base = rb + (size_t)i * MIB + 5;
-        rv[i].iov_len = 2000;
-        memset(&rm[i].msg_hdr, 0, sizeof rm[i].msg_hdr);
-        rm[i].msg_hdr.msg_iov = &rv[i];
-        rm[i].msg_hdr.msg_iovlen = 1;
-    }
+    messages(rm, rv, rb + 5, 2000);
     int g = recvmmsg(sv[1], rm, 4, MSG_DONTWAIT, NULL);
     uint32_t c = 0;
     for (int i = 0; i < 4 && g > 0; i++)
@@ -309,7 +309,7 @@ static void structs(void)
     r = pread(fd, b, BLOCK, 0); /* written by the kernel, then spliced to a pipe */
     ARM();
     int p[2];
-    if (pipe(p))
+    if (pipe2(p, O_NONBLOCK)) /* a failed vmsplice leaves it empty: no wait */
         exit(3);
     struct iovec v = {b + MIB, 16384};
     ssize_t s = vmsplice(p[1], &v, 1, 0);
