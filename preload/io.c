@@ -1,29 +1,60 @@
-/* io.c - system calls that read or write the program's memory, wrapped so that a protected page
- * (a first-touch trap or a sampled page of `numaplace profile`, a chunk armed for next-touch by
- * `run --next-touch` or `run --profile`) is given back before the kernel touches it: the kernel
- * does not fault on PROT_NONE user memory, it returns EFAULT or a short count, which would change
- * what the program sees. The page then counts as touched by the calling thread (a read(2) into it:
- * a write; a next-touch chunk comes to its node).
+/* io.c - calls that hand the kernel (or libc, from inside) a buffer of the program's, wrapped so
+ * that a protected page (a first-touch trap or a sampled page of `numaplace profile`, a chunk armed
+ * for next-touch by `run --next-touch` or `run --profile`) is given back before the call and none
+ * of the buffer is protected again until it returns, however long it sleeps (poll, recv): the
+ * kernel does not fault on PROT_NONE user memory, it returns EFAULT or a short count, which would
+ * change what the program sees. The page counts as touched by the calling thread (a read(2) into
+ * it: a write; a next-touch chunk comes to its node).
  *
- * Covered: read, pread(64), readv, preadv, write, pwrite(64), writev, pwritev, recv, recvfrom,
- * recvmsg, send, sendto, sendmsg, fread, fwrite (and their _unlocked forms: glibc's fread of a
- * large count reads straight into the caller's buffer, from inside libc), process_vm_readv and
- * process_vm_writev (this process's side). Not covered (docs/AUTO.md):
- * other ways for the kernel or another process to reach the memory (vmsplice, process_vm_readv
- * from an MPI peer, io_uring, AIO). Each wrapper costs two compares when no array is tracked
- * near the buffer. */
+ * The wrappers come from one table, io_calls.def (the exported names too: io_calls.cmake); what
+ * cannot be wrapped is in tests/contract/limits.txt (docs/PROFILE.md, docs/NEXT_TOUCH.md). Each
+ * wrapper costs two compares per buffer when no array is tracked near it. */
 #define _GNU_SOURCE
+#undef _FORTIFY_SOURCE /* the wrappers define read etc., not the headers' inline checks */
 #include "migration/migration.h"
 #include "profile/profile.h"
 #include "preload.h"
+#include "io.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <linux/aio_abi.h>
+#include <mqueue.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/resource.h>
+#include <sys/random.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysinfo.h>
+#include <sys/time.h>
+#include <sys/timerfd.h>
+#include <sys/times.h>
+#include <sys/signalfd.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <sys/xattr.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #undef fread_unlocked /* glibc's macros for constant sizes */
@@ -31,7 +62,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static void *next(void **cache, const char *name)
+void *npl__preload_next(void **cache, const char *name)
 {
     void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -43,41 +74,28 @@ static void *next(void **cache, const char *name)
     return f;
 }
 
-#define REAL(type, name, fail)                                                                     \
-    type real = (type)next(&cache_##name, #name);                                                  \
-    if (!real) {                                                                                   \
-        errno = ENOSYS;                                                                            \
-        return fail;                                                                               \
-    }
+#define IO(ret, name, fail, params, args, holds) static void *cache_##name;
+#define IO_VOID(name, params, args, holds) static void *cache_##name;
+#define IO_HAND(name) static void *cache_##name;
+#include "io_calls.def"
+#undef IO
+#undef IO_VOID
+#undef IO_HAND
 
-static void *cache_read, *cache_write, *cache_pread, *cache_pread64, *cache_pwrite, *cache_pwrite64, *cache_readv, *cache_writev, *cache_preadv, *cache_pwritev, *cache_recv, *cache_recvfrom, *cache_send, *cache_sendto, *cache_recvmsg, *cache_sendmsg, *cache_fread, *cache_fwrite, *cache_fread_unlocked, *cache_fwrite_unlocked,
-    *cache_process_vm_readv, *cache_process_vm_writev;
-
-/* resolved in the constructor: a vfork child must not run dlsym (it allocates) */
+/* resolved in the constructor: a vfork child must not run dlsym (it allocates). libaio's and
+ * liburing's names resolve when the program calls them (not loaded: ENOSYS) */
 void npl__preload_io_resolve(void)
 {
-    next(&cache_read, "read");
-    next(&cache_write, "write");
-    next(&cache_pread, "pread");
-    next(&cache_pread64, "pread64");
-    next(&cache_pwrite, "pwrite");
-    next(&cache_pwrite64, "pwrite64");
-    next(&cache_readv, "readv");
-    next(&cache_writev, "writev");
-    next(&cache_preadv, "preadv");
-    next(&cache_pwritev, "pwritev");
-    next(&cache_recv, "recv");
-    next(&cache_recvfrom, "recvfrom");
-    next(&cache_send, "send");
-    next(&cache_sendto, "sendto");
-    next(&cache_recvmsg, "recvmsg");
-    next(&cache_sendmsg, "sendmsg");
-    next(&cache_fread, "fread");
-    next(&cache_fwrite, "fwrite");
-    next(&cache_fread_unlocked, "fread_unlocked");
-    next(&cache_fwrite_unlocked, "fwrite_unlocked");
-    next(&cache_process_vm_readv, "process_vm_readv");
-    next(&cache_process_vm_writev, "process_vm_writev");
+#define IO(ret, name, fail, params, args, holds) npl__preload_next(&cache_##name, #name);
+#define IO_VOID(name, params, args, holds) npl__preload_next(&cache_##name, #name);
+#define IO_HAND(name)
+#include "io_calls.def"
+#undef IO
+#undef IO_VOID
+#undef IO_HAND
+    npl__preload_next(&cache_process_vm_readv, "process_vm_readv");
+    npl__preload_next(&cache_process_vm_writev, "process_vm_writev");
+    npl__preload_protect_resolve();
 }
 
 /* The kernel writes into buf (write = 1) or reads it (0): the sampler's protected pages there are
@@ -103,246 +121,137 @@ static void done(int token)
     }
 }
 
-#define MAX_IOV 8
-struct iov_tokens {
-    int t[MAX_IOV];
+/* The ranges one call holds: collected first (the last slot widens to take in the rest of a long
+ * list), then held together and released together. */
+#define MAX_HOLDS 16
+struct holds {
     int n;
+    uintptr_t lo[MAX_HOLDS], hi[MAX_HOLDS];
+    int write[MAX_HOLDS], token[MAX_HOLDS];
 };
-static void prep_iov(const struct iovec *iov, int n, int write, struct iov_tokens *tk)
+
+static void add(struct holds *h, const void *p, size_t len, int write)
 {
-    tk->n = 0;
-    if (!iov)
+    uintptr_t a = (uintptr_t)p, b = a + len;
+    if (!p || !len)
         return;
-    for (int i = 0; i < n && tk->n < MAX_IOV; i++)
-        tk->t[tk->n++] = prep(iov[i].iov_base, iov[i].iov_len, write);
-    if (n > MAX_IOV) { /* more pieces: the span from the lowest to the highest of the rest */
-        uintptr_t lo = UINTPTR_MAX, hi = 0;
-        for (int i = MAX_IOV - 1; i < n; i++) {
-            uintptr_t a = (uintptr_t)iov[i].iov_base, b = a + iov[i].iov_len;
-            if (iov[i].iov_len && b > a) {
-                lo = a < lo ? a : lo;
-                hi = b > hi ? b : hi;
-            }
-        }
-        int whole = hi > lo ? prep((const void *)lo, hi - lo, write) : 0;
-        done(tk->t[tk->n - 1]); /* that piece is inside the span: its own token goes */
-        tk->t[tk->n - 1] = whole;
+    if (b < a)
+        b = UINTPTR_MAX;
+    if (h->n == MAX_HOLDS) {
+        int i = MAX_HOLDS - 1;
+        h->lo[i] = a < h->lo[i] ? a : h->lo[i];
+        h->hi[i] = b > h->hi[i] ? b : h->hi[i];
+        h->write[i] |= write;
+        return;
     }
+    h->lo[h->n] = a;
+    h->hi[h->n] = b;
+    h->write[h->n++] = write;
 }
 
-static void done_iov(const struct iov_tokens *tk)
+static size_t bytes_of(size_t size, size_t n)
 {
-    for (int i = 0; i < tk->n; i++)
-        done(tk->t[i]);
+    return size && n > (size_t)-1 / size ? (size_t)-1 : size * n;
 }
 
-typedef ssize_t (*rw_fn)(int, void *, size_t);
-typedef ssize_t (*prw_fn)(int, void *, size_t, off_t);
-typedef ssize_t (*iov_fn)(int, const struct iovec *, int);
-typedef ssize_t (*piov_fn)(int, const struct iovec *, int, off_t);
-
-EXPORT ssize_t read(int fd, void *buf, size_t n)
+#define MAX_IOV 1024 /* UIO_MAXIOV: the kernel refuses longer lists (EINVAL) */
+static void add_iov(struct holds *h, const struct iovec *v, long n, int write)
 {
-    REAL(rw_fn, read, -1)
-    int tk = prep(buf, n, 1);
-    ssize_t r = real(fd, buf, n);
-    done(tk);
-    return r;
+    if (!v || n <= 0 || n > MAX_IOV)
+        return;
+    add(h, v, (size_t)n * sizeof *v, 0);
+    for (long i = 0; i < n; i++)
+        add(h, v[i].iov_base, v[i].iov_len, write);
 }
 
-EXPORT ssize_t write(int fd, const void *buf, size_t n)
+static void add_msg(struct holds *h, const struct msghdr *m, int write)
 {
-    REAL(rw_fn, write, -1)
-    int tk = prep(buf, n, 0);
-    ssize_t r = real(fd, (void *)buf, n);
-    done(tk);
-    return r;
+    if (!m)
+        return;
+    add(h, m->msg_name, m->msg_namelen, write);
+    add(h, m->msg_control, m->msg_controllen, write);
+    add_iov(h, m->msg_iov, (long)m->msg_iovlen, write);
 }
 
-EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+static void take(struct holds *h)
 {
-    REAL(prw_fn, pread, -1)
-    int tk = prep(buf, n, 1);
-    ssize_t r = real(fd, buf, n, off);
-    done(tk);
-    return r;
+    for (int i = 0; i < h->n; i++)
+        h->token[i] = prep((const void *)h->lo[i], h->hi[i] - h->lo[i], h->write[i]);
 }
 
-EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+static void give(const struct holds *h)
 {
-    REAL(prw_fn, pread64, -1)
-    int tk = prep(buf, n, 1);
-    ssize_t r = real(fd, buf, n, off);
-    done(tk);
-    return r;
+    for (int i = 0; i < h->n; i++)
+        done(h->token[i]);
 }
 
-EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+/* the table's hold kinds */
+#define B(p, n, w) add(&h, (p), (n), (w));
+#define S(p, w) add(&h, (p), sizeof *(p), (w));
+#define L(p, lenp, w)                                                                              \
+    add(&h, (lenp), sizeof *(lenp), 1);                                                            \
+    if (lenp)                                                                                      \
+        add(&h, (p), *(lenp), (w));
+#define V(v, n, w) add_iov(&h, (v), (n), (w));
+#define M(m, w)                                                                                    \
+    add(&h, (m), sizeof *(m), 1);                                                                  \
+    add_msg(&h, (m), (w));
+#define MM(v, n, w)                                                                                \
+    add(&h, (v), bytes_of((n), sizeof *(v)), 1);                                                   \
+    for (unsigned i_ = 0; (v) && i_ < (n) && i_ < MAX_IOV; i_++)                                   \
+        add_msg(&h, &(v)[i_].msg_hdr, (w));
+#define FD(set) add(&h, (set), sizeof(fd_set), 1);
+
+#define REAL(name, fn_t, fail)                                                                     \
+    fn_t real = (fn_t)npl__preload_next(&cache_##name, #name);                                     \
+    if (!real) {                                                                                   \
+        errno = ENOSYS;                                                                            \
+        return fail;                                                                               \
+    }
+
+#define IO(ret, name, fail, params, args, hs)                                                      \
+    EXPORT ret name params;                                                                        \
+    EXPORT ret name params                                                                         \
+    {                                                                                              \
+        typedef ret(*fn_t) params;                                                                 \
+        REAL(name, fn_t, fail)                                                                     \
+        struct holds h;                                                                            \
+        h.n = 0;                                                                                   \
+        hs take(&h);                                                                               \
+        ret ret_ = real args;                                                                      \
+        give(&h);                                                                                  \
+        return ret_;                                                                               \
+    }
+#define IO_VOID(name, params, args, hs)                                                            \
+    EXPORT void name params;                                                                       \
+    EXPORT void name params                                                                        \
+    {                                                                                              \
+        typedef void(*fn_t) params;                                                                \
+        REAL(name, fn_t, )                                                                         \
+        struct holds h;                                                                            \
+        h.n = 0;                                                                                   \
+        hs take(&h);                                                                               \
+        real args;                                                                                 \
+        give(&h);                                                                                  \
+    }
+#define IO_HAND(name)
+#include "io_calls.def"
+#undef IO
+#undef IO_VOID
+#undef IO_HAND
+
+/* ---- by hand ---- */
+
+/* one line under --verbose, once per kind: what numaplace cannot hold */
+static void tell_once(int *told, const char *what)
 {
-    REAL(prw_fn, pwrite, -1)
-    int tk = prep(buf, n, 0);
-    ssize_t r = real(fd, (void *)buf, n, off);
-    done(tk);
-    return r;
+    if (npl__preload.verbose && !__atomic_exchange_n(told, 1, __ATOMIC_RELAXED))
+        npl__preload_say("numaplace: %s%s\n", what, "");
 }
 
-EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
-{
-    REAL(prw_fn, pwrite64, -1)
-    int tk = prep(buf, n, 0);
-    ssize_t r = real(fd, (void *)buf, n, off);
-    done(tk);
-    return r;
-}
-
-EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
-{
-    REAL(iov_fn, readv, -1)
-    struct iov_tokens tk;
-    prep_iov(iov, n, 1, &tk);
-    ssize_t r = real(fd, iov, n);
-    done_iov(&tk);
-    return r;
-}
-
-EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
-{
-    REAL(iov_fn, writev, -1)
-    struct iov_tokens tk;
-    prep_iov(iov, n, 0, &tk);
-    ssize_t r = real(fd, iov, n);
-    done_iov(&tk);
-    return r;
-}
-
-EXPORT ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
-{
-    REAL(piov_fn, preadv, -1)
-    struct iov_tokens tk;
-    prep_iov(iov, n, 1, &tk);
-    ssize_t r = real(fd, iov, n, off);
-    done_iov(&tk);
-    return r;
-}
-
-EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
-{
-    REAL(piov_fn, pwritev, -1)
-    struct iov_tokens tk;
-    prep_iov(iov, n, 0, &tk);
-    ssize_t r = real(fd, iov, n, off);
-    done_iov(&tk);
-    return r;
-}
-
-typedef ssize_t (*recv_fn)(int, void *, size_t, int);
-typedef ssize_t (*recvfrom_fn)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
-typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-typedef ssize_t (*msg_fn)(int, struct msghdr *, int);
-
-EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-    REAL(recv_fn, recv, -1)
-    int tk = prep(buf, n, 1);
-    ssize_t r = real(fd, buf, n, flags);
-    done(tk);
-    return r;
-}
-
-EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
-                        socklen_t *len)
-{
-    REAL(recvfrom_fn, recvfrom, -1)
-    int tk = prep(buf, n, 1);
-    ssize_t r = real(fd, buf, n, flags, from, len);
-    done(tk);
-    return r;
-}
-
-EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-    REAL(recv_fn, send, -1)
-    int tk = prep(buf, n, 0);
-    ssize_t r = real(fd, (void *)buf, n, flags);
-    done(tk);
-    return r;
-}
-
-EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-                      socklen_t len)
-{
-    REAL(sendto_fn, sendto, -1)
-    int tk = prep(buf, n, 0);
-    ssize_t r = real(fd, buf, n, flags, to, len);
-    done(tk);
-    return r;
-}
-
-EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
-{
-    REAL(msg_fn, recvmsg, -1)
-    struct iov_tokens tk = {{0}, 0};
-    if (m)
-        prep_iov(m->msg_iov, (int)m->msg_iovlen, 1, &tk);
-    ssize_t r = real(fd, m, flags);
-    done_iov(&tk);
-    return r;
-}
-
-EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
-{
-    REAL(msg_fn, sendmsg, -1)
-    struct iov_tokens tk = {{0}, 0};
-    if (m)
-        prep_iov(m->msg_iov, (int)m->msg_iovlen, 0, &tk);
-    ssize_t r = real(fd, (struct msghdr *)m, flags);
-    done_iov(&tk);
-    return r;
-}
-
-typedef size_t (*fio_fn)(void *, size_t, size_t, FILE *);
-
-static size_t bytes_of(size_t size, size_t n) { return size && n > (size_t)-1 / size ? (size_t)-1 : size * n; }
-
-EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
-{
-    REAL(fio_fn, fread, 0)
-    int tk = prep(buf, bytes_of(size, n), 1);
-    size_t r = real(buf, size, n, f);
-    done(tk);
-    return r;
-}
-
-EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
-{
-    REAL(fio_fn, fwrite, 0)
-    int tk = prep(buf, bytes_of(size, n), 0);
-    size_t r = real((void *)buf, size, n, f);
-    done(tk);
-    return r;
-}
-
-EXPORT size_t fread_unlocked(void *buf, size_t size, size_t n, FILE *f)
-{
-    REAL(fio_fn, fread_unlocked, 0)
-    int tk = prep(buf, bytes_of(size, n), 1);
-    size_t r = real(buf, size, n, f);
-    done(tk);
-    return r;
-}
-
-EXPORT size_t fwrite_unlocked(const void *buf, size_t size, size_t n, FILE *f)
-{
-    REAL(fio_fn, fwrite_unlocked, 0)
-    int tk = prep(buf, bytes_of(size, n), 0);
-    size_t r = real((void *)buf, size, n, f);
-    done(tk);
-    return r;
-}
-
-/* process_vm_readv/writev (an MPI library's single-copy transfers): this process's side of the
- * copy, and the "remote" side too when the remote process is this one; another process's memory
- * is that process's interposer's business (its own armed pages there still give EFAULT) */
+/* process_vm_readv/writev (an MPI library's single copy): this process's side of the copy, and
+ * the "remote" side too when the remote process is this one. Another process's memory is that
+ * process's business: its protected pages give EFAULT or a short copy (a limit, said once). */
 typedef ssize_t (*pvm_fn)(pid_t, const struct iovec *, unsigned long, const struct iovec *,
                           unsigned long, unsigned long);
 
@@ -350,26 +259,147 @@ static ssize_t vm_copy(pvm_fn real, int into_local, pid_t pid, const struct iove
                        unsigned long nl, const struct iovec *remote, unsigned long nr,
                        unsigned long flags)
 {
-    struct iov_tokens tl, tr = {{0}, 0};
-    prep_iov(local, nl > 1024 ? 1024 : (int)nl, into_local, &tl);
+    static int told;
+    struct holds h;
+    h.n = 0;
+    add_iov(&h, local, nl > MAX_IOV ? -1 : (long)nl, into_local);
     if (pid == getpid())
-        prep_iov(remote, nr > 1024 ? 1024 : (int)nr, !into_local, &tr);
+        add_iov(&h, remote, nr > MAX_IOV ? -1 : (long)nr, !into_local);
+    else if (npl__preload_profiling() || npl__preload_next_touch())
+        tell_once(&told, "process_vm_readv/writev with another process: its pages protected by "
+                         "its own numaplace copy short (not held from here)");
+    take(&h);
     ssize_t r = real(pid, local, nl, remote, nr, flags);
-    done_iov(&tl);
-    done_iov(&tr);
+    give(&h);
     return r;
 }
 
 EXPORT ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nl,
                                 const struct iovec *remote, unsigned long nr, unsigned long flags)
 {
-    REAL(pvm_fn, process_vm_readv, -1)
+    REAL(process_vm_readv, pvm_fn, -1)
     return vm_copy(real, 1, pid, local, nl, remote, nr, flags);
 }
 
 EXPORT ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long nl,
                                  const struct iovec *remote, unsigned long nr, unsigned long flags)
 {
-    REAL(pvm_fn, process_vm_writev, -1)
+    REAL(process_vm_writev, pvm_fn, -1)
     return vm_copy(real, 0, pid, local, nl, remote, nr, flags);
+}
+
+/* libaio (not glibc): the kernel reads or writes an iocb's buffer after io_submit returns, so
+ * its hold lasts until io_getevents reaps that iocb. A table of the pending ones; a submit
+ * beyond it holds its buffers for good (never protected again). struct iocb is the kernel's
+ * (linux/aio_abi.h), which is libaio's layout. */
+#define AIO_PENDING 256
+static struct {
+    const void *iocb;
+    struct holds h;
+} aio_pending[AIO_PENDING];
+static pthread_mutex_t aio_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void aio_hold(const struct iocb *cb)
+{
+    struct holds h;
+    h.n = 0;
+    int w = cb->aio_lio_opcode == IOCB_CMD_PREAD || cb->aio_lio_opcode == IOCB_CMD_PREADV;
+    if (cb->aio_lio_opcode == IOCB_CMD_PREAD || cb->aio_lio_opcode == IOCB_CMD_PWRITE)
+        add(&h, (const void *)(uintptr_t)cb->aio_buf, cb->aio_nbytes, w);
+    else if (cb->aio_lio_opcode == IOCB_CMD_PREADV || cb->aio_lio_opcode == IOCB_CMD_PWRITEV)
+        add_iov(&h, (const struct iovec *)(uintptr_t)cb->aio_buf, (long)cb->aio_nbytes, w);
+    if (!h.n)
+        return;
+    take(&h);
+    pthread_mutex_lock(&aio_lock);
+    for (int i = 0; i < AIO_PENDING; i++)
+        if (!aio_pending[i].iocb) {
+            aio_pending[i].iocb = cb;
+            aio_pending[i].h = h;
+            break;
+        }
+    pthread_mutex_unlock(&aio_lock);
+}
+
+static void aio_release(const void *cb)
+{
+    pthread_mutex_lock(&aio_lock);
+    for (int i = 0; i < AIO_PENDING; i++)
+        if (aio_pending[i].iocb == cb) {
+            give(&aio_pending[i].h);
+            aio_pending[i].iocb = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&aio_lock);
+}
+
+typedef int (*aio_submit_fn)(aio_context_t, long, struct iocb **);
+EXPORT int io_submit(aio_context_t ctx, long n, struct iocb **cbs);
+EXPORT int io_submit(aio_context_t ctx, long n, struct iocb **cbs)
+{
+    REAL(io_submit, aio_submit_fn, -ENOSYS)
+    for (long i = 0; cbs && i < n; i++)
+        if (cbs[i])
+            aio_hold(cbs[i]);
+    int r = real(ctx, n, cbs);
+    for (long i = r < 0 ? 0 : r; cbs && i < n; i++) /* not submitted: released now */
+        if (cbs[i])
+            aio_release(cbs[i]);
+    return r;
+}
+
+typedef int (*aio_events_fn)(aio_context_t, long, long, struct io_event *, struct timespec *);
+EXPORT int io_getevents(aio_context_t ctx, long min, long n, struct io_event *ev,
+                        struct timespec *t);
+EXPORT int io_getevents(aio_context_t ctx, long min, long n, struct io_event *ev,
+                        struct timespec *t)
+{
+    REAL(io_getevents, aio_events_fn, -ENOSYS)
+    struct holds h;
+    h.n = 0;
+    add(&h, ev, n > 0 ? bytes_of((size_t)n, sizeof *ev) : 0, 1);
+    take(&h);
+    int r = real(ctx, min, n, ev, t);
+    give(&h);
+    for (int i = 0; i < r; i++)
+        aio_release((const void *)(uintptr_t)ev[i].obj);
+    return r;
+}
+
+/* liburing: the ring's requests are read by the kernel whenever it runs them, out of sight; the
+ * buffers a program registers are held for good (never protected again), and the setup says so
+ * once under --verbose */
+static int uring_told;
+static const char uring_note[] = "io_uring: only registered buffers are held (never protected "
+                                 "again); other buffers a request names may get -EFAULT";
+
+typedef int (*uring_reg_fn)(void *, const struct iovec *, unsigned);
+EXPORT int io_uring_register_buffers(void *ring, const struct iovec *v, unsigned n);
+EXPORT int io_uring_register_buffers(void *ring, const struct iovec *v, unsigned n)
+{
+    REAL(io_uring_register_buffers, uring_reg_fn, -ENOSYS)
+    struct holds h;
+    h.n = 0;
+    add_iov(&h, v, n > MAX_IOV ? -1 : (long)n, 1);
+    take(&h); /* never given back */
+    tell_once(&uring_told, uring_note);
+    return real(ring, v, n);
+}
+
+typedef int (*uring_init_fn)(unsigned, void *, unsigned);
+EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags);
+EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
+{
+    REAL(io_uring_queue_init, uring_init_fn, -ENOSYS)
+    tell_once(&uring_told, uring_note);
+    return real(entries, ring, flags);
+}
+
+typedef int (*uring_init_params_fn)(unsigned, void *, void *);
+EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p);
+EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p)
+{
+    REAL(io_uring_queue_init_params, uring_init_params_fn, -ENOSYS)
+    tell_once(&uring_told, uring_note);
+    return real(entries, ring, p);
 }

@@ -7,6 +7,7 @@
 
 #include "numaplace.h"
 #include "base/number.h" /* the one grammar of sizes and counts */
+#include "base/protect.h" /* giving pages back keeps the program's own protections */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>

@@ -196,7 +196,7 @@ static int unprotect(struct slot *s, size_t lo, size_t hi)
     char *a = s->base + lo * s->chunk, *b = s->base + hi * s->chunk;
     if (hi >= s->nchunks || b > s->base + s->len)
         b = s->base + s->len;
-    return syscall(SYS_mprotect, a, (size_t)(b - a), s->prot) < 0 ? -1 : 0;
+    return npl__give_back((uintptr_t)a, (size_t)(b - a), s->prot);
 }
 
 /* Claim chunks from `from` going in direction dir (-1, +1) until a resolved one (its mapping is
@@ -602,7 +602,7 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
     if (npl__nt_leave_held_out(s, sel == s->nchunks)) /* a system call uses some: accessible */
         count_selected(s, &sel, &runs, &pages);
     /* chunks still armed from the last arm that this one leaves out: accessible again */
-    if (was_armed && sel < s->nchunks && mprotect(s->base, s->len, s->prot) < 0)
+    if (was_armed && sel < s->nchunks && npl__give_back((uintptr_t)s->base, s->len, s->prot) < 0)
         rc = npl__fail(errno, "mprotect on %p+%zu failed", (void *)s->base, s->len);
     /* MPOL_LOCAL: pages faulted in later land on the toucher's node, and the range keeps a
      * policy, so automatic NUMA balancing still leaves it alone (kernels without MPOL_LOCAL in
@@ -619,7 +619,7 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
             atomic_store(&s->state[c], ARMED);
     }
     if (rc < 0) {
-        mprotect(s->base, s->len, s->prot); /* it may have been applied in part */
+        npl__give_back((uintptr_t)s->base, s->len, s->prot); /* it may have been applied in part */
         for (size_t c = 0; c < s->nchunks; c++)
             atomic_store(&s->state[c], DONE);
     }
@@ -780,7 +780,7 @@ static int disarm_slot(struct slot *s, int quiet)
 {
     int rc = 0;
     quiesce(s);
-    if (npl__nt_still_ours(s) && mprotect(s->base, s->len, s->prot) < 0)
+    if (npl__nt_still_ours(s) && npl__give_back((uintptr_t)s->base, s->len, s->prot) < 0)
         rc = quiet ? -1 : npl__fail(errno, "mprotect on disarm failed");
     drop(s);
     return rc;

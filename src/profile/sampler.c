@@ -27,6 +27,7 @@
  *    parent's); exec(): an image that recorded nothing hands the profile to the program it
  *    becomes, one that recorded something keeps it (docs/PROFILE.md §5). */
 #define _GNU_SOURCE
+#include "base/base.h"
 #include "profile/profile.h"
 #include "sys/sys.h"
 
@@ -89,7 +90,8 @@ static _Atomic uint32_t slots_hi; /* slots in use are below it */
 
 static int xprotect(uintptr_t a, size_t len, int prot)
 {
-    return syscall(SYS_mprotect, (void *)a, len, prot) < 0 ? -1 : 0;
+    /* never wider than the program's own protection; never over a page the program protected */
+    return prot != PROT_NONE ? npl__give_back(a, len, prot) : npl__arm(a, len);
 }
 
 int npl__sampler_active(void) { return R && recording; }
@@ -650,8 +652,8 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
         }
         uintptr_t p = p0 + j * page;
         int (*armed)(const void *) = atomic_load(&lent_armed);
-        if (armed && armed((const void *)p))
-            break; /* next-touch owns its protection now */
+        if ((armed && armed((const void *)p)) || npl__program_protected(p, page))
+            break; /* next-touch owns its protection now, or the program does */
         int s = in_flight(p) ? -1 : slot_insert(p, i);
         if (s < 0)
             break; /* the run ends at a page it cannot take */
