@@ -11,6 +11,7 @@
 #include "env.h"
 #include "preload.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,3 +118,17 @@ void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, uns
     return p;
 }
 
+
+/* the next definition of name (dlsym RTLD_NEXT), cached in *cache: the one lookup of the C
+ * library's functions that io.c and protect.c wrap */
+void *npl__preload_next(void **cache, const char *name)
+{
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (!f) {
+        npl__preload_enter();
+        f = dlsym(RTLD_NEXT, name);
+        npl__preload_leave();
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}

@@ -28,6 +28,7 @@
 
 #include "env.h"
 #include "preload.h"
+#include "io.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -183,6 +184,7 @@ __attribute__((constructor)) static void preload_init(void)
         }
     }
     npl__preload_io_resolve();
+    npl__preload_protect_resolve();
     /* numaplace profile (every large block tracked, nothing placed) or run --profile */
     /* numaplace profile --profile: both (the advice applied to the blocks the sampler tracks) */
     int profiling = npl__preload_profile_init(cfg->threshold);

@@ -62,18 +62,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-void *npl__preload_next(void **cache, const char *name)
-{
-    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-    if (!f) {
-        npl__preload_enter();
-        f = dlsym(RTLD_NEXT, name);
-        npl__preload_leave();
-        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
 #define IO(ret, name, fail, params, args, holds) static void *cache_##name;
 #define IO_VOID(name, params, args, holds) static void *cache_##name;
 #define IO_HAND(name) static void *cache_##name;
@@ -95,7 +83,6 @@ void npl__preload_io_resolve(void)
 #undef IO_HAND
     npl__preload_next(&cache_process_vm_readv, "process_vm_readv");
     npl__preload_next(&cache_process_vm_writev, "process_vm_writev");
-    npl__preload_protect_resolve();
 }
 
 /* The kernel writes into buf (write = 1) or reads it (0): the sampler's protected pages there are

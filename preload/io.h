@@ -1,8 +1,6 @@
 /* io.h - the wrapped calls (preload/io.c) and the program's own protections (preload/protect.c) */
 #ifndef NPL_PRELOAD_IO_H
 #define NPL_PRELOAD_IO_H
-/* the next definition of name (dlsym RTLD_NEXT), cached in *cache */
-void *npl__preload_next(void **cache, const char *name);
 /* the next mprotect, mmap... (in the constructor: a vfork child must not run dlsym) */
 void npl__preload_protect_resolve(void);
 #endif

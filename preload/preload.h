@@ -57,6 +57,8 @@ void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how,
 /* the calling thread is inside numaplace: its allocations and threads are not intercepted
  * (> 0; alloc.c's hot paths read it directly) */
 extern _Thread_local __attribute__((tls_model("initial-exec"))) int npl__preload_in_lib;
+/* the next definition of name (dlsym RTLD_NEXT), cached in *cache (ground.c) */
+void *npl__preload_next(void **cache, const char *name);
 void npl__preload_enter(void);
 void npl__preload_leave(void);
 int npl__preload_inside(void);
