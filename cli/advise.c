@@ -82,7 +82,7 @@ static cJSON *site_json(const struct npl_prof_site *s)
     return o;
 }
 
-/* The profile with the new advice stored (a temporary file renamed over OUT). The profile keeps
+/* The profile with the new advice stored (cli_write_out: a regular file renamed over OUT). The profile keeps
  * its copy of each new advice's lists. */
 static int write_profile(struct npl_profile *p, struct npl_prof_advice *adv, const int *stored,
                          const char *out)
@@ -97,24 +97,14 @@ static int write_profile(struct npl_profile *p, struct npl_prof_advice *adv, con
             adv[i].nnext_touch = 0;
         }
     size_t len;
-    char *text = npl__profile_format(p, &len), tmp[4200];
+    char *text = npl__profile_format(p, &len);
     if (!text) {
         fprintf(stderr, "numaplace advise: out of memory\n");
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    ok = f && fclose(f) == 0 && ok;
-    if (ok && rename(tmp, out) == 0) {
-        free(text);
-        return 0;
-    }
-    fprintf(stderr, "numaplace advise: cannot write %s: %s\n", out, strerror(errno));
-    if (f)
-        unlink(tmp);
+    int rc = cli_write_out("advise", out, text, len);
     free(text);
-    return -1;
+    return rc ? -1 : 0;
 }
 
 /* the measured local fraction of an array's sampled accesses (local / (local + remote)), or -1:

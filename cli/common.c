@@ -85,12 +85,136 @@ int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use)
     return *use ? 0 : -1;
 }
 
+/* what kind of output path is (0 a regular file or none yet, 1 a character device written in
+ * place), or -1 and why */
+static int out_kind(const char *path, const char **why, char *dir, size_t dsize)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        if (S_ISLNK(sb.st_mode)) {
+            /* a link to a device (/dev/stdout to a terminal) is written in place; a link to a
+             * file is not followed (the file it names is given instead) */
+            if (stat(path, &sb) == 0 && S_ISCHR(sb.st_mode))
+                return 1;
+            *why = "it is a symbolic link (give the file it points to)";
+            return -1;
+        }
+        if (S_ISCHR(sb.st_mode))
+            return 1;
+        if (S_ISDIR(sb.st_mode))
+            *why = "it is a directory";
+        else if (S_ISFIFO(sb.st_mode))
+            *why = "it is a FIFO (an output goes to a regular file or a character device)";
+        else if (S_ISSOCK(sb.st_mode))
+            *why = "it is a socket (an output goes to a regular file or a character device)";
+        else if (S_ISBLK(sb.st_mode))
+            *why = "it is a block device (an output goes to a regular file or a character device)";
+        if (!S_ISREG(sb.st_mode))
+            return -1;
+    } else if (errno != ENOENT) {
+        *why = strerror(errno);
+        return -1;
+    }
+    /* a regular file or none yet: its directory must take the temporary file */
+    snprintf(dir, dsize, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, dsize, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    if (stat(dir, &sb) < 0) {
+        *why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+        return -1;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        *why = "its directory is not a directory";
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) < 0) {
+        *why = errno == EROFS ? "its directory is on a read-only file system"
+                              : "its directory is not writable";
+        return -1;
+    }
+    return 0;
+}
+
+int cli_out_check(const char *cmd, const char *path)
+{
+    const char *why = NULL;
+    char dir[4200];
+    int k = out_kind(path, &why, dir, sizeof dir);
+    if (k < 0)
+        fprintf(stderr, "numaplace %s: cannot write %s: %s\n", cmd, path, why);
+    return k;
+}
+
+/* a character device, opened in place (never created, never truncated) */
+static int open_in_place(const char *cmd, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISCHR(sb.st_mode))) {
+        close(fd);
+        fd = -1;
+        errno = EINVAL; /* replaced since it was checked */
+    }
+    if (fd < 0)
+        fprintf(stderr, "numaplace %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+    return fd;
+}
+
+int cli_write_out(const char *cmd, const char *path, const char *text, size_t len)
+{
+    int k = cli_out_check(cmd, path);
+    if (k < 0)
+        return EXIT_FAILED;
+    int fd;
+    char tmp[4200] = "";
+    if (k == 1) {
+        if ((fd = open_in_place(cmd, path)) < 0)
+            return EXIT_FAILED;
+    } else {
+        if (strlen(path) + 32 >= sizeof tmp) {
+            fprintf(stderr, "numaplace %s: cannot write %s: %s\n", cmd, path, strerror(ENAMETOOLONG));
+            return EXIT_FAILED;
+        }
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
+    int ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        done += ok ? (size_t)w : 0;
+    }
+    int e = errno;
+    if (fd >= 0 && close(fd) < 0 && ok)
+        ok = 0, e = errno;
+    if (ok && *tmp && rename(tmp, path) < 0)
+        ok = 0, e = errno;
+    if (!ok) {
+        if (*tmp)
+            unlink(tmp);
+        fprintf(stderr, "numaplace %s: cannot write %s: %s\n", cmd, path, strerror(e ? e : EIO));
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
 FILE *cli_open_out(const char *cmd, const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int k = cli_out_check(cmd, path);
+    if (k < 0)
+        return NULL;
+    int fd = k == 1 ? open_in_place(cmd, path)
+                    : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     struct stat sb;
     const char *why = NULL;
-    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+    if (k == 0 && fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
         why = "not a regular file";
         close(fd);
         fd = -1;
@@ -98,7 +222,7 @@ FILE *cli_open_out(const char *cmd, const char *path)
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f && fd >= 0)
         close(fd);
-    if (!f)
+    if (!f && k == 0)
         fprintf(stderr, "numaplace %s: cannot write %s: %s\n", cmd, path,
                 why ? why : errno == ELOOP ? "it is a symbolic link" : strerror(errno));
     return f;

@@ -139,28 +139,6 @@ static void progress(const struct npl_raw *r, double t)
 }
 
 /* ---- the end: the raw profile becomes the profile, classified, written, shown ---- */
-static int write_file(const char *out, const char *text, size_t len)
-{
-    char tmp[PATH_MAX + 32];
-    if (strlen(out) >= PATH_MAX) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
-    FILE *f = fopen(tmp, "we");
-    if (!f)
-        return -1;
-    int ok = fwrite(text, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, out) < 0) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
-    return 0;
-}
-
 static int classify_all(struct npl_profile *p, char *err, size_t errsz)
 {
     npl_topo *topo = NULL;
@@ -217,8 +195,9 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     }
     size_t len = 0;
     char *text = npl__profile_format(p, &len);
-    if (!text || write_file(out, text, len) < 0) {
-        fprintf(stderr, "numaplace profile: cannot write %s: %s\n", out, strerror(errno));
+    if (!text || cli_write_out("profile", out, text, len)) {
+        if (!text)
+            fprintf(stderr, "numaplace profile: out of memory\n");
         free(text);
         npl__profile_free(p);
         return EXIT_FAILED;
@@ -442,6 +421,10 @@ int cmd_profile(int argc, char **argv)
         snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
         out = outbuf;
     }
+    /* where the profile goes, checked before a long run, not after it */
+    int out_kind = cli_out_check("profile", out);
+    if (out_kind < 0)
+        return EXIT_FAILED;
     uint64_t thr = NPL_ENV_THRESHOLD_DEFAULT;
     if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
         return EXIT_USAGE; /* run_parse_args said so already */
@@ -489,6 +472,8 @@ int cmd_profile(int argc, char **argv)
         return rc == RUN_HELP ? 0 : rc;
     }
     fputs(said, stderr);
+    fprintf(stderr, "numaplace profile: the profile will go to %s%s\n", out,
+            out_kind == 1 ? " (a device: written in place)" : "");
     if (backend == NPL_BACKEND_FAULT && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
         !getenv("KMP_BLOCKTIME")) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
