@@ -3,9 +3,9 @@
  * the advice table (docs/man/numaplace-profile.1).
  *
  * The program runs as a child: `run`'s set-up (run.c: config, --pin, --nodes, --threshold, the
- * environment, LD_PRELOAD) plus NUMAPLACE_PROFILE_SHM, a file of struct npl_raw in /dev/shm (else
- * $TMPDIR, /tmp) that the interposer maps and fills from its allocation hooks and its fault
- * handler. This process reads it when the child has ended, however it ended (exit, _exit, a
+ * environment, LD_PRELOAD) plus NUMAPLACE_PROFILE_SHM, a nameless file of struct npl_raw (a
+ * memfd this process holds, /proc/PID/fd/FD to the program) that the interposer maps and fills
+ * from its allocation hooks and its fault handler: no kill leaves a file behind. This process reads it when the child has ended, however it ended (exit, _exit, a
  * signal): nothing has to run at the child's exit. Its exit status is the child's (a child killed
  * by a signal: this process dies of the same signal after writing the profile); its stdout is
  * untouched; our lines go to stderr. Ctrl-C reaches the child (same process group); this process
@@ -62,26 +62,42 @@ static double now(void)
 }
 
 /* ---- the raw profile shared with the child ---- */
-static struct npl_raw *raw_create(char *path, size_t size, size_t threshold)
+/* A file with no name, so that no kill of this process or of the program leaves one behind: a
+ * memfd, else an O_TMPFILE or an unlinked temporary file in /dev/shm ($TMPDIR, /tmp). This
+ * process holds it open until the program has ended; the program (and any program it execs)
+ * opens it as /proc/<this pid>/fd/<fd>, the name set in path. */
+static int raw_file(void)
 {
+    int fd = memfd_create("numaplace-profile", MFD_CLOEXEC);
+    if (fd >= 0)
+        return fd;
     const char *tmp = getenv("TMPDIR");
     const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
-    int fd = -1;
     for (size_t i = 0; i < 3 && fd < 0; i++) {
-        snprintf(path, size, "%s/numaplace-profile-XXXXXX", dirs[i]);
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd >= 0 && ftruncate(fd, (off_t)sizeof(struct npl_raw)) < 0) {
-            close(fd);
-            unlink(path);
-            fd = -1;
+        fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/numaplace-profile-XXXXXX", dirs[i]);
+            if ((fd = mkostemp(path, O_CLOEXEC)) >= 0)
+                unlink(path);
         }
+    }
+    return fd;
+}
+
+static struct npl_raw *raw_create(char *path, size_t size, size_t threshold)
+{
+    int fd = raw_file();
+    if (fd >= 0 && ftruncate(fd, (off_t)sizeof(struct npl_raw)) < 0) {
+        close(fd);
+        fd = -1;
     }
     if (fd < 0)
         return NULL;
+    snprintf(path, size, "/proc/%d/fd/%d", (int)getpid(), fd);
     struct npl_raw *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (r == MAP_FAILED) {
-        unlink(path);
+        close(fd);
         return NULL;
     }
     r->version = NPL_RAW_VERSION;
@@ -468,7 +484,6 @@ int cmd_profile(int argc, char **argv)
     char prog[4096];
     char **pargv;
     if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {
-        unlink(shm);
         return rc == RUN_HELP ? 0 : rc;
     }
     fputs(said, stderr);
@@ -501,7 +516,6 @@ int cmd_profile(int argc, char **argv)
     int gate[2] = {-1, -1};
     if (backend == NPL_BACKEND_PERF && pipe2(gate, O_CLOEXEC) < 0) {
         fprintf(stderr, "numaplace profile: pipe: %s\n", strerror(errno));
-        unlink(shm);
         return EXIT_FAILED;
     }
     fflush(NULL);
@@ -524,7 +538,6 @@ int cmd_profile(int argc, char **argv)
     }
     if (pid < 0) {
         fprintf(stderr, "numaplace profile: fork: %s\n", strerror(errno));
-        unlink(shm);
         return EXIT_FAILED;
     }
     struct perf_set *ps = NULL;
@@ -548,7 +561,6 @@ int cmd_profile(int argc, char **argv)
             sigaction(SIGINT, &old_int, NULL);
             sigaction(SIGQUIT, &old_quit, NULL);
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            unlink(shm);
             munmap(r, sizeof *r);
             return EXIT_USAGE;
         } else {
@@ -569,7 +581,6 @@ int cmd_profile(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    unlink(shm);
     if (st == -1) {
         fprintf(stderr, "numaplace profile: waitpid: %s\n", strerror(errno));
         return EXIT_FAILED;

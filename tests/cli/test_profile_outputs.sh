@@ -82,4 +82,24 @@ check "advise --write into no directory: refused" "1 1" "$? $(grep -c 'its direc
 $N advise q.json --write q2.json >/dev/null 2>err
 check "advise --write a regular file: written" "0 1" "$? $(test -s q2.json && echo 1)"
 
+# ---- item 6: no raw profile survives a kill -9 of numaplace profile (nor of the program) ----
+count_raw() { ls /dev/shm /tmp "$T" 2>/dev/null | grep -c '^numaplace-profile'; }
+was=$(count_raw)
+TMPDIR=$T $N profile --out k.json -- sleep 30 >/dev/null 2>err &
+pid=$!
+i=0
+while [ -z "$(pgrep -P $pid)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+child=$(pgrep -P $pid)
+sleep 0.5 # the interposer has mapped the raw profile in the constructor
+raw=$(readlink /proc/$child/fd/* 2>/dev/null | grep -c 'numaplace-profile')
+kill -9 $pid
+wait $pid 2>/dev/null
+check "kill -9 of profile: the raw profile was a memfd or a deleted file, none left" "0 $was" \
+    "$(readlink /proc/$child/map_files/* 2>/dev/null | grep numaplace-profile | grep -vc 'memfd:\|(deleted)') $(count_raw)"
+[ -n "$child" ] && kill -9 "$child" 2>/dev/null
+check "the program opened the raw profile by /proc/PID/fd, holding no extra descriptor" 0 "$raw"
+# shellcheck disable=SC2086
+$N profile --out k.json -- sh -c 'kill -9 $$' >/dev/null 2>err
+check "the program killed by SIGKILL: profile dies of it, the profile written, none left" "137 1 $was" "$? $(grep -c 'wrote k.json' err) $(count_raw)"
+
 summary profile_outputs
