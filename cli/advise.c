@@ -119,8 +119,11 @@ static double measured_local(const struct npl_prof_array *a)
 void advise_table(FILE *f, const char *path, const struct npl_profile *p,
                   const struct npl_prof_advice *adv, const int *stored, int verbose)
 {
-    fprintf(f, "profile %s: %s, %d thread%s on %d node%s, %u array%s, %llu samples (%s)\n", path,
-            p->program_path && *p->program_path ? p->program_path : "?", p->threads,
+    char t1[8192], t2[8192], t3[8192];
+    fprintf(f, "profile %s: %s, %d thread%s on %d node%s, %u array%s, %llu samples (%s)\n",
+            npl__term_text(path, t1, sizeof t1),
+            npl__term_text(p->program_path && *p->program_path ? p->program_path : "?", t2,
+                           sizeof t2), p->threads,
             p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
             p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
             p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
@@ -135,12 +138,13 @@ void advise_table(FILE *f, const char *path, const struct npl_profile *p,
         frac_text(d->local_policy, l1, sizeof l1);
         frac_text(d->local_first_touch, l2, sizeof l2);
         frac_text(measured_local(&p->arrays[i]), l3, sizeof l3);
-        fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4.2f  %s%s\n", label, size,
-                npl__pattern_name(d->pattern), pol, l1, l2, l3, d->confidence,
-                (stored && stored[i]) ? "(stored) " : "", d->reason);
+        fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4.2f  %s%s\n",
+                npl__term_text(label, t1, sizeof t1), size, npl__pattern_name(d->pattern),
+                npl__term_text(pol, t2, sizeof t2), l1, l2, l3, d->confidence,
+                (stored && stored[i]) ? "(stored) " : "", npl__term_text(d->reason, t3, sizeof t3));
         for (int k = 0; verbose && !(stored && stored[i]) && k < d->ncand; k++)
-            fprintf(f, "    %-40s %.3f%s\n", d->cand[k].policy, d->cand[k].local,
-                    d->cand[k].scalable ? "" : "  (this input size only)");
+            fprintf(f, "    %-40s %.3f%s\n", npl__term_text(d->cand[k].policy, t1, sizeof t1),
+                    d->cand[k].local, d->cand[k].scalable ? "" : "  (this input size only)");
     }
 }
 

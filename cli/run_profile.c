@@ -41,9 +41,11 @@ int run_check_profile(const char *file, const char *prog, const char *pin)
             snprintf(was, sizeof was, " (build-id %.128s)", p->program_build_id);
         if (*bid)
             snprintf(now, sizeof now, " (build-id %.128s)", bid);
+        char t1[8192], t2[1024];
         fprintf(stderr, "numaplace run: --profile %s is a profile of %s%s, not of %s%s: profile "
                         "this program (numaplace profile -- %s ...)\n", file,
-                p->program_path ? p->program_path : "?", was, path, now, prog);
+                npl__term_text(p->program_path ? p->program_path : "?", t1, sizeof t1),
+                npl__term_text(was, t2, sizeof t2), path, now, prog);
         if (p->program_build_id)
             fprintf(stderr, "numaplace run: (the build-ids differ: the program was rebuilt or is "
                             "another one)\n");
@@ -51,7 +53,9 @@ int run_check_profile(const char *file, const char *prog, const char *pin)
     }
     /* the pinning the profile was taken under */
     if (!rc) {
-        const char *was = p->binding == NPL_BIND_PIN ? p->binding_detail : NULL;
+        char t1[4096];
+        const char *was = p->binding == NPL_BIND_PIN && p->binding_detail
+                              ? npl__term_text(p->binding_detail, t1, sizeof t1) : NULL;
         if (p->binding == NPL_BIND_PIN && (!pin || strcmp(pin, was ? was : "")))
             fprintf(stderr, "numaplace run: warning: the profile was taken with --pin %s, this "
                             "run %s%s: its advice assumes that thread -> node mapping\n",
@@ -60,7 +64,8 @@ int run_check_profile(const char *file, const char *prog, const char *pin)
             fprintf(stderr, "numaplace run: warning: the profile was taken %s%s, this run pins "
                             "with --pin %s: its advice assumes the profiled thread -> node "
                             "mapping\n", p->binding == NPL_BIND_OMP ? "under " : "without pinning",
-                    p->binding == NPL_BIND_OMP && p->binding_detail ? p->binding_detail : "", pin);
+                    p->binding == NPL_BIND_OMP && p->binding_detail
+                        ? npl__term_text(p->binding_detail, t1, sizeof t1) : "", pin);
     }
     /* arrays without stored advice are left to first touch: say so, not only under -v */
     uint32_t bare = 0;

@@ -81,17 +81,36 @@ int npl__preload_apply_active(void) { return active; }
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+/* one line on stderr, its control characters escaped (a site or an advice names what the
+ * profile holds): always (say), under --verbose (tell) */
+static void vsay(const char *fmt, va_list ap)
+{
+    char buf[768], esc[3072];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = strlen(buf);
+    int nl = n && buf[n - 1] == '\n';
+    buf[n - nl] = 0;
+    npl__preload_say("%s%s", npl__term_text(buf, esc, sizeof esc), nl ? "\n" : "");
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+}
+
 static void tell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tell(const char *fmt, ...)
 {
     if (!verbose)
         return;
-    char buf[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsay(fmt, ap);
     va_end(ap);
-    npl__preload_say("%s%s", buf, "");
 }
 
 static void on_region(const struct npl__region *r, void *arg);
@@ -108,8 +127,8 @@ static void follow_run_pin(npl_policy *pol, const struct npl_prof_array *a)
     npl__site_label(&a->site, site, sizeof site);
     int rc = npl__policy_follow_pin(pol, pin);
     if (rc < 0)
-        npl__preload_say("numaplace run: profile: %s: %s; its blocks follow the policy's own pin "
-                         "order\n", site, npl_last_error());
+        say("numaplace run: profile: %s: %s; its blocks follow the policy's own pin order\n", site,
+            npl_last_error());
     else if (rc > 0)
         tell("numaplace run: profile: %s: thread blocks on the nodes of this run's --pin %s\n",
              site, pin);
@@ -126,7 +145,7 @@ int npl__preload_apply_init(size_t threshold)
     snprintf(profile_path, sizeof profile_path, "%s", path);
     char err[512];
     if (npl__profile_load(path, &P, err, sizeof err) < 0) {
-        npl__preload_say("numaplace run: %s: the profile is not applied%s\n", err, "");
+        say("numaplace run: %s: the profile is not applied\n", err);
         return 0;
     }
     struct npl_site_object me;
@@ -163,8 +182,8 @@ int npl__preload_apply_init(size_t threshold)
                  npl_policy_parse(&e->pol, a->advice.policy) < 0) {
             char site[256];
             npl__site_label(&a->site, site, sizeof site);
-            npl__preload_say("numaplace run: profile: %s: advised policy not usable here (%s), the "
-                             "default applies\n", site, npl_last_error());
+            say("numaplace run: profile: %s: advised policy not usable here (%s), the default "
+                "applies\n", site, npl_last_error());
             e->pol = NULL;
         }
         follow_run_pin(e->pol, a);
@@ -241,8 +260,8 @@ static int place_explicit(void *p, size_t len, struct entry *e)
     if (rc < 0 && !__atomic_exchange_n(&e->map_failed, 1, __ATOMIC_RELAXED)) {
         char label[256];
         npl__site_label(&e->a->site, label, sizeof label);
-        npl__preload_say("numaplace run: profile: %s: its explicit map is not applied here (%s): "
-                         "the default applies\n", label, nodes ? npl_last_error() : "out of memory");
+        say("numaplace run: profile: %s: its explicit map is not applied here (%s): the default "
+            "applies\n", label, nodes ? npl_last_error() : "out of memory");
     }
     return rc;
 }

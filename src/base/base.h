@@ -20,6 +20,12 @@ void npl__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the message are set, NUMAPLACE_DEBUG prints nothing. */
 int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- text for a terminal (text.c) ---- */
+/* in, with every control character (C0, DEL, C1) and every byte that is no UTF-8 character
+ * written \xNN, into out (at most size bytes with the NUL, cut between characters): what a
+ * profile or a program names (a site, a reason, a path) reaches a terminal only so. Returns out. */
+const char *npl__term_text(const char *in, char *out, size_t size);
+
 /* ---- lists and small maths (lists.c) ---- */
 /* The largest CPU or node id a list may name: an input bound (a list like "0-4000000000" must
  * not allocate gigabytes, nor cost seconds), not a set size. Linux's ids are far smaller: at most

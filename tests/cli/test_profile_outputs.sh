@@ -102,4 +102,29 @@ check "the program opened the raw profile by /proc/PID/fd, holding no extra desc
 $N profile --out k.json -- sh -c 'kill -9 $$' >/dev/null 2>err
 check "the program killed by SIGKILL: profile dies of it, the profile written, none left" "137 1 $was" "$? $(grep -c 'wrote k.json' err) $(count_raw)"
 
+# ---- item 8: what a profile names reaches the terminal escaped ----
+if command -v python3 >/dev/null; then
+    # shellcheck disable=SC2086
+    $N profile --threshold 64K --out e.json -- $prog >/dev/null 2>&1
+    python3 - e.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for a in d["arrays"]:
+    a["site"]["where"] = "\x1b]0;pwned\x07\x1b[2Jevil.c:7\u0085"
+    if a.get("advice"):
+        a["advice"]["reason"] = "\x1b[31mred\x1b[0m"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    esc=$(printf '\033')
+    $N advise e.json >out 2>&1
+    check "advise: no raw ESC, the site and the reason escaped" "0 2 2" \
+        "$(grep -c "$esc" out) $(grep -c '\\x1b\]0;pwned\\x07\\x1b\[2Jevil.c:7\\xc2\\x85' out) $(grep -c '\\x1b\[31mred\\x1b\[0m' out)"
+    # shellcheck disable=SC2086
+    $N run --verbose --threshold 64K --profile e.json -- $prog >/dev/null 2>out
+    check "run --profile --verbose: no raw ESC, the site escaped" "0 1" \
+        "$(grep -c "$esc" out) $(grep -c 'bytes from \\x1b\]0;pwned' out)"
+else
+    skip python3 "terminal escapes: no python3 to write the profile"
+fi
+
 summary profile_outputs
