@@ -5,7 +5,8 @@ The library is one folder per layer under src/ (docs/DESIGN.md). LAYERS below is
 allowed directions: a file of layer L may include the headers of, and call the functions defined
 in, L itself and the layers listed for L; nothing else. Outside src/, the interposer (preload/) may
 use any layer, and the command line (cli/), the MAi layer (mai/) and the benchmarks (bench/) use
-the public headers only, plus the few private headers named in OUTSIDE.
+the public headers only, plus the few private headers named in OUTSIDE. A layer's face is the
+header named after its folder; any other header in a folder is that folder's own.
 
 usage: check_layers.py [ROOT]      exit 0: every direction allowed; 1: violations (listed)
        check_layers.py --selftest  plants an upward include and an upward call in a copy of the
@@ -112,14 +113,22 @@ def check(root):
                 top = inc.split("/")[0] if "/" in inc else None
                 if top in LAYERS and private is not None and inc not in private:
                     problems.append(f"{rel}: #include \"{inc}\": {folder}/ uses the public API only")
-    # one private header per layer folder, named after it
+    # one face per layer folder, the header named after it; any other header of the folder is the
+    # folder's own (profile/json.h: the format's JSON): included by no file outside that folder
+    inner = {}
     for layer in LAYERS:
         path = os.path.join(src, layer)
         if os.path.isdir(path):
-            headers = sorted(h for h in os.listdir(path) if h.endswith(".h"))
-            extra = [h for h in headers if h != f"{layer}.h" and not (layer == "base" and h == "number.h")]
-            if extra:
-                problems.append(f"src/{layer}/: private headers {extra}: one header per layer, {layer}.h")
+            for h in sorted(os.listdir(path)):
+                if h.endswith(".h") and h != f"{layer}.h" and not (layer == "base" and h == "number.h"):
+                    inner[f"{layer}/{h}"] = layer
+    for folder in ["src"] + list(OUTSIDE):
+        for f in sources(os.path.join(root, folder)):
+            rel = os.path.relpath(f, root)
+            for inc in INCLUDE_RE.findall(open(f, errors="replace").read()):
+                if inc in inner and layer_of_file.get(f) != inner[inc]:
+                    problems.append(f"{rel}: #include \"{inc}\": a header of {inner[inc]}/'s own "
+                                    f"(its face is {inner[inc]}/{inner[inc]}.h)")
     return problems
 
 
@@ -137,14 +146,18 @@ def selftest(root):
             f.write('\n#include "arrays/arrays.h"\n')
         with open(os.path.join(tmp, "src/plan/plan.c"), "a") as f:
             f.write("\nint npl__planted(void) { return npl_free(0); }\n")
+        with open(os.path.join(tmp, "src/defaults/auto.c"), "a") as f:  # a folder's own header
+            f.write('\n#include "profile/json.h"\n')
         bad = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
         want = ['syscalls.c: #include "arrays/arrays.h" runs up from sys to arrays',
-                "calls npl_free (in arrays/): runs up from plan"]
+                "calls npl_free (in arrays/): runs up from plan",
+                'auto.c: #include "profile/json.h": a header of profile/\'s own']
         missing = [w for w in want if w not in bad.stdout]
         if bad.returncode == 0 or missing:
             print("selftest: planted violations not caught: %s\n%s" % (missing, bad.stdout))
             return 1
-        print("check_layers selftest: clean tree passes; the planted upward include and call fail")
+        print("check_layers selftest: clean tree passes; the planted upward include and call and the"
+              " include of a folder's own header fail")
         return 0
     finally:
         shutil.rmtree(tmp)

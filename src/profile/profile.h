@@ -1,5 +1,7 @@
 /* profile/profile.h - measured access profiles (docs/AUTO.md, docs/PROFILE.md): the profile format
- * v1 (format.c: a strict reader and a writer, no dependency), the per-array classifier
+ * v1 (the model's functions: model.c; its schema: format.c reads, format_write.c writes,
+ * format_advice.c an array's advice; on its own JSON lexer and writer, json.c: no dependency),
+ * the per-array classifier
  * (classify.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
  * profile (sampler.c), the raw profile made a profile (collect.c), the library's arrays reported
  * under `numaplace profile` (notify.c). Private to
@@ -171,7 +173,7 @@ struct npl_profile {
     uint32_t narrays;
 };
 
-/* ---- format.c ---- */
+/* ---- format.c, format_write.c, model.c ---- */
 /* Parse profile text (len bytes, no NUL needed). *out: a new profile (npl__profile_free). */
 int npl__profile_parse(const char *text, size_t len, struct npl_profile **out, char *err,
                        size_t errsz);
