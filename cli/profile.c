@@ -16,6 +16,7 @@
 #include "common.h"
 #include "perf.h"
 #include "run_args.h"
+#include "sites.h"
 #include "preload/env.h"
 
 #include "profile/profile.h"
@@ -204,7 +205,7 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     struct npl_profile *p = NULL;
     char err[1024];
     if (npl__profile_from_raw(r, &in, &p, err, sizeof err) < 0 ||
-        classify_all(p, err, sizeof err) < 0) {
+        (sites_name(p), classify_all(p, err, sizeof err) < 0)) {
         fprintf(stderr, "numaplace profile: %s\n", err);
         npl__profile_free(p);
         return EXIT_FAILED;

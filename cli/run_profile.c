@@ -8,10 +8,13 @@
 #include "cli.h"
 #include "common.h"
 #include "run_args.h"
+#include "sites.h"
 
 #include "profile/profile.h"
 
 #include <limits.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,44 @@ static void one_line(char *s)
     for (; *s; s++)
         if (*s == '\n' || *s == '\r')
             *s = ' ';
+}
+
+static char remapped[64];
+const char *run_profile_apply_path(void) { return *remapped ? remapped : NULL; }
+
+/* a profile of this program before it was rebuilt: its sites found again in the new binary
+ * (cli/sites.c), the profile so matched handed to the interposer in a memfd (inherited as
+ * /proc/self/fd/N). 0 when at least one array was found (said), else -1 */
+static int rematch(struct npl_profile *p, const char *file, const char *path, const char *bid)
+{
+    char err[512];
+    uint32_t found, total;
+    if (sites_rematch(p, path, bid, &found, &total, err, sizeof err) < 0) {
+        fprintf(stderr, "numaplace run: --profile %s: the program was rebuilt and %s\n", file, err);
+        return -1;
+    }
+    if (!found) {
+        fprintf(stderr, "numaplace run: --profile %s: the program was rebuilt: none of its %u "
+                        "arrays found again by function and file:line (a build without -g, or "
+                        "the code changed)\n", file, total);
+        return -1;
+    }
+    size_t len;
+    char *text = npl__profile_format(p, &len);
+    int fd = text ? memfd_create("numaplace-profile-rebuilt", 0) : -1;
+    int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+    free(text);
+    if (!ok) {
+        if (fd >= 0)
+            close(fd);
+        fprintf(stderr, "numaplace run: --profile %s: cannot hold the profile matched again\n", file);
+        return -1;
+    }
+    snprintf(remapped, sizeof remapped, "/proc/self/fd/%d", fd);
+    fprintf(stderr, "numaplace run: --profile %s: the program was rebuilt: %u of %u arrays found "
+                    "again by function, file:line and ordinal; %u not found (the default applies "
+                    "to them)\n", file, found, total, total - found);
+    return 0;
 }
 
 int run_check_profile(const char *file, const char *prog, const char *pin)
@@ -35,7 +76,10 @@ int run_check_profile(const char *file, const char *prog, const char *pin)
     npl__elf_build_id(prog, bid, sizeof bid);
     const char *path = realpath(prog, real) ? real : prog;
     int rc = 0;
-    if (!npl__profile_same_program(p, path, bid)) {
+    if (!npl__profile_same_program(p, path, bid) && p->program_build_id && *bid &&
+        p->program_path && !strcmp(p->program_path, path) && rematch(p, file, path, bid) == 0) {
+        /* rebuilt in place: matched by function, file:line and ordinal */
+    } else if (!npl__profile_same_program(p, path, bid)) {
         char was[256] = "", now[256] = "";
         if (p->program_build_id)
             snprintf(was, sizeof was, " (build-id %.128s)", p->program_build_id);
