@@ -1,5 +1,6 @@
 /* common.c - the helpers every subcommand calls (common.h). */
 #include "common.h"
+#include "profile/profile.h" /* with base.h: npl__utf8_len (src/base/text.c, compiled in) */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -239,27 +240,4 @@ int cli_close_out(const char *cmd, FILE *f, const char *path, int bad)
     return 0;
 }
 
-size_t cli_utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned cp;
-    if ((s[0] & 0xE0) == 0xC0)
-        n = 2, cp = s[0] & 0x1F;
-    else if ((s[0] & 0xF0) == 0xE0)
-        n = 3, cp = s[0] & 0x0F;
-    else if ((s[0] & 0xF8) == 0xF0)
-        n = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
+size_t cli_utf8_len(const unsigned char *s) { return npl__utf8_len(s); }

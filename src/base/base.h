@@ -25,6 +25,8 @@ int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * written \xNN, into out (at most size bytes with the NUL, cut between characters): what a
  * profile or a program names (a site, a reason, a path) reaches a terminal only so. Returns out. */
 const char *npl__term_text(const char *in, char *out, size_t size);
+/* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if it is invalid. */
+size_t npl__utf8_len(const unsigned char *s);
 
 /* ---- lists and small maths (lists.c) ---- */
 /* The largest CPU or node id a list may name: an input bound (a list like "0-4000000000" must

@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* length of the valid UTF-8 sequence at s that is no C1 control, else 0 */
-static size_t printable_utf8(const unsigned char *s)
+size_t npl__utf8_len(const unsigned char *s)
 {
+    if (s[0] < 0x80)
+        return 1;
     size_t n;
     unsigned cp;
     if ((s[0] & 0xE0) == 0xC0)
@@ -23,10 +24,13 @@ static size_t printable_utf8(const unsigned char *s)
         cp = cp << 6 | (s[i] & 0x3Fu);
     }
     if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp <= 0x9F))
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
     return n;
 }
+
+/* a C1 control (U+0080..U+009F) in UTF-8 */
+static int c1_control(const unsigned char *s) { return s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F; }
 
 const char *npl__term_text(const char *in, char *out, size_t size)
 {
@@ -35,7 +39,8 @@ const char *npl__term_text(const char *in, char *out, size_t size)
     if (!size)
         return out;
     for (size_t i = 0; u[i];) {
-        size_t k = u[i] >= 0x20 && u[i] < 0x7f ? 1 : u[i] >= 0x80 ? printable_utf8(u + i) : 0;
+        size_t k = u[i] >= 0x20 && u[i] < 0x7f ? 1
+                   : u[i] >= 0x80 && !c1_control(u + i) ? npl__utf8_len(u + i) : 0;
         char esc[8];
         const char *piece = (const char *)u + i;
         size_t len = k;
