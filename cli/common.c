@@ -241,3 +241,57 @@ int cli_close_out(const char *cmd, FILE *f, const char *path, int bad)
 }
 
 size_t cli_utf8_len(const unsigned char *s) { return npl__utf8_len(s); }
+
+/* the rank an MPI launcher gave this process, from the first of its variables that is set */
+static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                        "SLURM_PROCID", NULL};
+
+int cli_expand_name(const char *cmd, const char *opt, const char *pattern, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *c = pattern; *c; c++) {
+        char piece[512];
+        if (*c != '%') {
+            piece[0] = *c, piece[1] = 0;
+        } else if (c[1] == '%') {
+            snprintf(piece, sizeof piece, "%%");
+            c++;
+        } else if (c[1] == 'p') {
+            snprintf(piece, sizeof piece, "%d", (int)getpid());
+            c++;
+        } else if (c[1] == 'h') {
+            if (gethostname(piece, sizeof piece - 1) < 0)
+                snprintf(piece, sizeof piece, "localhost");
+            piece[sizeof piece - 1] = 0;
+            piece[strcspn(piece, "/")] = 0; /* a name, never a path */
+            c++;
+        } else if (c[1] == 'r') {
+            const char *v = NULL;
+            for (int i = 0; rank_vars[i] && !v; i++)
+                if ((v = getenv(rank_vars[i])) && (!*v || strspn(v, "0123456789") != strlen(v)))
+                    v = NULL;
+            if (!v) {
+                fprintf(stderr, "numaplace %s: %s %s: %%r is the MPI rank, and none of "
+                                "OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID holds one "
+                                "(run it under mpirun or srun)\n", cmd, opt, pattern);
+                return EXIT_USAGE;
+            }
+            snprintf(piece, sizeof piece, "%s", v);
+            c++;
+        } else {
+            fprintf(stderr, "numaplace %s: %s %s: %%%c is not %%r (the MPI rank), %%p (the pid), "
+                            "%%h (the host) or %%%% (a percent sign)\n", cmd, opt, pattern,
+                    c[1] ? c[1] : ' ');
+            return EXIT_USAGE;
+        }
+        size_t k = strlen(piece);
+        if (o + k >= size) {
+            fprintf(stderr, "numaplace %s: %s %s: the name is too long\n", cmd, opt, pattern);
+            return EXIT_USAGE;
+        }
+        memcpy(out + o, piece, k);
+        o += k;
+    }
+    out[o] = 0;
+    return 0;
+}

@@ -437,6 +437,10 @@ int cmd_profile(int argc, char **argv)
         const char *b = strrchr(a.prog_argv[0], '/');
         snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
         out = outbuf;
+    } else if ((rc = cli_expand_name("profile", "--out", out, outbuf, sizeof outbuf))) {
+        return rc; /* %r, %p, %h: one profile per rank, process, host */
+    } else {
+        out = outbuf;
     }
     /* where the profile goes, checked before a long run, not after it */
     int out_kind = cli_out_check("profile", out);

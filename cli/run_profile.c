@@ -25,7 +25,7 @@ static void one_line(char *s)
             *s = ' ';
 }
 
-static char remapped[64];
+static char remapped[PATH_MAX]; /* the rebuilt program's profile, or the expanded name */
 const char *run_profile_apply_path(void) { return *remapped ? remapped : NULL; }
 
 /* a profile of this program before it was rebuilt: its sites found again in the new binary
@@ -63,9 +63,14 @@ static int rematch(struct npl_profile *p, const char *file, const char *path, co
     return 0;
 }
 
-int run_check_profile(const char *file, const char *prog, const char *pin)
+int run_check_profile(const char *pattern, const char *prog, const char *pin)
 {
-    char err[1024];
+    char err[1024], file[PATH_MAX];
+    int rc = cli_expand_name("run", "--profile", pattern, file, sizeof file);
+    if (rc) /* p.%r.json: this rank's profile */
+        return rc;
+    if (strcmp(file, pattern) && !realpath(file, remapped))
+        snprintf(remapped, sizeof remapped, "%s", file);
     struct npl_profile *p = NULL;
     if (npl__profile_load(file, &p, err, sizeof err) < 0) {
         one_line(err);
@@ -75,7 +80,6 @@ int run_check_profile(const char *file, const char *prog, const char *pin)
     char bid[160] = "", real[PATH_MAX];
     npl__elf_build_id(prog, bid, sizeof bid);
     const char *path = realpath(prog, real) ? real : prog;
-    int rc = 0;
     if (!npl__profile_same_program(p, path, bid) && p->program_build_id && *bid &&
         p->program_path && !strcmp(p->program_path, path) && rematch(p, file, path, bid) == 0) {
         /* rebuilt in place: matched by function, file:line and ordinal */

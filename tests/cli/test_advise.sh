@@ -226,7 +226,9 @@ check "NaN: names the member" 1 "$("$N" advise "$P/bad/nan.json" 2>&1 | grep -c 
 "$N" advise /nonexistent/p.json >/dev/null 2>&1; check "missing file: 2" 2 $?
 "$N" advise "$P" >/dev/null 2>&1; check "a directory: 2" 2 $?
 "$N" advise >/dev/null 2>&1; check "no profile: 2" 2 $?
-"$N" advise "$P/blocked.json" "$P/serial.json" >/dev/null 2>&1; check "two profiles: 2" 2 $?
+# two profiles of one program are merged by site (tests/cli/test_profile_mpi.sh); --json takes one
+"$N" advise "$P/blocked.json" "$P/serial.json" >"$T/out" 2>&1; check "two profiles of one program: merged" "0 1" "$? $(grep -c '^2 profiles of /usr/local/bin/kernels, merged by site' "$T/out")"
+"$N" advise --json "$P/blocked.json" "$P/serial.json" >/dev/null 2>&1; check "two profiles with --json: 2" 2 $?
 "$N" advise --frob "$P/blocked.json" >/dev/null 2>&1; check "unknown option: 2" 2 $?
 "$N" advise --help >/dev/null; check "--help: 0" 0 $?
 check "help lists advise" 1 "$("$N" --help | grep -c '^  advise FILE')"
