@@ -178,22 +178,6 @@ static int find_site(const struct advice_set *set, const struct npl_prof_site *s
 static int merged_table(char **paths, int n, struct advice_set *sets, int verbose)
 {
     const struct npl_profile *p0 = sets[0].p;
-    for (int k = 1; k < n; k++) {
-        const struct npl_profile *p = sets[k].p;
-        int same = p0->program_build_id && p->program_build_id
-                       ? !strcmp(p0->program_build_id, p->program_build_id)
-                       : !strcmp(p0->program_path ? p0->program_path : "",
-                                 p->program_path ? p->program_path : "");
-        if (!same) {
-            char t1[8192], t2[8192];
-            fprintf(stderr, "numaplace advise: %s is a profile of %s, %s of %s: several profiles "
-                            "are merged only when they are of one program\n", paths[k],
-                    npl__term_text(p->program_path ? p->program_path : "?", t1, sizeof t1),
-                    paths[0], npl__term_text(p0->program_path ? p0->program_path : "?", t2,
-                                             sizeof t2));
-            return EXIT_USAGE;
-        }
-    }
     char t1[8192];
     printf("%d profiles of %s, merged by site:", n,
            npl__term_text(p0->program_path ? p0->program_path : "?", t1, sizeof t1));
@@ -246,6 +230,50 @@ static int merged_table(char **paths, int n, struct advice_set *sets, int verbos
            "profile), %u not in every profile\n", sites, sites == 1 ? "" : "s", one, n, differ,
            partial);
     return fflush(stdout) != 0 || ferror(stdout) ? EXIT_FAILED : 0;
+}
+
+static int same_program(const struct npl_profile *a, const struct npl_profile *b)
+{
+    if (a->program_build_id && b->program_build_id)
+        return !strcmp(a->program_build_id, b->program_build_id);
+    return !strcmp(a->program_path ? a->program_path : "", b->program_path ? b->program_path : "");
+}
+
+/* several profiles: grouped by program (a launcher's or a script's children, each its own
+ * profile), each program's profiles merged by site, a program with one profile as its table */
+static int several(char **paths, int n, struct advice_set *sets, int verbose)
+{
+    int *done = calloc((size_t)n, sizeof *done), rc = 0, groups = 0;
+    char **gp = calloc((size_t)n, sizeof *gp);
+    struct advice_set *gs = calloc((size_t)n, sizeof *gs);
+    if (!done || !gp || !gs)
+        rc = EXIT_FAILED;
+    for (int k = 0; rc == 0 && k < n; k++) {
+        if (done[k])
+            continue;
+        int m = 0;
+        for (int j = k; j < n; j++)
+            if (!done[j] && same_program(sets[k].p, sets[j].p)) {
+                done[j] = 1;
+                gp[m] = paths[j];
+                gs[m++] = sets[j];
+            }
+        if (groups++)
+            printf("\n");
+        if (m == 1) {
+            advise_table(stdout, gp[0], gs[0].p, gs[0].adv, gs[0].stored, verbose);
+            rc = fflush(stdout) != 0 || ferror(stdout) ? EXIT_FAILED : 0;
+        } else {
+            rc = merged_table(gp, m, gs, verbose);
+        }
+    }
+    if (rc == 0 && groups > 1)
+        printf("%d profiles of %d programs: each program's profiles merged, the program named "
+               "above its rows\n", n, groups);
+    free(done);
+    free(gp);
+    free(gs);
+    return rc;
 }
 
 int advise_load(const char *cmd, const char *path, struct advice_set *s)
@@ -531,7 +559,7 @@ int cmd_advise(int argc, char **argv)
             if ((rc = advise_load("advise", argv[optind + loaded], &sets[loaded])))
                 break;
         if (rc == 0)
-            rc = merged_table(argv + optind, n, sets, verbose);
+            rc = several(argv + optind, n, sets, verbose);
         for (int k = 0; sets && k < loaded; k++)
             advise_free(&sets[k]);
         free(sets);

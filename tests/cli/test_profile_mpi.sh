@@ -61,6 +61,12 @@ PY
         "$? $(grep -c '\[p.0.json\]' adv) $(grep -c '\[p.1.json\] .*' adv) $(grep -c '\[all 2 profiles\]' adv)"
     check "the summary line" 1 "$(grep -c '^2 sites: 1 with one advice for all 2 profiles, 1 advised differently' adv)"
 fi
+# profiles of two programs (a launcher's children): each program's own table, named
+cp "$P/site_lines_v2" other
+$N profile --out o.json -- ./other >/dev/null 2>&1
+$N advise p.0.json o.json p.1.json >adv 2>err
+check "profiles of two programs: grouped by program, each named" "0 1 1 1" \
+    "$? $(grep -c "^2 profiles of $T/app, merged by site: p.0.json p.1.json\$" adv) $(grep -c "^profile o.json: $T/other, " adv) $(grep -c '^3 profiles of 2 programs' adv)"
 $N advise p.0.json /dev/null >/dev/null 2>err
 check "advise of a profile and a non-profile: status 2" 2 $?
 $N advise --json p.0.json p.1.json >/dev/null 2>err
