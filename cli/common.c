@@ -246,18 +246,19 @@ size_t cli_utf8_len(const unsigned char *s) { return npl__utf8_len(s); }
 static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                         "SLURM_PROCID", NULL};
 
-int cli_expand_name(const char *cmd, const char *opt, const char *pattern, char *out, size_t size)
+int cli_expand_name(const char *cmd, const char *opt, const char *pattern, int pid, char *out,
+                    size_t size)
 {
     size_t o = 0;
     for (const char *c = pattern; *c; c++) {
         char piece[512];
         if (*c != '%') {
             piece[0] = *c, piece[1] = 0;
-        } else if (c[1] == '%') {
-            snprintf(piece, sizeof piece, "%%");
+        } else if (c[1] == '%' || (c[1] == 'p' && pid < 0)) {
+            snprintf(piece, sizeof piece, pid < 0 ? "%%%c" : "%%", c[1]); /* later, or now */
             c++;
         } else if (c[1] == 'p') {
-            snprintf(piece, sizeof piece, "%d", (int)getpid());
+            snprintf(piece, sizeof piece, "%d", pid);
             c++;
         } else if (c[1] == 'h') {
             if (gethostname(piece, sizeof piece - 1) < 0)

@@ -39,10 +39,12 @@ FILE *cli_open_out(const char *cmd, const char *path);
  * when bad is set, a write failed or the close did. */
 int cli_close_out(const char *cmd, FILE *f, const char *path, int bad);
 /* An output or input name of an MPI job's or a launcher's processes: pattern with %r the MPI
- * rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID, the first set), %p this
- * process's pid, %h the host name, %% a percent sign. 0 and the name in out, or EXIT_USAGE after
- * one line ("numaplace CMD: OPT PATTERN: why": another %, %r outside a launcher, too long). */
-int cli_expand_name(const char *cmd, const char *opt, const char *pattern, char *out, size_t size);
+ * rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID, the first set), %p pid, %h
+ * the host name, %% a percent sign; pid < 0 leaves %p and %% as they are (for a second pass
+ * with each process's pid). 0 and the name in out, or EXIT_USAGE after one line
+ * ("numaplace CMD: OPT PATTERN: why": another %, %r outside a launcher, too long). */
+int cli_expand_name(const char *cmd, const char *opt, const char *pattern, int pid, char *out,
+                    size_t size);
 /* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if it is invalid. */
 size_t cli_utf8_len(const unsigned char *s);
 #endif

@@ -86,6 +86,8 @@ static int raw_file(void)
     return fd;
 }
 
+#define MAX_SPARES 15 /* other programs profiled (--out with %p), each its own profile */
+
 static struct npl_raw *raw_create(char *path, size_t size, size_t threshold)
 {
     int fd = raw_file();
@@ -432,16 +434,22 @@ int cmd_profile(int argc, char **argv)
     }
     if (a.policy && policy_kernel_only(a.policy) < 0)
         return EXIT_USAGE;
-    char outbuf[PATH_MAX];
+    char outbuf[PATH_MAX], pattern[PATH_MAX] = "";
     if (!out) {
         const char *b = strrchr(a.prog_argv[0], '/');
         snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
         out = outbuf;
-    } else if ((rc = cli_expand_name("profile", "--out", out, outbuf, sizeof outbuf))) {
-        return rc; /* %r, %p, %h: one profile per rank, process, host */
+    } else if ((rc = cli_expand_name("profile", "--out", out, -1, pattern, sizeof pattern)) ||
+               (rc = cli_expand_name("profile", "--out", pattern, (int)getpid(), outbuf,
+                                     sizeof outbuf))) {
+        return rc; /* %r, %h now; %p each profiled program's pid, at the end */
     } else {
         out = outbuf;
     }
+    int per_pid = 0; /* %p: each program the command execs writes its own profile */
+    for (const char *c = pattern; *c; c++)
+        if (*c == '%')
+            per_pid |= *++c == 'p';
     /* where the profile goes, checked before a long run, not after it */
     int out_kind = cli_out_check("profile", out);
     if (out_kind < 0)
@@ -470,14 +478,26 @@ int cmd_profile(int argc, char **argv)
                  "pages/s (--backend fault)\n", (unsigned long long)rate);
     }
 
-    char shm[PATH_MAX];
-    struct npl_raw *r = raw_create(shm, sizeof shm, (size_t)thr);
+    char shm[PATH_MAX + MAX_SPARES * 48];
+    struct npl_raw *r = raw_create(shm, PATH_MAX, (size_t)thr), *spare[MAX_SPARES];
     if (!r) {
         fprintf(stderr, "numaplace profile: cannot create the shared sampling file: %s\n",
                 strerror(errno));
         return EXIT_FAILED;
     }
     r->backend = backend;
+    /* --out with %p (fault backend): spare raw profiles, one for each other program the command
+     * starts (a script's, a launcher's children), each its own profile named by its pid */
+    int nspare = 0;
+    for (; per_pid && backend == NPL_BACKEND_FAULT && nspare < MAX_SPARES; nspare++) {
+        size_t used = strlen(shm);
+        shm[used] = ',';
+        if (!(spare[nspare] = raw_create(shm + used + 1, 48, (size_t)thr))) {
+            shm[used] = 0;
+            break;
+        }
+        spare[nspare]->backend = backend;
+    }
     char ratebuf[32];
     snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)rate);
     setenv(NPL_ENV_PROFILE_SHM, shm, 1);
@@ -492,8 +512,13 @@ int cmd_profile(int argc, char **argv)
         return rc == RUN_HELP ? 0 : rc;
     }
     fputs(said, stderr);
-    fprintf(stderr, "numaplace profile: the profile will go to %s%s\n", out,
-            out_kind == 1 ? " (a device: written in place)" : "");
+    if (per_pid && nspare)
+        fprintf(stderr, "numaplace profile: the profiles will go to %s (%%p: the pid of each "
+                        "program it runs that allocates a large array; up to %d)\n", pattern,
+                nspare + 1);
+    else
+        fprintf(stderr, "numaplace profile: the profile will go to %s%s\n",
+                per_pid ? pattern : out, out_kind == 1 ? " (a device: written in place)" : "");
     if (backend == NPL_BACKEND_FAULT && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
         !getenv("KMP_BLOCKTIME")) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
@@ -601,8 +626,24 @@ int cmd_profile(int argc, char **argv)
                 (unsigned long long)unknown, (unsigned long long)lost);
         perf_close(ps);
     }
+    if (per_pid && (rc = cli_expand_name("profile", "--out", pattern,
+                                         r->owner_pid ? (int)r->owner_pid : (int)pid, outbuf,
+                                         sizeof outbuf)))
+        return rc;
     int written = profile_finish(r, out, prog, seconds, bind_kind, bind_detail, a.verbose);
     munmap(r, sizeof *r);
+    for (int k = 0; k < nspare; k++) { /* the other programs, each in its own profile */
+        if (spare[k]->owner_pid &&
+            cli_expand_name("profile", "--out", pattern, (int)spare[k]->owner_pid, outbuf,
+                            sizeof outbuf) == 0) {
+            char sprog[sizeof spare[k]->program + 1];
+            snprintf(sprog, sizeof sprog, "%s", spare[k]->program);
+            int w = profile_finish(spare[k], out, sprog, seconds, bind_kind, bind_detail,
+                                   a.verbose);
+            written = written ? written : w;
+        }
+        munmap(spare[k], sizeof *spare[k]);
+    }
     int status = mirror(st);
     return status ? status : written;
 }

@@ -66,7 +66,7 @@ static int rematch(struct npl_profile *p, const char *file, const char *path, co
 int run_check_profile(const char *pattern, const char *prog, const char *pin)
 {
     char err[1024], file[PATH_MAX];
-    int rc = cli_expand_name("run", "--profile", pattern, file, sizeof file);
+    int rc = cli_expand_name("run", "--profile", pattern, (int)getpid(), file, sizeof file);
     if (rc) /* p.%r.json: this rank's profile */
         return rc;
     if (strcmp(file, pattern) && !realpath(file, remapped))

@@ -67,6 +67,15 @@ $N profile --out o.json -- ./other >/dev/null 2>&1
 $N advise p.0.json o.json p.1.json >adv 2>err
 check "profiles of two programs: grouped by program, each named" "0 1 1 1" \
     "$? $(grep -c "^2 profiles of $T/app, merged by site: p.0.json p.1.json\$" adv) $(grep -c "^profile o.json: $T/other, " adv) $(grep -c '^3 profiles of 2 programs' adv)"
+# children: a script starting two programs, --out with %p: each program its own profile
+rm -f c.*.json
+$N profile --out 'c.%p.json' -- sh -c './app; ./other' >out 2>err
+check "profile of a script: status, both programs' output" "0 2" "$? $(grep -c "^$want\$" out)"
+check "profile of a script: one profile per program, said" "2 2 1" \
+    "$(ls c.*.json | wc -l) $(grep -c '^numaplace profile: wrote c\.[0-9]*\.json' err) $(grep -c 'the profiles will go to c.%p.json' err)"
+$N advise c.*.json >adv 2>&1
+check "advise of the script's profiles: each named by its program" "1 1 1" \
+    "$(grep -c "^profile c\.[0-9]*\.json: $T/app, " adv) $(grep -c "^profile c\.[0-9]*\.json: $T/other, " adv) $(grep -c '^2 profiles of 2 programs' adv)"
 $N advise p.0.json /dev/null >/dev/null 2>err
 check "advise of a profile and a non-profile: status 2" 2 $?
 $N advise --json p.0.json p.1.json >/dev/null 2>err
