@@ -1,6 +1,6 @@
 /* common.c - the helpers every subcommand calls (common.h). */
 #include "common.h"
-#include "profile/profile.h" /* with base.h: npl__utf8_len (src/base/text.c, compiled in) */
+#include "profile/profile.h" /* base.h: npl__utf8_len, npl__term_text */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -240,7 +240,10 @@ int cli_close_out(const char *cmd, FILE *f, const char *path, int bad)
     return 0;
 }
 
-size_t cli_utf8_len(const unsigned char *s) { return npl__utf8_len(s); }
+size_t cli_utf8_len(const unsigned char *s)
+{
+    return npl__utf8_len(s, strnlen((const char *)s, 4)); /* the library's one check */
+}
 
 /* the rank an MPI launcher gave this process, from the first of its variables that is set */
 static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",

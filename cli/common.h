@@ -1,7 +1,10 @@
 /* common.h - what every part of the numaplace command shares: exit codes, error lines, files it
- * ships, the topology to work on. Calls only the public API (never a subcommand). */
+ * ships, the topology to work on. Calls the public API and the library's few
+ * exported internals (base/base.h; never a subcommand). */
 #ifndef NPL_CLI_COMMON_H
 #define NPL_CLI_COMMON_H
+#include "base/base.h" /* npl__now, npl__utf8_len: the library's (NUMAPLACE_PRIVATE) */
+
 #include <numaplace.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "advise.h"
 #include "common.h"
-#include "perf.h"
 #include "run_args.h"
 #include "sites.h"
 #include "preload/env.h"
@@ -53,13 +52,6 @@ static int usage(FILE *f, int rc)
             "exit status: PROG's; 2 usage; 1 the profile could not be written\n",
             NPL_SAMPLER_DEFAULT_RATE);
     return rc;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---- the raw profile shared with the child ---- */
@@ -287,7 +279,8 @@ static void pass_on(int sig)
 
 /* wait for the child, with a progress line every 5 s when show, reading the perf samples every
  * 10 ms when ps; its wait status */
-static int wait_child(pid_t pid, struct npl_raw *r, struct perf_set *ps, int show, double t0)
+static int wait_child(pid_t pid, struct npl_raw *r, const struct npl__sampling_backend *be,
+                      struct npl__sampling *ps, int show, double t0)
 {
     sigset_t chld;
     sigemptyset(&chld);
@@ -297,16 +290,18 @@ static int wait_child(pid_t pid, struct npl_raw *r, struct perf_set *ps, int sho
         int st;
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid) {
-            perf_drain(ps, r); /* the rings outlive the child */
+            if (ps)
+                be->drain(ps, r); /* the rings outlive the child */
             return st;
         }
         if (w < 0 && errno != EINTR)
             return -1;
         struct timespec ts = {0, (ps ? 10 : 200) * 1000 * 1000};
         sigtimedwait(&chld, NULL, &ts);
-        perf_drain(ps, r);
-        if (show && now() >= next) {
-            progress(r, now() - t0);
+        if (ps)
+            be->drain(ps, r);
+        if (show && npl__now() >= next) {
+            progress(r, npl__now() - t0);
             next += 5;
         }
     }
@@ -373,15 +368,15 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate,
         if (is_out) {
             *out = val;
         } else if (is_backend) {
+            const struct npl__sampling_backend *be = npl__sampling_backend_named(val);
+            char names[128];
+            npl__sampling_backend_names(names, sizeof names);
             if (!strcmp(val, "auto"))
                 *backend = BACKEND_AUTO;
-            else if (!strcmp(val, "fault"))
-                *backend = NPL_BACKEND_FAULT;
-            else if (!strcmp(val, "perf"))
-                *backend = NPL_BACKEND_PERF;
+            else if (be)
+                *backend = be->id;
             else {
-                fprintf(stderr, "numaplace profile: --backend %s: expected auto, fault or perf\n",
-                        val);
+                fprintf(stderr, "numaplace profile: --backend %s: expected auto, %s\n", val, names);
                 return EXIT_USAGE;
             }
         } else if (npl_env_parse_rate(val, rate) < 0) {
@@ -461,12 +456,15 @@ int cmd_profile(int argc, char **argv)
     /* the backend, said in one line once the arguments and the program are checked */
     char why[512], what[256], said[768] = "";
     int backend_asked = backend;
-    if (backend != NPL_BACKEND_FAULT) {
-        if (perf_probe(what, sizeof what, why, sizeof why) == 0) {
-            backend = NPL_BACKEND_PERF;
-        } else if (backend == NPL_BACKEND_PERF) {
-            fprintf(stderr, "numaplace profile: --backend perf: %s\n", why);
-            return EXIT_USAGE;
+    const struct npl__sampling_backend *be =
+        npl__sampling_backend_choose(backend, what, sizeof what, why, sizeof why);
+    if (!be) {
+        fprintf(stderr, "numaplace profile: --backend %s: %s\n",
+                npl__sampling_backend_of(backend)->name, why);
+        return EXIT_USAGE;
+    } else if (backend != NPL_BACKEND_FAULT) {
+        if (be->id != NPL_BACKEND_FAULT) {
+            backend = be->id;
         } else {
             backend = NPL_BACKEND_FAULT;
             snprintf(said, sizeof said, "numaplace profile: hardware sampling not used (%s): "
@@ -544,12 +542,12 @@ int cmd_profile(int argc, char **argv)
     sigaction(SIGQUIT, &ign, &old_quit);
     /* perf: the child waits at a gate until its events are open (they start at its exec) */
     int gate[2] = {-1, -1};
-    if (backend == NPL_BACKEND_PERF && pipe2(gate, O_CLOEXEC) < 0) {
+    if (be->start && pipe2(gate, O_CLOEXEC) < 0) {
         fprintf(stderr, "numaplace profile: pipe: %s\n", strerror(errno));
         return EXIT_FAILED;
     }
     fflush(NULL);
-    double t0 = now();
+    double t0 = npl__now();
     pid_t pid = fork();
     if (pid == 0) {
         sigaction(SIGINT, &old_int, NULL);
@@ -570,21 +568,21 @@ int cmd_profile(int argc, char **argv)
         fprintf(stderr, "numaplace profile: fork: %s\n", strerror(errno));
         return EXIT_FAILED;
     }
-    struct perf_set *ps = NULL;
+    struct npl__sampling *ps = NULL;
     if (gate[0] >= 0) {
         close(gate[0]);
-        ps = perf_open(pid, rate, why, sizeof why);
+        ps = be->start(pid, rate, why, sizeof why);
         if (ps) {
             char per[64];
             if (getenv(NPL_ENV_PERF_EVENT))
                 snprintf(per, sizeof per, "every fault");
             else
                 snprintf(per, sizeof per, "about %llu samples/s", (unsigned long long)rate);
-            fprintf(stderr, "numaplace profile: sampling memory addresses with perf: %s, %s\n",
-                    what, per);
-        } else if (backend_asked == NPL_BACKEND_PERF) {
+            fprintf(stderr, "numaplace profile: sampling memory addresses with %s: %s, %s\n",
+                    be->name, what, per);
+        } else if (backend_asked == be->id) {
             /* the probe passed, the child's events did not open: the program is not started */
-            fprintf(stderr, "numaplace profile: --backend perf: %s\n", why);
+            fprintf(stderr, "numaplace profile: --backend %s: %s\n", be->name, why);
             kill(pid, SIGKILL);
             while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
@@ -604,8 +602,8 @@ int cmd_profile(int argc, char **argv)
     child_pid = pid;
     sigaction(SIGTERM, &fwd, &old_term);
     sigaction(SIGHUP, &fwd, &old_hup);
-    int st = wait_child(pid, r, ps, isatty(2) || a.verbose, t0);
-    double seconds = now() - t0;
+    int st = wait_child(pid, r, be, ps, isatty(2) || a.verbose, t0);
+    double seconds = npl__now() - t0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -618,13 +616,13 @@ int cmd_profile(int argc, char **argv)
     if (ps) {
         uint64_t got, lost, outside, unknown;
         int rw;
-        perf_stats(ps, &got, &lost, &outside, &unknown, &rw);
+        be->stats(ps, &got, &lost, &outside, &unknown, &rw);
         r->rw_known = rw;
-        fprintf(stderr, "numaplace profile: perf: %llu samples read, %llu in no tracked array, "
+        fprintf(stderr, "numaplace profile: %s: %llu samples read, %llu in no tracked array, "
                         "%llu of threads numaplace did not number, %llu lost\n",
-                (unsigned long long)got, (unsigned long long)outside,
+                be->name, (unsigned long long)got, (unsigned long long)outside,
                 (unsigned long long)unknown, (unsigned long long)lost);
-        perf_close(ps);
+        be->stop(ps);
     }
     if (per_pid && (rc = cli_expand_name("profile", "--out", pattern,
                                          r->owner_pid ? (int)r->owner_pid : (int)pid, outbuf,

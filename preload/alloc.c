@@ -56,11 +56,7 @@ static void *(*real_memalign)(size_t, size_t);
 static size_t (*real_usable)(void *);
 int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-static TLS int in_lib;   /* > 0: the library (or dlsym) is running on this thread */
 static TLS int in_new;   /* > 0: inside the next operator new (its block is placed once, after) */
-void npl__preload_enter(void) { in_lib++; }
-void npl__preload_leave(void) { in_lib--; }
-int npl__preload_inside(void) { return in_lib > 0; }
 static int resolving;     /* dlsym in progress: serve from the bootstrap buffer */
 static long nlarge;       /* large allocations seen (for NUMAPLACE_FIRST) */
 
@@ -234,48 +230,10 @@ void npl__preload_alloc_init(void)
 /* Does an allocation of n bytes get placed (the threshold, NUMAPLACE_FIRST)? */
 static int want_place(size_t n)
 {
-    if (!npl__preload.active || in_lib || n < npl__preload.threshold)
+    if (!npl__preload.active || npl__preload_in_lib || n < npl__preload.threshold)
         return 0;
     return !npl__preload.first ||
            __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) < npl__preload.first;
-}
-
-/* A placement that populates every page takes memory at once, where the next allocator would
- * take only the pages the program touches: it must fit what this process may still use, with
- * an eighth of that left over. 0 (and the reason in npl_last_error) when it does not. */
-static int fits(size_t n, const char *policy)
-{
-    const char *source;
-    size_t room = npl__preload_memory_room(&source);
-    if (room != SIZE_MAX && n > room - room / 8) {
-        npl__fail(ENOMEM, "larger than the memory available to this process now (%s leaves %zu "
-                  "bytes) and %s populates every page", source, room, policy);
-        return 0;
-    }
-    return 1;
-}
-
-int npl__preload_fits(size_t n, const char *what) { return fits(n, what); }
-
-void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, unsigned flags,
-                               int lazy_ok, const char *what, int *how)
-{
-    npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
-    void *p = NULL;
-    if (lazy_ok) {
-        p = npl__alloc_planned_ex(&sh, plan, flags | NPL__F_LAZY, align);
-        *how = NPL__PLACED_LAZY;
-    } else {
-        errno = EOPNOTSUPP;
-    }
-    if (!p && errno == EOPNOTSUPP) { /* its map needs populated pages */
-        *how = NPL__PLACED_POPULATED;
-        if (plan->kind == NPL_FIRST_TOUCH || fits(n, what))
-            p = npl__alloc_planned_ex(&sh, plan, flags, align);
-        else
-            *how = NPL__PLACED_NOT;
-    }
-    return p;
 }
 
 /* A placed allocation (a library array), or NULL: the caller then uses the real allocator.
@@ -284,7 +242,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
 {
     if (foreign || !want_place(n))
         return NULL;
-    in_lib++;
+    npl__preload_in_lib++;
     int saved = errno, how = NPL__PLACED_NOT;
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
     if (npl__preload_profiling() && npl__preload_apply_active() && align <= psz) {
@@ -304,7 +262,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
                                     NULL, 0, 1) < 0)
             npl__debug("profile: %p+%zu not tracked", q, n);
         errno = saved;
-        in_lib--;
+        npl__preload_in_lib--;
         return q;
     }
     if (npl__preload_profiling() && align <= psz) { /* tracked, mapped as the system allocator
@@ -315,7 +273,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
             q = NULL;
         }
         errno = saved;
-        in_lib--;
+        npl__preload_in_lib--;
         return q;
     }
     int applying = npl__preload_apply_active();
@@ -324,7 +282,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
         if (npl__preload.verbose)
             npl__preload_tell_alloc("allocation", NULL, n, how, 0);
         errno = saved;
-        in_lib--;
+        npl__preload_in_lib--;
         return NULL;
     }
     gate_enter();
@@ -361,7 +319,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
         npl__preload_tell_alloc("allocation", p, n, how, nt != 0);
     errno = saved;
     gate_leave();
-    in_lib--;
+    npl__preload_in_lib--;
     return p;
 }
 
@@ -398,7 +356,7 @@ static void *adopt(void *p, size_t n)
 {
     if (!foreign || !p || in_new || !want_place(n))
         return p;
-    in_lib++;
+    npl__preload_in_lib++;
     int saved = errno, how = NPL__PLACED_NOT;
     gate_enter();
     size_t psz = (size_t)sysconf(_SC_PAGESIZE);
@@ -408,7 +366,7 @@ static void *adopt(void *p, size_t n)
         npl__fail(EINVAL, "no whole page inside the block");
     else if (npl_policy_get_kind(npl__preload.pol) == NPL_FIRST_TOUCH)
         npl__fail(EINVAL, "first_touch: nothing to place");
-    else if (!fits(hi - lo, npl__preload.policy))
+    else if (!npl__preload_fits(hi - lo, npl__preload.policy))
         ; /* the reason is set */
     else if (!adopt_room())
         npl__fail(ENOSPC, "the mappings it would split off would pass half of vm.max_map_count");
@@ -421,16 +379,16 @@ static void *adopt(void *p, size_t n)
         npl__preload_tell_alloc("allocation", p, n, how, 0);
     errno = saved;
     gate_leave();
-    in_lib--;
+    npl__preload_in_lib--;
     return p;
 }
 
 static void big_free(void *p, size_t raw)
 {
-    in_lib++;
+    npl__preload_in_lib++;
     if (raw & PLAIN_BIT) {
         npl__preload_profile_unmap(p, raw & ~(NT_BIT | PLAIN_BIT));
-        in_lib--;
+        npl__preload_in_lib--;
         return;
     }
     gate_enter();
@@ -439,7 +397,7 @@ static void big_free(void *p, size_t raw)
     npl__preload_apply_free(p);
     npl_free(p); /* the array's next-touch state goes with it, quietly */
     gate_leave();
-    in_lib--;
+    npl__preload_in_lib--;
 }
 
 EXPORT void *malloc(size_t n)
@@ -494,7 +452,7 @@ EXPORT void *realloc(void *p, size_t n)
     size_t old = in_boot(p) ? boot_size(p) : table_get(p, 0);
     if (!old && !in_boot(p) && foreign) /* the allocator's block stays its own */
         return adopt(real_realloc(p, n), n);
-    if (!old && !(n >= npl__preload.threshold && npl__preload.active && !in_lib))
+    if (!old && !(n >= npl__preload.threshold && npl__preload.active && !npl__preload_in_lib))
         return real_realloc(p, n); /* theirs, and stays theirs */
     if (old && n == 0) {
         free(p);
@@ -508,9 +466,9 @@ EXPORT void *realloc(void *p, size_t n)
     if (!q)
         return NULL;
     if (!in_boot(p) && (table_get_raw(p, 0) & NT_BIT)) { /* armed: resolve it, not fault on it */
-        in_lib++;
+        npl__preload_in_lib++;
         npl_next_touch_prepare(p, old);
-        in_lib--;
+        npl__preload_in_lib--;
     }
     memcpy(q, p, old < n ? old : n);
     free(p);

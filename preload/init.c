@@ -1,6 +1,6 @@
-/* init.c - libnumaplace_preload.so's constructor: the environment `numaplace run` sets
- * (preload/env.h), read once before main, the interposer's messages, and libomp detection
- * (for pinning).
+/* init.c - libnumaplace_preload.so's constructor, the interposer's top: the environment
+ * `numaplace run` sets (preload/env.h), read once before main into ground.c's configuration, and
+ * libomp detection (for pinning).
  *
  *  - NUMAPLACE_POLICY (any policy string; first_touch or unset: allocations not intercepted),
  *    NUMAPLACE_THRESHOLD (default 1 MiB), NUMAPLACE_FIRST, NUMAPLACE_HUGE: alloc.c.
@@ -36,63 +36,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- configuration (read once, in the constructor) ---- */
-struct npl__preload_cfg npl__preload = {0, NULL, NPL_ENV_THRESHOLD_DEFAULT, 0, 0, NULL, 0,
-                                        "first_touch", 0, 0};
-int npl__preload_next_touch(void) { return npl__preload.next_touch; }
-/* Our lines go to fd 2 only while it is still the stderr the program started with: a program
- * that closes its descriptors and opens files may get fd 2 for one of its own outputs, which
- * must not receive our lines (nor must a program started with fd 2 closed). */
-static struct { int ok; dev_t dev; ino_t ino; } err_fd;
-static void remember_stderr(void)
-{
-    struct stat st;
-    err_fd.ok = fstat(2, &st) == 0;
-    err_fd.dev = err_fd.ok ? st.st_dev : 0;
-    err_fd.ino = err_fd.ok ? st.st_ino : 0;
-}
-static void to_stderr(const char *buf, int n, size_t size)
-{
-    struct stat st;
-    if (n <= 0 || !err_fd.ok || fstat(2, &st) < 0 || st.st_dev != err_fd.dev ||
-        st.st_ino != err_fd.ino)
-        return;
-    if (write(2, buf, (size_t)n < size ? (size_t)n : size - 1) < 0)
-        return;
-}
-
-void npl__preload_say(const char *fmt, const char *a, const char *b)
-{
-    char buf[512];
-    to_stderr(buf, snprintf(buf, sizeof buf, fmt, a, b), sizeof buf);
-}
-
-/* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:
- * this runs inside malloc) */
-void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt)
-{
-    static const char *const hows[] = {"", "", " (lazily: each page goes to its node when first "
-                                       "touched)", " where the program's allocator put it"};
-    static const char *const json_hows[] = {"none", "populated", "lazy", "in_place"};
-    char buf[640];
-    int len;
-    if (how < NPL__PLACED_NOT || how > NPL__PLACED_IN_PLACE)
-        how = NPL__PLACED_NOT;
-    if (npl__preload.verbose == 2)
-        len = snprintf(buf, sizeof buf, "{\"event\": \"%s\", \"address\": \"%p\", "
-                       "\"size_bytes\": %zu, \"placed\": %s, \"how\": \"%s\", \"policy\": "
-                       "\"%s\", \"next_touch\": %s}\n", what, p, n, how ? "true" : "false",
-                       json_hows[how], npl__preload.policy, nt ? "true" : "false");
-    else if (how)
-        len = snprintf(buf, sizeof buf, "numaplace run: %s %p, %zu bytes: placed under %s%s%s\n",
-                       what, p, n, npl__preload.policy, hows[how],
-                       nt ? ", armed for next-touch" : "");
-    else
-        len = snprintf(buf, sizeof buf, "numaplace run: %s of %zu bytes not placed (%s): the "
-                       "system allocator serves it\n", what, n, npl_last_error());
-    to_stderr(buf, len, sizeof buf);
-}
 
 static int libomp_loaded(void) { return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") != NULL; }
 
@@ -189,7 +132,7 @@ __attribute__((constructor)) static void preload_init(void)
     struct npl__preload_cfg *cfg = &npl__preload;
     npl__preload_resolve();
     npl__preload_enter();
-    remember_stderr();
+    npl__preload_remember_stderr();
     take_start_cpus(); /* before the topology is loaded */
     npl__preload_children_init(); /* exec and spawn resolved, fork handlers installed */
     npl__preload_limits_init();   /* the cgroup limit files, found once */

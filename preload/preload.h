@@ -27,6 +27,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* ==== ground.c: what every file stands on (it calls nothing of preload/ but limits.c) ==== */
 /* ---- configuration, read once by the constructor (init.c) ---- */
 struct npl__preload_cfg {
     int active;           /* allocations are intercepted */
@@ -44,7 +45,8 @@ extern struct npl__preload_cfg npl__preload;
 /* NUMAPLACE_NEXT_TOUCH is on (large blocks and static data are registered) */
 int npl__preload_next_touch(void);
 
-/* ---- messages (init.c): on stderr only while fd 2 is the stderr the program started with ---- */
+/* ---- messages: on stderr only while fd 2 is the stderr the program started with ---- */
+void npl__preload_remember_stderr(void); /* the constructor, first: fd 2 as the program had it */
 /* fmt with two string arguments */
 void npl__preload_say(const char *fmt, const char *a, const char *b);
 /* numaplace run --verbose / --json: one line per large allocation (allocates nothing); how:
@@ -52,11 +54,25 @@ void npl__preload_say(const char *fmt, const char *a, const char *b);
 enum { NPL__PLACED_NOT, NPL__PLACED_POPULATED, NPL__PLACED_LAZY, NPL__PLACED_IN_PLACE };
 void npl__preload_tell_alloc(const char *what, const void *p, size_t n, int how, int nt);
 
-/* ---- allocations (alloc.c) ---- */
-/* the calling thread is inside numaplace: its allocations and threads are not intercepted */
+/* the calling thread is inside numaplace: its allocations and threads are not intercepted
+ * (> 0; alloc.c's hot paths read it directly) */
+extern _Thread_local __attribute__((tls_model("initial-exec"))) int npl__preload_in_lib;
 void npl__preload_enter(void);
 void npl__preload_leave(void);
 int npl__preload_inside(void);
+
+/* placing n bytes that must be populated (under the policy named what) fits what the process may
+ * still use (limits.c; else 0, the reason in npl_last_error) */
+int npl__preload_fits(size_t n, const char *what);
+/* a fresh block of n bytes (align: 0 or a power of two) under plan, the interposer's one way:
+ * lazily when lazy_ok and the plan's map has a kernel form, else populated when that fits (what:
+ * the policy's name in the reason). *how: NPL__PLACED_LAZY or _POPULATED as tried, _NOT when
+ * refused for lack of room. NULL + errno (npl_last_error): the caller uses the real allocator */
+void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, unsigned flags,
+                               int lazy_ok, const char *what, int *how);
+
+/* ==== the files that interpose, above the ground ==== */
+/* ---- allocations (alloc.c) ---- */
 /* the next allocator's functions and pthread_create (dlsym RTLD_NEXT; the bootstrap buffer serves
  * dlsym's own allocations meanwhile) */
 void npl__preload_resolve(void);
@@ -70,16 +86,6 @@ extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void
 void npl__preload_alloc_fork_prepare(void);
 void npl__preload_alloc_fork_parent(void);
 void npl__preload_alloc_fork_child(void);
-
-/* placing n bytes that must be populated (under the policy named what) fits what the process may
- * still use (alloc.c; else 0, the reason in npl_last_error) */
-int npl__preload_fits(size_t n, const char *what);
-/* a fresh block of n bytes (align: 0 or a power of two) under plan, the interposer's one way:
- * lazily when lazy_ok and the plan's map has a kernel form, else populated when that fits (what:
- * the policy's name in the reason). *how: NPL__PLACED_LAZY or _POPULATED as tried, _NOT when
- * refused for lack of room. NULL + errno (npl_last_error): the caller uses the real allocator */
-void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, unsigned flags,
-                               int lazy_ok, const char *what, int *how);
 
 /* ---- memory limits (limits.c) ---- */
 /* find the process's cgroup limit files (constructor) */

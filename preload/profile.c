@@ -37,13 +37,12 @@ static void on_region(const struct npl__region *r, void *arg)
         npl__sampler_region_end();
 }
 
-static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 static void track_static(const char *symbol, uint64_t offset, uintptr_t addr, size_t bytes,
                          void *ctx)
 {
     (void)ctx;
-    size_t ps = page_size();
+    size_t ps = npl__page_size();
     uintptr_t lo = (addr + ps - 1) / ps * ps, hi = (addr + bytes) / ps * ps;
     if (hi <= lo || hi - lo < ps)
         return; /* its page-aligned inside is empty */
@@ -119,7 +118,7 @@ void npl__preload_profile_track_statics(void)
  * blocks (no placement, the system's huge-page mode), tracked from its first touch. */
 void *npl__preload_profile_map(size_t n, const void *ra)
 {
-    size_t ps = page_size(), len = (n + ps - 1) / ps * ps;
+    size_t ps = npl__page_size(), len = (n + ps - 1) / ps * ps;
     if (len < n)
         return NULL;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -135,7 +134,7 @@ void *npl__preload_profile_map(size_t n, const void *ra)
 
 void npl__preload_profile_unmap(void *p, size_t n)
 {
-    size_t ps = page_size();
+    size_t ps = npl__page_size();
     npl__sampler_untrack(p);
     munmap(p, (n + ps - 1) / ps * ps);
 }
@@ -146,7 +145,7 @@ void npl__preload_profile_exec(int failed)
         npl__sampler_exec(failed);
 }
 
-/* The program's own copy of libnumaplace tells us about its arrays (src/profile/match.c finds
+/* The program's own copy of libnumaplace tells us about its arrays (src/profile/collect.c finds
  * these with dlsym): tracked like the interposer's blocks; trap = 0 when the library placed
  * (populated) the array already. Calls from the interposer's own copy are ignored. */
 #define EXPORT __attribute__((visibility("default")))
@@ -157,7 +156,7 @@ EXPORT void numaplace_preload_track(void *base, size_t bytes, const void *site, 
     npl__preload_enter();
     struct npl_site_key k;
     uint32_t ord = npl__site_resolve(site, &k, NULL) == 0 ? npl__site_next_ordinal(&k) : 0;
-    size_t ps = page_size();
+    size_t ps = npl__page_size();
     npl__sampler_track(base, (bytes + ps - 1) / ps * ps, bytes, NPL_RAW_KIND_LIBRARY, site, ord,
                        NULL, 0, trap);
     npl__preload_leave();

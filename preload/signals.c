@@ -18,7 +18,7 @@
  *    die, signals sent by kill wait until it unblocks them, and every old mask returned says
  *    what the program asked for. Blocks the kernel made itself (the signal's own handler
  *    running) stay in the kernel. New threads inherit their creator's view (pthread_create in
- *    preload.c).
+ *    threads.c).
  * Not reachable: raw rt_sigaction/rt_sigprocmask system calls (Go), sigwait/sigwaitinfo/
  * signalfd on SIGSEGV/SIGBUS, a thread that blocked them before the handler was installed (until
  * its next mask call), an exec with them blocked (the new program starts with them unblocked). */
@@ -74,7 +74,7 @@ static void resolve_signals(void)
     npl__preload_leave();
 }
 
-/* before preload.c's constructor: it may register next-touch ranges, which installs */
+/* before init.c's constructor: it may register next-touch ranges, which installs */
 __attribute__((constructor(102))) static void signals_init(void)
 {
     resolve_signals();

@@ -8,12 +8,17 @@
 #                                    function dropped; a function added) and expects this script
 #                                    to fail on each, naming the changes
 #   scripts/abi_check.sh --exports LIB  only check LIB's dynamic exports: every defined symbol is
-#                                    npl_[a-z0-9]* at version NUMAPLACE_0.2 or 0.3 (ctest abi.exports)
+#                                    npl_[a-z0-9]* at version NUMAPLACE_0.2 or 0.3, or one of the
+#                                    npl__ internals listed in src/libnumaplace.map's node
+#                                    NUMAPLACE_PRIVATE (the command's unstable face) at that
+#                                    version (ctest abi.exports)
+#   scripts/abi_check.sh --cli CLI   the numaplace command defines no npl__ symbol: it calls the
+#                                    library's, compiled once (ctest arch.compiled_once)
 #
 # How: the library is built in build/ (RelWithDebInfo: -g; NPL_BUILD_DIR to use another build
 # directory, which must have debug info). --update: `abidw --headers-dir include
 # --drop-private-types` writes its ABI (types defined outside include/, e.g. the opaque
-# struct npl_topo of src/internal.h, stay declaration-only: their layout is not ABI; no paths of
+# struct npl_topo of src/topology/topology.h, stay declaration-only: their layout is not ABI; no paths of
 # the checkout, short file names). Check: `abidiff --headers-dir2 include --drop-private-types
 # abi/libnumaplace.abi build/libnumaplace.so` (the baseline side was filtered by abidw:
 # --headers-dir1 on an abixml input makes abidiff 2.2 abort).
@@ -34,9 +39,10 @@ set -eu
 cd "$(dirname "$0")/.."
 BASELINE=abi/libnumaplace.abi
 BUILD=${NPL_BUILD_DIR:-build}
+# abi/private.suppr: the command's unstable face (NUMAPLACE_PRIVATE) is no ABI
 ABIDW_FLAGS="--headers-dir include --drop-private-types --no-corpus-path --no-comp-dir-path
-             --short-locs"
-ABIDIFF_FLAGS="--headers-dir2 include --drop-private-types"
+             --short-locs --suppressions abi/private.suppr"
+ABIDIFF_FLAGS="--headers-dir2 include --drop-private-types --suppressions abi/private.suppr"
 export ABIDW_FLAGS ABIDIFF_FLAGS
 
 need_tools() {
@@ -59,17 +65,34 @@ abi_of() {
 # exports LIB: only npl_ symbols, each at NUMAPLACE_0.2 or (the functions added in 0.3) NUMAPLACE_0.3
 exports() {
     syms=$(nm -D --defined-only "$1" | awk '$2 != "A" {print $3}')
-    bad=$(echo "$syms" | grep -v '^npl_[a-z0-9][A-Za-z0-9_]*@@NUMAPLACE_0\.[23]$' || true)
+    private=$(sed -n '/^NUMAPLACE_PRIVATE {/,/^}/s/^ *\(npl__[a-z0-9_]*\);$/\1@@NUMAPLACE_PRIVATE/p' \
+              src/libnumaplace.map)
+    bad=$(echo "$syms" | grep -v '^npl_[a-z0-9][A-Za-z0-9_]*@@NUMAPLACE_0\.[23]$' |
+          grep -vxF "$private" || true)
     if [ -n "$bad" ]; then
-        echo "abi_check: $1 exports symbols outside the npl_ API or without version NUMAPLACE_0.2/0.3:"
+        echo "abi_check: $1 exports symbols outside the npl_ API or without version NUMAPLACE_0.2/0.3"
+        echo "(or npl__ internals not listed in NUMAPLACE_PRIVATE):"
         echo "$bad"
         return 1
     fi
-    echo "abi_check: $1: $(echo "$syms" | wc -l) npl_ symbols ($(echo "$syms" | grep -c '@@NUMAPLACE_0\.3$') at NUMAPLACE_0.3, the rest at 0.2), nothing else exported"
+    echo "abi_check: $1: $(echo "$syms" | grep -c '@@NUMAPLACE_0') npl_ symbols ($(echo "$syms" | grep -c '@@NUMAPLACE_0\.3$') at NUMAPLACE_0.3, the rest at 0.2), $(echo "$syms" | grep -c '@@NUMAPLACE_PRIVATE$') internals at NUMAPLACE_PRIVATE for the command, nothing else exported"
+}
+
+# cli CLI: the command defines no npl__ symbol (text, data or bss): compiled once, in the library
+cli() {
+    defs=$(nm "$1") || { echo "abi_check: nm $1 failed"; return 1; }
+    own=$(echo "$defs" | grep ' [TtDdBbRr] npl__' || true)
+    if [ -n "$own" ]; then
+        echo "abi_check: $1 defines npl__ symbols (library code compiled into the command again):"
+        echo "$own"
+        return 1
+    fi
+    echo "abi_check: $1 defines no npl__ symbol; it calls $(echo "$defs" | grep -c ' U npl__') of the library's"
 }
 
 case "${1:-}" in
 --exports) exports "$2"; exit $? ;;
+--cli) cli "$2"; exit $? ;;
 --selftest) need_tools; exec sh tests/abi/test_abi_check.sh ;;
 --update | "") ;;
 *) sed -n '2,/^set -eu/p' "$0" | sed '$d'; exit 2 ;;

@@ -6,7 +6,9 @@ allowed directions: a file of layer L may include the headers of, and call the f
 in, L itself and the layers listed for L; nothing else. Outside src/, the interposer (preload/) may
 use any layer, and the command line (cli/), the MAi layer (mai/) and the benchmarks (bench/) use
 the public headers only, plus the few private headers named in OUTSIDE. A layer's face is the
-header named after its folder; any other header in a folder is that folder's own.
+header named after its folder; any other header in a folder is that folder's own. In cli/, the
+and preload/, the ground files (FOLDERS) call nothing above them, nothing calls the top (main.c,
+init.c), and no circle of calls runs among the folder's files.
 
 usage: check_layers.py [ROOT]      exit 0: every direction allowed; 1: violations (listed)
        check_layers.py --selftest  plants an upward include and an upward call in a copy of the
@@ -35,10 +37,21 @@ LAYERS = {
 # folders outside src/ -> the private src/ headers they may include (None: any layer)
 OUTSIDE = {
     "preload": None,
-    "cli": ["base/number.h", "profile/profile.h"],  # sources the command compiles in itself
+    # the library's unstable face (src/libnumaplace.map's NUMAPLACE_PRIVATE): linked, not compiled in
+    "cli": ["base/base.h", "base/number.h", "profile/profile.h"],
     "mai": [],
     "bench": [],
     "fortran": [],
+}
+
+# cli/ and preload/: folder -> (its ground files, lowest first: each may call only those before it;
+# its top, which nothing calls). The files between may call each other, never in a circle.
+# cli/: the subcommand files above common.c (profile calls run's set-up and advise's table).
+# preload/: the files that interpose (malloc, apply, profile, io...) above ground.c (configuration,
+# messages, re-entry guard, block allocator) and limits.c; init.c's constructor at the top.
+FOLDERS = {
+    "cli": (["cli/common.c", "cli/json.c", "cli/html.c"], "cli/main.c"),
+    "preload": (["preload/limits.c", "preload/ground.c"], "preload/init.c"),
 }
 
 DEF_RE = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(npl_\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
@@ -132,10 +145,54 @@ def check(root):
     return problems
 
 
+def check_folder(root, folder):
+    """A folder's direction: its ground calls nothing above it, nothing calls its top, no circle."""
+    ground, top = FOLDERS[folder]
+    files = [f for f in sources(os.path.join(root, folder)) if f.endswith(".c")]
+    if not files:
+        return []
+    rel = {f: os.path.relpath(f, root) for f in files}
+    body = {f: strip_comments_and_strings(open(f, errors="replace").read()) for f in files}
+    any_def = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
+    defined_in = {}
+    for f in files:
+        for m in any_def.finditer(body[f]):
+            if not m.group(0).startswith("EXPORT"):  # an interposed C library function: not ours
+                defined_in.setdefault(m.group(1), rel[f])
+    problems, edges = [], {}
+    for f in files:
+        me = rel[f]
+        for m in re.finditer(r"\b(\w+)\s*\(", body[f]):
+            target = defined_in.get(m.group(1))
+            if not target or target == me:
+                continue
+            edges.setdefault(me, set()).add(target)
+            line = body[f].count("\n", 0, m.start()) + 1
+            if target == top:
+                problems.append(f"{me}:{line}: calls {m.group(1)} ({top}): nothing calls the top")
+            if me in ground and (target not in ground or ground.index(target) > ground.index(me)):
+                problems.append(f"{me}:{line}: calls {m.group(1)} ({target}): a ground file of "
+                                f"{folder}/ calls up")
+    # a circle: a file that reaches itself
+    for start in sorted(edges):
+        seen, todo = set(), list(edges[start])
+        while todo:
+            g = todo.pop()
+            if g == start:
+                problems.append(f"{start}: in a circle of calls among {folder}/ files")
+                break
+            if g not in seen:
+                seen.add(g)
+                todo.extend(edges.get(g, ()))
+    return sorted(set(problems))
+
+
 def selftest(root):
     tmp = tempfile.mkdtemp(prefix="check-layers.")
     try:
         shutil.copytree(os.path.join(root, "src"), os.path.join(tmp, "src"))
+        for folder in FOLDERS:
+            shutil.copytree(os.path.join(root, folder), os.path.join(tmp, folder))
         me = os.path.abspath(__file__)
         clean = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
         if clean.returncode != 0:
@@ -146,18 +203,25 @@ def selftest(root):
             f.write('\n#include "arrays/arrays.h"\n')
         with open(os.path.join(tmp, "src/plan/plan.c"), "a") as f:
             f.write("\nint npl__planted(void) { return npl_free(0); }\n")
+        with open(os.path.join(tmp, "cli/common.c"), "a") as f:  # cli/'s ground calls a subcommand
+            f.write("\nint cli_planted(void) { return cmd_topo(0, 0); }\n")
+        with open(os.path.join(tmp, "preload/ground.c"), "a") as f:  # the ground calls malloc's file
+            f.write("\nvoid npl__planted(void) { npl__preload_alloc_init(); }\n")
         with open(os.path.join(tmp, "src/defaults/auto.c"), "a") as f:  # a folder's own header
             f.write('\n#include "profile/json.h"\n')
         bad = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
         want = ['syscalls.c: #include "arrays/arrays.h" runs up from sys to arrays',
                 "calls npl_free (in arrays/): runs up from plan",
-                'auto.c: #include "profile/json.h": a header of profile/\'s own']
+                'auto.c: #include "profile/json.h": a header of profile/\'s own',
+                "calls cmd_topo (cli/topo.c): a ground file of cli/ calls up",
+                "cli/common.c: in a circle of calls among cli/ files",
+                "calls npl__preload_alloc_init (preload/alloc.c): a ground file of preload/ calls up"]
         missing = [w for w in want if w not in bad.stdout]
         if bad.returncode == 0 or missing:
             print("selftest: planted violations not caught: %s\n%s" % (missing, bad.stdout))
             return 1
-        print("check_layers selftest: clean tree passes; the planted upward include and call and the"
-              " include of a folder's own header fail")
+        print("check_layers selftest: clean tree passes; the planted upward include and call, the"
+              " include of a folder's own header, cli/'s and preload/'s upward calls and circle fail")
         return 0
     finally:
         shutil.rmtree(tmp)
@@ -170,13 +234,14 @@ def main():
         return selftest(root)
     if args:
         root = os.path.abspath(args[0])
-    problems = check(root)
+    problems = check(root) + [p for f in FOLDERS for p in check_folder(root, f)]
     for p in problems:
         print(p)
     if problems:
         print(f"check_layers: {len(problems)} direction(s) not allowed by the table in {__file__}")
         return 1
-    print("check_layers: every include and call in src/ runs down the table (%d layers)" % len(LAYERS))
+    print("check_layers: every include and call in src/ runs down the table (%d layers); cli/'s "
+          "and preload/'s ground call nothing above them, no circle" % len(LAYERS))
     return 0
 
 

@@ -24,13 +24,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static uint64_t rng(uint64_t *s)
 {
     *s ^= *s << 13;
@@ -105,9 +98,9 @@ int measure_chase(void *buf, size_t bytes, size_t loads, int reps, struct stat3 
     size_t lines = bytes / 64;
     void **p = chase_walk(buf, lines < loads ? lines : loads); /* warm the TLB/caches once */
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = npl__now();
         p = chase_walk(p, loads);
-        stat_add(s, (now() - t0) / (double)loads * 1e9);
+        stat_add(s, (npl__now() - t0) / (double)loads * 1e9);
     }
     return 0;
 }
@@ -249,20 +242,20 @@ static void *worker_main(void *arg)
     pin_cpu(w->cpu);
     if (w->stop) {
         pthread_barrier_wait(w->bar);
-        double t0 = now();
+        double t0 = npl__now();
         while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
             kernel_run(w->mix, w->a, w->b, w->c, w->n, &w->sum);
             w->bytes_done += mix_bytes(w->mix) * (double)w->n;
         }
-        w->seconds = now() - t0;
+        w->seconds = npl__now() - t0;
         return NULL;
     }
     for (int r = 0; r < w->reps; r++) {
         pthread_barrier_wait(w->bar);
-        w->t0[r] = now();
+        w->t0[r] = npl__now();
         for (int i = 0; i < w->inner; i++)
             kernel_run(w->mix, w->a, w->b, w->c, w->n, &w->sum);
-        w->t1[r] = now();
+        w->t1[r] = npl__now();
     }
     return NULL;
 }

@@ -22,13 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* tools/report_plot.py: $NUMAPLACE_PLOT, next to the binary, or ../tools from a build dir */
 static int find_plot(char *out, size_t size)
 {
@@ -206,12 +199,12 @@ static int measure_all(const struct report_opts *o, const struct advice_set *adv
 {
     struct measure_opts mo = {o->level, o->reps, report_progress};
     report_progress_start(o->level);
-    double t0 = now();
+    double t0 = npl__now();
     int rc = measure_run(&mo, 0, m);
-    h->measure_s = now() - t0;
+    h->measure_s = npl__now() - t0;
     if (rc == 0)
         rc = report_characterize(o->level, o->reps, m, c);
-    h->charac_s = now() - t0 - h->measure_s;
+    h->charac_s = npl__now() - t0 - h->measure_s;
     report_progress_done();
     if (rc)
         return rc;
@@ -236,7 +229,7 @@ int cmd_report(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
-    double t0 = now();
+    double t0 = npl__now();
     const npl_topo *t = npl_topo_self();
     if (!t)
         return cli_fail("topology");
@@ -275,6 +268,6 @@ int cmd_report(int argc, char **argv)
     snprintf(json, sizeof json, "%s/results.json", o.dir);
     if (rc == 0 && o.json)
         rc = copy_file(json, stdout);
-    fprintf(out, "wrote %s and %s/index.html (%.1f s)\n", json, o.dir, now() - t0);
+    fprintf(out, "wrote %s and %s/index.html (%.1f s)\n", json, o.dir, npl__now() - t0);
     return rc;
 }

@@ -33,13 +33,6 @@ const char *const report_policies[NPOL] = {"first_touch", "bind_all", "bind_bloc
                                            "cyclic_block", "skew_mapp", "prime_mapp", "random",
                                            "random_block"};
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static volatile double sink;
 
 size_t report_kernel_elements(int access, size_t n) { return access == 2 ? n / 4 : n; }
@@ -67,7 +60,7 @@ static void kernel(double *a, size_t n, int op, int access, int dynamic, int pas
 #else
     (void)dynamic;
 #endif
-    double s = 0, t0 = now();
+    double s = 0, t0 = npl__now();
     size_t iters = report_kernel_elements(access, n);
 #pragma omp parallel for schedule(runtime) reduction(+ : s)
     for (size_t i = 0; i < iters; i++) {
@@ -79,7 +72,7 @@ static void kernel(double *a, size_t n, int op, int access, int dynamic, int pas
         else
             a[j] = a[j] * 0.5 + 1;
     }
-    stat_add(st, now() - t0);
+    stat_add(st, npl__now() - t0);
     sink = s;
 }
 

@@ -1,18 +1,12 @@
 /* report_progress.c - numaplace report's progress line: step, percentage, ETA; on a terminal
  * only (report_parts.h). */
+#include "common.h"
 #include "report_parts.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static struct {
     int on, shown;
@@ -24,7 +18,7 @@ void report_progress_start(int level)
 {
     const char *env = getenv("NUMAPLACE_PROGRESS"); /* 0: never (consoles that are ttys) */
     prog.on = isatty(STDERR_FILENO) && !(env && !strcmp(env, "0"));
-    prog.t0 = now();
+    prog.t0 = npl__now();
     prog.measure_share = level == 0 ? 0.5 : 0.3;
 }
 
@@ -32,7 +26,7 @@ void report_progress(const char *step, double fraction)
 {
     if (!prog.on)
         return;
-    double t = now();
+    double t = npl__now();
     if (t - prog.last < 0.2 && fraction < 1)
         return;
     prog.last = t;

@@ -102,7 +102,6 @@ static void release(struct array *a)
         destroy(a);
 }
 
-static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 static size_t outer_extent(const npl_shape *s)
 {
@@ -146,7 +145,7 @@ static void trim(char *raw, size_t total, char *base, size_t len)
 static char *map_array(size_t bytes, unsigned *flags, size_t align, const struct npl_lazy *lz,
                        const npl_plan *plan, size_t *mapped, int *fallback)
 {
-    size_t psz = page_size();
+    size_t psz = npl__page_size();
     size_t unit = (*flags & (NPL_F_THP | NPL_F_HUGETLB)) ? ((size_t)2 << 20) : psz;
     size_t asked = align;
     if (align < unit)
@@ -281,7 +280,7 @@ void *npl__alloc_planned_ex(const npl_shape *shape, const npl_plan *plan, unsign
                         .hugetlb = (flags & NPL_F_HUGETLB) != 0, .hugetlb_fallback = fallback,
                         .had_thp = (flags & NPL_F_THP) != 0, .lazy_maps = lazy_maps};
     pthread_mutex_init(&a->lock, NULL);
-    struct segment s = {0, mapped / page_size(), 0, outer_extent(shape), npl__plan_ref(plan),
+    struct segment s = {0, mapped / npl__page_size(), 0, outer_extent(shape), npl__plan_ref(plan),
                         flags & ~NPL__F_LAZY};
     if (npl__place(base, bytes, plan, shape, flags | own_tail(a, 0, bytes), 1, &a->last) == 0 &&
         set_segment(a, s) == 0 &&
@@ -343,7 +342,7 @@ int npl_free(void *p)
 /* The array's page: 2 MiB for a hugetlb array, else the base page. */
 static size_t array_page(const struct array *a)
 {
-    return a->hugetlb ? (size_t)2 << 20 : page_size();
+    return a->hugetlb ? (size_t)2 << 20 : npl__page_size();
 }
 
 /* Base pages [*lo, *hi) of units [first_unit, first_unit+nunits): a page of the array (2 MiB for
@@ -352,7 +351,7 @@ static size_t array_page(const struct array *a)
 static int part_pages(const struct array *a, size_t first_unit, size_t nunits, size_t *lo,
                       size_t *hi, size_t *bytes, struct npl_part *part)
 {
-    size_t total = outer_extent(&a->shape), psz = page_size(), apsz = array_page(a);
+    size_t total = outer_extent(&a->shape), psz = npl__page_size(), apsz = array_page(a);
     size_t unit_bytes = a->bytes / total, per = apsz / psz;
     if (nunits == 0 || first_unit >= total || nunits > total - first_unit)
         return npl__fail(EINVAL, "units %zu..%zu outside the array's %zu units", first_unit,
@@ -395,9 +394,9 @@ static int place_segment(struct array *a, struct segment seg, size_t bytes,
     seg.flags &= ~NPL__F_SPLIT_THP;
     pthread_mutex_lock(&a->lock);
     struct npl_place_stats st;
-    char *start = (char *)a->base + seg.first_page * page_size();
+    char *start = (char *)a->base + seg.first_page * npl__page_size();
     unsigned fl = seg.flags | (a->had_thp ? NPL__F_SPLIT_THP : 0) |
-                  own_tail(a, seg.first_page * page_size(), bytes);
+                  own_tail(a, seg.first_page * npl__page_size(), bytes);
     int rc = part ? npl__place_part(start, bytes, plan, part, fl, &st)
                   : npl__place(start, bytes, plan, &a->shape, fl, 0, &st);
     a->had_thp |= (seg.flags & NPL_F_THP) != 0;
@@ -431,7 +430,7 @@ int npl_apply_planned(void *p, const npl_plan *plan, unsigned flags)
     if (!a)
         return -1;
     /* the whole array keeps its shape, so row and thread blocks stay meaningful */
-    struct segment seg = {0, a->mapped / page_size(), 0, outer_extent(&a->shape), NULL, flags};
+    struct segment seg = {0, a->mapped / npl__page_size(), 0, outer_extent(&a->shape), NULL, flags};
     int rc = place_segment(a, seg, a->bytes, NULL, plan);
     release(a);
     return rc;
@@ -468,7 +467,7 @@ static void bind_part(struct array *a, size_t lo, size_t hi, int node)
 {
     struct npl_counter cnt = {0};
     int mode = npl_get_support()->preferred_many ? MPOL_PREFERRED_MANY : MPOL_BIND;
-    if (npl__mbind(&cnt, (char *)a->base + lo * page_size(), (hi - lo) * page_size(), mode, &node,
+    if (npl__mbind(&cnt, (char *)a->base + lo * npl__page_size(), (hi - lo) * npl__page_size(), mode, &node,
                    1, 0) < 0)
         npl__debug("mbind of the migrated part failed: %s", strerror(errno));
 }
@@ -497,7 +496,7 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
         return 0;
     }
     pthread_mutex_lock(&a->lock);
-    int rc = npl__migrate((char *)a->base + lo * page_size(), bytes, plan, NULL, result);
+    int rc = npl__migrate((char *)a->base + lo * npl__page_size(), bytes, plan, NULL, result);
     if (rc == 0)
         bind_part(a, lo, hi, node);
     a->mig_calls++;
@@ -506,7 +505,7 @@ int npl_migrate_units(void *p, size_t first_unit, size_t nunits, int node,
     a->mig_seconds += result->seconds;
     if (rc == 0) { /* from now on this part is meant to be on `node` */
         struct segment seg = {lo, hi - lo, first_unit, nunits, plan, 0};
-        if (lo == 0 && hi * page_size() >= a->bytes)
+        if (lo == 0 && hi * npl__page_size() >= a->bytes)
             clear_segments(a);
         rc = set_segment(a, seg);
     }
@@ -544,7 +543,7 @@ int npl_array_info(const void *p, struct npl_array_info *o)
     o->hugetlb = a->hugetlb;
     o->migrate_calls = a->mig_calls;
     o->pages_migrated = a->mig_pages;
-    o->bytes_migrated = a->mig_pages * page_size();
+    o->bytes_migrated = a->mig_pages * npl__page_size();
     o->migrate_failures = a->mig_failures;
     o->migrate_seconds = a->mig_seconds;
     o->hugetlb_fallback = a->hugetlb_fallback;
@@ -587,7 +586,7 @@ int npl_array_plan(const void *p, npl_plan **out)
  * were placed with, never from the environment of now. */
 static int intended_map(struct array *a, int *want, size_t npages)
 {
-    size_t psz = page_size();
+    size_t psz = npl__page_size();
     for (size_t i = 0; i < npages; i++)
         want[i] = NPL_NODE_ANY;
     for (int s = 0; s < a->nseg; s++) {
@@ -620,7 +619,7 @@ int npl_check(const void *p, struct npl_check *out)
     struct array *a = acquire(p);
     if (!a)
         return -1;
-    size_t psz = page_size(), npages = (a->bytes + psz - 1) / psz;
+    size_t psz = npl__page_size(), npages = (a->bytes + psz - 1) / psz;
     int *want = malloc(npages * sizeof *want);
     int rc = -1;
     if (!want) {

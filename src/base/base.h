@@ -1,11 +1,12 @@
-/* base/base.h - the ground floor of the library: errors and lists (not installed).
+/* base/base.h - the ground floor of the library: errors, lists, the clock, the page size, UTF-8
+ * (not installed).
  *
  * Every other layer may use it; it uses none of them. */
 #ifndef NPL_BASE_H
 #define NPL_BASE_H
 
 #include "numaplace.h"
-#include "base/number.h" /* the one grammar of sizes and counts (alone: the CLI compiles it) */
+#include "base/number.h" /* the one grammar of sizes and counts */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -19,14 +20,6 @@ void npl__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* As npl__fail for outcomes that are answers, not failures ("not set", "not armed"): errno and
  * the message are set, NUMAPLACE_DEBUG prints nothing. */
 int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* ---- text for a terminal (text.c) ---- */
-/* in, with every control character (C0, DEL, C1) and every byte that is no UTF-8 character
- * written \xNN, into out (at most size bytes with the NUL, cut between characters): what a
- * profile or a program names (a site, a reason, a path) reaches a terminal only so. Returns out. */
-const char *npl__term_text(const char *in, char *out, size_t size);
-/* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if it is invalid. */
-size_t npl__utf8_len(const unsigned char *s);
 
 /* ---- lists and small maths (lists.c) ---- */
 /* The largest CPU or node id a list may name: an input bound (a list like "0-4000000000" must
@@ -43,7 +36,18 @@ int npl__in_list(int v, const int *list, int n); /* 1 if v is one of list[0..n) 
 int *npl__dup_ints(const int *v, int n);          /* malloc'ed copy; NULL for n <= 0 or no memory */
 int npl__is_prime(long n);
 int npl__next_prime(long n); /* smallest prime >= n */
-double npl__now(void);
+#pragma GCC visibility push(default) /* the command calls these (src/libnumaplace.map) */
+double npl__now(void);      /* CLOCK_MONOTONIC, seconds */
+/* the length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid (utf8.c) */
+size_t npl__utf8_len(const unsigned char *s, size_t n);
+/* in, with every control character (C0, DEL, C1) and every byte that is no UTF-8 character
+ * written \xNN, into out (at most size bytes with the NUL, cut between characters): what a
+ * profile or a program names (a site, a reason, a path) reaches a terminal only so (text.c).
+ * Returns out. */
+const char *npl__term_text(const char *in, char *out, size_t size);
+#pragma GCC visibility pop
+uint64_t npl__now_ns(void); /* CLOCK_MONOTONIC, nanoseconds; async-signal-safe */
+size_t npl__page_size(void); /* the base page size (sysconf) */
 /* Widen the span [*lo, *hi) so that it holds [a, b): lock-free, async-signal-safe; a span only
  * grows (start it at UINTPTR_MAX, 0). */
 void npl__span_widen(_Atomic uintptr_t *lo, _Atomic uintptr_t *hi, uintptr_t a, uintptr_t b);

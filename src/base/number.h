@@ -12,8 +12,9 @@
  * the value past max, are out of range. NPL__SIZE_MAX, the largest byte count one allocation or
  * mapping can have (SSIZE_MAX), is the usual max of a size.
  *
- * Pure (no allocation, no locale, no message): compiled into the library, the interposer and the
- * numaplace command, each of which words its own message. */
+ * Pure (no allocation, no locale, no message): in the library and the interposer; the numaplace
+ * command calls the library's (exported at NUMAPLACE_PRIVATE, src/libnumaplace.map). Each words
+ * its own message. */
 #ifndef NPL_BASE_NUMBER_H
 #define NPL_BASE_NUMBER_H
 #include <limits.h>
@@ -23,6 +24,8 @@
 
 /* 0 and *out, or -1 with errno EINVAL (not of the grammar; NULL s) or ERANGE (of the grammar but
  * outside [min, max]); *out is left alone on error. */
+#pragma GCC visibility push(default) /* the command's unstable face */
 int npl__parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int npl__parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+#pragma GCC visibility pop
 #endif

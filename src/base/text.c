@@ -4,31 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-size_t npl__utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned cp;
-    if ((s[0] & 0xE0) == 0xC0)
-        n = 2, cp = s[0] & 0x1Fu;
-    else if ((s[0] & 0xF0) == 0xE0)
-        n = 3, cp = s[0] & 0x0Fu;
-    else if ((s[0] & 0xF8) == 0xF0)
-        n = 4, cp = s[0] & 0x07u;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3Fu);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 /* a C1 control (U+0080..U+009F) in UTF-8 */
 static int c1_control(const unsigned char *s) { return s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F; }
 
@@ -40,7 +15,8 @@ const char *npl__term_text(const char *in, char *out, size_t size)
         return out;
     for (size_t i = 0; u[i];) {
         size_t k = u[i] >= 0x20 && u[i] < 0x7f ? 1
-                   : u[i] >= 0x80 && !c1_control(u + i) ? npl__utf8_len(u + i) : 0;
+                   : u[i] >= 0x80 && !c1_control(u + i)
+                       ? npl__utf8_len(u + i, strnlen((const char *)u + i, 4)) : 0;
         char esc[8];
         const char *piece = (const char *)u + i;
         size_t len = k;

@@ -1,6 +1,7 @@
 /* migration/migration.h - moving pages after placement (not installed): explicit migration of
  * ranges (migrate.c; the moving is the engine's pass, place/) and user-space
- * migrate-on-next-touch (nexttouch.c). Below it: query/, place/, plan/, topology/, sys/, base/. The array forms live in
+ * migrate-on-next-touch (nexttouch.c; its own parts in nexttouch.h: nexttouch_maps.c,
+ * nexttouch_holds.c). Below it: query/, place/, plan/, topology/, sys/, base/. The array forms live in
  * arrays/. */
 #ifndef NPL_MIGRATION_H
 #define NPL_MIGRATION_H

@@ -31,7 +31,7 @@
  * Protection: arming records the protection the range had (one for the whole range, not
  * PROT_NONE) and resolving or disarming restores exactly that one. */
 #define _GNU_SOURCE
-#include "migration/migration.h"
+#include "migration/nexttouch.h"
 
 #include <errno.h>
 #include <linux/mempolicy.h>
@@ -51,15 +51,7 @@
 #ifndef MPOL_LOCAL
 #define MPOL_LOCAL 4
 #endif
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
-enum { ARMED = 0, BUSY = 1, DONE = 2 };
-#define MAX_CHUNKS (65536 / 4)
 #define NPL_NEXT_TOUCH_MAX_RANGES 256 /* npl_next_touch_capacity() */
 /* Pages moved per move_pages call inside the handler (each call drains the LRU lists of every
  * CPU: few large calls). The handler may run on the program's alternate signal stack
@@ -74,30 +66,6 @@ struct batch {
 };
 static struct batch *_Atomic pool;
 static _Atomic unsigned char pool_busy[POOL];
-
-struct slot {
-    _Atomic int active;
-    _Atomic unsigned users;
-    _Atomic unsigned seq; /* odd while the slot is being (re-)armed; even values never reused */
-    _Atomic unsigned resolved; /* bumped when a chunk stops being BUSY (futex of its waiters) */
-    _Atomic unsigned waiting;  /* handlers sleeping until an arm of the slot is over */
-    char *base;
-    size_t len, chunk, nchunks;
-    size_t page; /* the mapping's page size: 4 KiB, or 2 MiB for hugetlb */
-    int prot;    /* the protection found when the range was first armed/registered */
-    int populate; /* MADV_POPULATE_WRITE (private anonymous writable) or _READ */
-    /* the mapping it was: for file mappings, the file and the offset at base */
-    int shared;
-    uint64_t inode, file_off;
-    unsigned dev_major, dev_minor;
-    _Atomic unsigned char *state; /* mmap'ed, nchunks entries */
-    /* for the transparent mode's re-arm rule (npl__next_touch_ranges): the registration's id,
-     * its arms, and since the last arm the pages of the chunks resolved and those that changed
-     * node */
-    uint64_t id, arms, armed_pages;
-    _Atomic uint64_t got_pages, got_moved;
-    int last_sample; /* the last arm was a sample */
-};
 
 static struct slot slots[NPL_NEXT_TOUCH_MAX_RANGES];
 static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER; /* arm/disarm, not the handler */
@@ -118,15 +86,6 @@ static _Atomic unsigned next_seq;
 static _Atomic uint64_t next_id; /* registrations so far (a slot's id) */
 static _Atomic uint64_t st_faults, st_chunks, st_moved, st_failed, st_waits, st_widened;
 
-/* System calls into registered ranges (npl__next_touch_hold): the buffers in use, under arm_lock;
- * holds that found no free entry (while any is left, an arm protects nothing); and the span that
- * every range ever registered lies in (a buffer outside it costs two compares) */
-#define HELD 64
-static struct { char *lo, *hi; } held[HELD];
-static int held_overflow;
-static _Atomic uintptr_t span_lo = UINTPTR_MAX, span_hi;
-
-static size_t psz(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
 /* a new even sequence value, never used before by any slot (never 0) */
 static unsigned new_seq(void) { return atomic_fetch_add(&next_seq, 2) + 2; }
@@ -442,9 +401,7 @@ static void fork_child(void)
 {
     for (int b = 0; b < POOL; b++) /* their resolvers were other threads */
         atomic_store(&pool_busy[b], 0);
-    for (int i = 0; i < HELD; i++) /* their system calls were other threads' */
-        held[i].lo = held[i].hi = NULL;
-    held_overflow = 0;
+    npl__nt_holds_forget(); /* their system calls were other threads' */
     for (int i = 0; i < NPL_NEXT_TOUCH_MAX_RANGES; i++) {
         struct slot *s = &slots[i];
         atomic_store(&s->users, 0);
@@ -507,46 +464,6 @@ static unsigned quiesce(struct slot *s)
     return q;
 }
 
-/* ---- is the slot's memory still the mapping it recorded? ---- */
-struct verify_ctx {
-    struct slot *s;
-    uintptr_t cur;
-};
-
-static int verify_step(uintptr_t lo, uintptr_t hi, const struct npl_maps_entry *m, void *arg)
-{
-    struct verify_ctx *v = arg;
-    struct slot *s = v->s;
-    if (lo != v->cur)
-        return 1; /* a hole: unmapped */
-    v->cur = hi;
-    if (m->inode != s->inode || m->dev_major != s->dev_major || m->dev_minor != s->dev_minor ||
-        m->shared != s->shared)
-        return 1; /* another mapping */
-    if (m->inode && m->offset - (uint64_t)(m->start - (uintptr_t)s->base) != s->file_off)
-        return 1; /* the same file, other pages */
-    if (m->prot != PROT_NONE && m->prot != s->prot)
-        return 1; /* mprotect'ed by someone else, or a new mapping */
-    size_t c0 = (lo - (uintptr_t)s->base) / s->chunk;
-    size_t c1 = (hi - 1 - (uintptr_t)s->base) / s->chunk;
-    for (size_t c = c0; c <= c1 && c < s->nchunks; c++) {
-        int st = atomic_load(&s->state[c]);
-        if (m->prot == PROT_NONE ? st == DONE && s->prot != PROT_NONE : st == ARMED)
-            return 1; /* armed but accessible, or resolved but protected: not what we left */
-    }
-    return 0;
-}
-
-/* 1 if the slot's memory is still the mapping we armed (call quiesced: no chunk BUSY) */
-static int still_ours(struct slot *s)
-{
-    struct verify_ctx v = {s, (uintptr_t)s->base};
-    int rc = npl__maps_ranges((uintptr_t)s->base, (uintptr_t)s->base + s->len, verify_step, &v);
-    if (rc < 0)
-        return 1; /* cannot tell (no /proc): trust the table, as before */
-    return rc == 0 && v.cur == (uintptr_t)s->base + s->len;
-}
-
 /* drop a quiesced slot (its memory is not ours any more, or is going away): nothing is changed
  * in the memory; handlers of late faults there retry once and then see a real fault */
 static void drop(struct slot *s)
@@ -589,7 +506,7 @@ static uint64_t mix64(uint64_t x)
  * others (files, shared, hugetlb) every chunk counts as present. */
 static void select_chunks(struct slot *s, const struct arm_how *how)
 {
-    size_t ps = psz(), n = s->nchunks;
+    size_t ps = npl__page_size(), n = s->nchunks;
     int ask = how->present && s->populate == MADV_POPULATE_WRITE && s->page == ps;
     if (how->sample && how->sample < n) {
         for (size_t c = 0; c < n; c++)
@@ -662,32 +579,6 @@ static void count_selected(struct slot *s, size_t *sel, size_t *runs, size_t *pa
     }
 }
 
-/* Locked: mark DONE the chunks of s that a held buffer overlaps (all of them while a hold found
- * no entry), first marking every chunk ARMED when `all` (a whole-range arm). 1 if any chunk was
- * left out, 0 (nothing changed) if no buffer is held there. */
-static int leave_held_out(struct slot *s, int all)
-{
-    char *end = s->base + s->len;
-    int any = held_overflow > 0;
-    for (int i = 0; i < HELD && !any; i++)
-        any = held[i].lo && held[i].lo < end && s->base < held[i].hi;
-    if (!any)
-        return 0;
-    for (size_t c = 0; all && c < s->nchunks; c++)
-        atomic_store(&s->state[c], ARMED);
-    for (int i = 0; i <= HELD; i++) { /* HELD: the overflow, the whole range */
-        char *lo = i == HELD ? (held_overflow ? s->base : NULL) : held[i].lo;
-        char *hi = i == HELD ? end : held[i].hi;
-        if (!lo || lo >= end || hi <= s->base)
-            continue;
-        size_t c0 = (size_t)((lo > s->base ? lo : s->base) - s->base) / s->chunk;
-        size_t c1 = (size_t)((hi < end ? hi : end) - 1 - s->base) / s->chunk;
-        for (size_t c = c0; c <= c1; c++)
-            atomic_store(&s->state[c], DONE);
-    }
-    return 1;
-}
-
 /* Protect (the chunks `how` selects: all when how is NULL), MPOL_LOCAL over the whole range.
  * The slot must be quiesced (odd seq, no handler inside); seq becomes even again on return,
  * whatever happens. Returns 0, -1 (error set) or 1: the memory is not the recorded mapping any
@@ -696,7 +587,7 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
 {
     struct npl_counter cnt = {0};
     int rc = 0;
-    if (!still_ours(s))
+    if (!npl__nt_still_ours(s))
         return 1;
     size_t sel = s->nchunks, runs = 1, pages = s->len / s->page;
     int was_armed = 0;
@@ -708,7 +599,7 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
         if (runs > MAX_RUNS) /* too many mappings: every chunk, as the public arm does */
             sel = s->nchunks, pages = s->len / s->page;
     }
-    if (leave_held_out(s, sel == s->nchunks)) /* a system call uses some: they stay accessible */
+    if (npl__nt_leave_held_out(s, sel == s->nchunks)) /* a system call uses some: accessible */
         count_selected(s, &sel, &runs, &pages);
     /* chunks still armed from the last arm that this one leaves out: accessible again */
     if (was_armed && sel < s->nchunks && mprotect(s->base, s->len, s->prot) < 0)
@@ -744,109 +635,6 @@ static int arm_slot_how(struct slot *s, const struct arm_how *how)
 static int arm_slot(struct slot *s) { return arm_slot_how(s, NULL); }
 
 /* KernelPageSize of the mapping holding addr (smaps), or the base page size */
-static size_t mapping_page_size(const void *addr)
-{
-    size_t ps = psz();
-    FILE *f = npl__fs_open("/proc/self/smaps");
-    if (!f)
-        return ps;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int in = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        struct npl_maps_entry e;
-        unsigned long kb;
-        if (line[n - 1] == '\n')
-            line[--n] = 0;
-        if (npl__maps_parse_line(line, (size_t)n, &e) == 0)
-            in = (uintptr_t)addr >= e.start && (uintptr_t)addr < e.end;
-        else if (in && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1) {
-            if (kb > 0 && kb <= SIZE_MAX / 1024)
-                ps = kb * 1024;
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
-    return ps;
-}
-
-/* ---- what a new range is: one protection, one mapping kind ---- */
-struct probe_ctx {
-    uintptr_t cur;
-    int n, prot, shared, bad;
-    uint64_t inode, file_off;
-    unsigned dev_major, dev_minor;
-    uintptr_t base;
-};
-
-static int probe_step(uintptr_t lo, uintptr_t hi, const struct npl_maps_entry *m, void *arg)
-{
-    struct probe_ctx *p = arg;
-    if (lo != p->cur)
-        return 1; /* hole: npl__range_check reported it already; cannot happen here */
-    p->cur = hi;
-    uint64_t off = m->offset - (uint64_t)(m->start - p->base);
-    if (p->n++ == 0) {
-        p->prot = m->prot;
-        p->shared = m->shared;
-        p->inode = m->inode;
-        p->dev_major = m->dev_major;
-        p->dev_minor = m->dev_minor;
-        p->file_off = off;
-        return 0;
-    }
-    if (m->prot != p->prot) {
-        p->bad = 1;
-        return 2;
-    }
-    if (m->shared != p->shared || m->inode != p->inode || m->dev_major != p->dev_major ||
-        m->dev_minor != p->dev_minor || (m->inode && off != p->file_off)) {
-        p->bad = 2;
-        return 2;
-    }
-    return 0;
-}
-
-/* fill s's protection and identity from the maps; 0 or -1 (error set) */
-static int probe(struct slot *s, void *addr, size_t len)
-{
-    struct probe_ctx p = {.cur = (uintptr_t)addr, .base = (uintptr_t)addr};
-    int rc = npl__maps_ranges((uintptr_t)addr, (uintptr_t)addr + len, probe_step, &p);
-    if (rc < 0) { /* no /proc here: private read-write memory assumed, as before */
-        npl__debug("next-touch: /proc/self/maps unreadable (%s): %p+%zu taken as rw-p",
-                   strerror(errno), addr, len);
-        s->shared = 0;
-        s->prot = PROT_READ | PROT_WRITE;
-        s->inode = s->file_off = 0;
-        s->dev_major = s->dev_minor = 0;
-        s->populate = MADV_POPULATE_WRITE;
-        return 0;
-    }
-    if (npl__range_check(addr, len, 0) < 0) /* holes, pages beyond the end of a file */
-        return -1;
-    if (rc == 1 || p.n == 0 || p.cur != (uintptr_t)addr + len)
-        return npl__fail(EFAULT, "%p+%zu is not entirely mapped", addr, len);
-    if (p.bad == 1)
-        return npl__fail(EINVAL, "%p+%zu has mixed protections: next-touch restores one "
-                                 "protection, arm each part separately", addr, len);
-    if (p.bad == 2)
-        return npl__fail(EINVAL, "%p+%zu spans several mappings of different kinds or files: "
-                                 "arm each separately", addr, len);
-    if (p.prot == PROT_NONE)
-        return npl__fail(EACCES, "%p+%zu is PROT_NONE: nothing can touch it", addr, len);
-    s->prot = p.prot;
-    s->shared = p.shared;
-    s->inode = p.inode;
-    s->dev_major = p.dev_major;
-    s->dev_minor = p.dev_minor;
-    s->file_off = p.file_off;
-    s->populate = !p.shared && !p.inode && (p.prot & PROT_WRITE) ? MADV_POPULATE_WRITE
-                                                                : MADV_POPULATE_READ;
-    return 0;
-}
-
 /* Slots overlapping [lo, hi) whose memory is gone or changed are dropped (locked). */
 static void drop_stale_overlapping(char *lo, char *hi)
 {
@@ -855,7 +643,7 @@ static void drop_stale_overlapping(char *lo, char *hi)
         if (!atomic_load(&o->active) || lo >= o->base + o->len || o->base >= hi)
             continue;
         unsigned q = quiesce(o);
-        if (!still_ours(o))
+        if (!npl__nt_still_ours(o))
             drop(o);
         else
             publish_seq(o, q + 1);
@@ -864,41 +652,6 @@ static void drop_stale_overlapping(char *lo, char *hi)
 
 /* Check a range and round it and its chunk to its page size (hugetlb: the huge page); the
  * chunk grows until the range has at most MAX_CHUNKS of them. 0, or -1 through npl__fail. */
-static int normalize_range(void *addr, size_t *len, size_t *chunk, size_t *page)
-{
-    size_t ps = psz();
-    if (!addr || *len == 0 || (uintptr_t)addr % ps)
-        return npl__fail(EINVAL, "next-touch range %p+%zu: empty or not page-aligned", addr, *len);
-    if ((uintptr_t)addr + *len < (uintptr_t)addr)
-        return npl__fail(EOVERFLOW, "range wraps around the address space");
-    if (!npl_get_support()->move_pages)
-        return npl__fail(ENOSYS, "move_pages(2) is not available (ENOSYS/EPERM)");
-    size_t mp = mapping_page_size(addr); /* hugetlb: the chunk is (a multiple of) the huge page */
-    if (mp > ps) {
-        if ((mp & (mp - 1)) || (uintptr_t)addr % mp)
-            return npl__fail(EINVAL, "%p is not aligned to its %zu-byte pages", addr, mp);
-        ps = mp;
-    }
-    if (*len > SIZE_MAX - (ps - 1) || (uintptr_t)addr + (*len + ps - 1) / ps * ps < (uintptr_t)addr)
-        return npl__fail(EOVERFLOW, "next-touch range %p+%zu: rounded to pages, it wraps around",
-                         addr, *len);
-    *len = (*len + ps - 1) / ps * ps;
-    size_t c = *chunk ? *chunk : NPL_NEXT_TOUCH_DEFAULT_CHUNK;
-    if (c > SIZE_MAX - (ps - 1))
-        return npl__fail(EOVERFLOW, "chunk of %zu bytes: rounded to pages, it overflows", c);
-    c = (c + ps - 1) / ps * ps;
-    if (c > *len)
-        c = *len; /* one chunk: the whole range */
-    while (*len / c + (*len % c != 0) > MAX_CHUNKS) {
-        if (c > SIZE_MAX / 2)
-            return npl__fail(EOVERFLOW, "chunk size overflows"); /* cannot happen: len < 2^64 */
-        c *= 2;
-    }
-    *chunk = c;
-    *page = ps;
-    return 0;
-}
-
 /* A free slot for [addr, addr+len) that overlaps no armed range, probed; NULL and *rc = -1
  * through npl__fail (EINVAL overlap, ENOSPC full, probe()'s errors). Under the lock. */
 static struct slot *claim_slot(void *addr, size_t len, int *rc)
@@ -918,7 +671,7 @@ static struct slot *claim_slot(void *addr, size_t len, int *rc)
     }
     if (!s)
         *rc = npl__fail(ENOSPC, "%d ranges are armed already", NPL_NEXT_TOUCH_MAX_RANGES);
-    else if (probe(s, addr, len) < 0)
+    else if (npl__nt_probe(s, addr, len) < 0)
         *rc = -1, s = NULL;
     return s;
 }
@@ -933,7 +686,7 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
         return npl__fail(ENOMEM, "out of memory");
     __atomic_store_n(&s->base, (char *)addr, __ATOMIC_RELAXED); /* touch() reads them */
     __atomic_store_n(&s->len, len, __ATOMIC_RELAXED);          /* without the lock */
-    npl__span_widen(&span_lo, &span_hi, (uintptr_t)addr, (uintptr_t)addr + len);
+    npl__nt_span_widen(addr, len);
     s->chunk = chunk;
     s->page = ps;
     s->nchunks = n;
@@ -970,7 +723,7 @@ static int fill_slot(struct slot *s, void *addr, size_t len, size_t chunk, size_
 static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
 {
     size_t ps = 0;
-    if (normalize_range(addr, &len, &chunk, &ps) < 0)
+    if (npl__nt_normalize_range(addr, &len, &chunk, &ps) < 0)
         return -1;
     lock();
     int rc = install();
@@ -987,8 +740,8 @@ static int arm_or_register(void *addr, size_t len, size_t chunk, int arm)
     struct slot *s = rc == 0 ? find(addr) : NULL;
     if (s) { /* known: quiesced once, and every branch ends with an even seq or the slot dropped */
         unsigned q = quiesce(s);
-        int r = s->len != len || s->chunk != chunk ? 2 : arm ? arm_slot(s) : !still_ours(s);
-        if (r == 2 && still_ours(s)) {
+        int r = s->len != len || s->chunk != chunk ? 2 : arm ? arm_slot(s) : !npl__nt_still_ours(s);
+        if (r == 2 && npl__nt_still_ours(s)) {
             publish_seq(s, q + 1);
             rc = npl__fail(EINVAL, "%p is armed with another length or chunk: disarm it first",
                            addr);
@@ -1027,7 +780,7 @@ static int disarm_slot(struct slot *s, int quiet)
 {
     int rc = 0;
     quiesce(s);
-    if (still_ours(s) && mprotect(s->base, s->len, s->prot) < 0)
+    if (npl__nt_still_ours(s) && mprotect(s->base, s->len, s->prot) < 0)
         rc = quiet ? -1 : npl__fail(errno, "mprotect on disarm failed");
     drop(s);
     return rc;
@@ -1101,16 +854,12 @@ int npl_next_touch_prepare(void *addr, size_t len)
 int npl__next_touch_hold(const void *buf, size_t len)
 {
     uintptr_t lo = (uintptr_t)buf, hi = lo + len;
-    if (!buf || !len || hi < lo || hi <= atomic_load(&span_lo) || lo >= atomic_load(&span_hi) ||
+    if (!buf || !len || hi < lo || !npl__nt_in_span(lo, hi) ||
         arming_thread) /* a signal handler's call inside our own arm: it holds the lock */
         return -1;
-    int e = errno, t = -1;
+    int e = errno;
     lock();
-    for (int i = 0; i < HELD && t < 0; i++)
-        if (!held[i].lo)
-            held[i].lo = (char *)lo, held[i].hi = (char *)hi, t = i;
-    if (t < 0)
-        held_overflow++, t = HELD;
+    int t = npl__nt_holds_add((char *)lo, (char *)hi);
     resolve_buffer((char *)lo, (char *)hi);
     unlock();
     errno = e;
@@ -1119,14 +868,11 @@ int npl__next_touch_hold(const void *buf, size_t len)
 
 void npl__next_touch_release(int token)
 {
-    if (token < 0 || token > HELD)
+    if (token < 0 || token > NPL_NT_HELD)
         return;
     int e = errno;
     lock();
-    if (token == HELD)
-        held_overflow--;
-    else
-        held[token].lo = held[token].hi = NULL;
+    npl__nt_holds_remove(token);
     unlock();
     errno = e;
 }

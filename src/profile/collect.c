@@ -37,6 +37,112 @@ static int in_nodes(const struct npl_collect_info *in, int node)
     return 0;
 }
 
+/* The phases (a one-time serial pass's own phase once: entered once) and the transitions; -1:
+ * out of memory */
+static int fill_phases(struct npl_profile *p, const struct npl_raw *r, uint32_t nph, uint32_t once)
+{
+    for (uint32_t i = 0; i < nph; i++) {
+        struct npl_prof_phase *ph = &p->phases[i];
+        const struct npl_raw_phase *rp = &r->phases[i];
+        ph->id = i;
+        ph->entries = rp->entries && i != once ? rp->entries : 1;
+        ph->kind = rp->kind == NPL_RAW_PHASE_REGION ? NPL_PHASE_REGION : NPL_PHASE_WINDOW;
+        if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
+            if (!(ph->site = malloc(sizeof *ph->site)) ||
+                fill_site(ph->site, r, rp->object, rp->offset, 0, NPL_SITE_HEAP, NULL) < 0)
+                return -1;
+        }
+    }
+
+    uint32_t ntr = 0;
+    for (size_t i = 0; i < NPL_RAW_TRANS; i++)
+        ntr += r->trans[i].key != 0;
+    p->transitions = calloc(ntr ? ntr : 1, sizeof *p->transitions);
+    if (!p->transitions)
+        return -1;
+    for (size_t i = 0; i < NPL_RAW_TRANS; i++) {
+        uint64_t k = r->trans[i].key;
+        if (!k)
+            continue;
+        uint32_t from = (uint32_t)((k - 1) >> 32), to = (uint32_t)(k - 1);
+        if (from < nph && to < nph && r->trans[i].count)
+            p->transitions[p->ntransitions++] =
+                (struct npl_prof_transition){from, to, r->trans[i].count};
+    }
+    return 0;
+}
+
+/* The arrays and their sample rows (a one-time serial pass's samples in phase once); -1: out of
+ * memory (what was filled is p's) */
+static int fill_arrays(struct npl_profile *p, const struct npl_raw *r, uint32_t narr, uint32_t nph,
+                       uint32_t nthreads, uint32_t serial, uint32_t once,
+                       const unsigned char *one_time)
+{
+    /* sample rows per array: count, then fill */
+    size_t *count = calloc(narr ? narr : 1, sizeof *count);
+    if (!count)
+        return -1;
+    size_t nrows = r->rows_used < NPL_RAW_ROWS ? (size_t)r->rows_used : NPL_RAW_ROWS;
+    for (size_t i = 0; i < nrows; i++) {
+        uint64_t k = r->rows[i].key;
+        if (k && NPL_RAW_KEY_ARRAY(k) < narr && r->rows[i].reads + r->rows[i].writes)
+            count[NPL_RAW_KEY_ARRAY(k)]++;
+    }
+    p->has_measured = 1;
+    for (uint32_t i = 0; i < narr; i++) {
+        const struct npl_raw_array *ra = &r->arrays[i];
+        struct npl_prof_array *a = &p->arrays[p->narrays];
+        if (ra->state != NPL_RAW_LIVE && ra->state != NPL_RAW_GONE)
+            continue;
+        if (fill_site(&a->site, r, ra->object, ra->offset, ra->ordinal,
+                      ra->kind == NPL_RAW_KIND_STATIC ? NPL_SITE_STATIC : NPL_SITE_HEAP,
+                      ra->kind == NPL_RAW_KIND_STATIC ? ra->symbol : NULL) < 0) {
+            free(count);
+            return -1;
+        }
+        a->bytes = ra->asked ? ra->asked : ra->bytes; /* the program's size */
+        a->chunk_bytes = ra->chunk_bytes;
+        a->nchunks = ra->nchunks;
+        a->first_touch = malloc((size_t)(ra->nchunks ? ra->nchunks : 1) * sizeof(int32_t));
+        a->samples = calloc(count[i] ? count[i] : 1, sizeof *a->samples);
+        p->narrays++;
+        if (!a->first_touch || !a->samples) {
+            free(count);
+            return -1;
+        }
+        for (uint64_t c = 0; c < ra->nchunks; c++) {
+            int32_t t = ra->ft != UINT64_MAX && ra->ft + c < NPL_RAW_FT ? r->ft[ra->ft + c] : -1;
+            a->first_touch[c] = t >= 0 && (uint32_t)t < nthreads ? t : -1;
+        }
+        /* the measured locality (every backend asks; an array of none: all zero) */
+        a->has_measured = 1;
+        a->measured[NPL_MEASURED_LOCAL] = ra->local;
+        a->measured[NPL_MEASURED_REMOTE] = ra->remote;
+        a->measured[NPL_MEASURED_UNKNOWN] = ra->unknown;
+        p->has_measured = 1;
+        for (int m = 0; m < 3; m++)
+            p->measured[m] += a->measured[m];
+        count[i] = p->narrays; /* from here: 1 + its index in p->arrays */
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        uint64_t k = r->rows[i].key;
+        uint32_t ai = k ? NPL_RAW_KEY_ARRAY(k) : 0;
+        if (!k || ai >= narr || !count[ai] || r->rows[i].reads + r->rows[i].writes == 0)
+            continue;
+        struct npl_prof_array *a = &p->arrays[count[ai] - 1];
+        uint32_t ph = NPL_RAW_KEY_PHASE(k), c = NPL_RAW_KEY_CHUNK(k), t = NPL_RAW_KEY_THREAD(k);
+        if (ph >= nph || c >= a->nchunks || t >= nthreads)
+            continue;
+        if (ph == serial && one_time[ai] && once != NPL_RAW_NONE)
+            ph = once;
+        a->samples[a->nsamples++] = (struct npl_prof_sample){
+            ph, c, t, r->rows[i].reads, r->rows[i].writes, r->rows[i].local, r->rows[i].remote};
+        p->samples += r->rows[i].reads + r->rows[i].writes;
+    }
+    free(count);
+    return 0;
+}
+
 int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
                           struct npl_profile **out, char *err, size_t errsz)
 {
@@ -52,7 +158,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     p->page_size = r->page_size ? r->page_size : in->page_size;
     p->binding = in->binding;
     p->binding_detail = dup_or_null(in->binding_detail);
-    p->backend = r->backend == NPL_BACKEND_PERF ? NPL_BACKEND_PERF : NPL_BACKEND_FAULT;
+    p->backend = npl__sampling_backend_of(r->backend)->id;
     p->rate = r->rate > 0 ? r->rate : in->rate;
     p->seconds = in->seconds;
     p->rw_known = r->rw_known;
@@ -106,97 +212,10 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         p->thread_nodes[t] = best >= 0 ? best : t > 0 ? p->thread_nodes[0] : in->nodes[0];
     }
 
-    for (uint32_t i = 0; i < nph; i++) {
-        struct npl_prof_phase *ph = &p->phases[i];
-        const struct npl_raw_phase *rp = &r->phases[i];
-        ph->id = i;
-        ph->entries = rp->entries && i != once ? rp->entries : 1;
-        ph->kind = rp->kind == NPL_RAW_PHASE_REGION ? NPL_PHASE_REGION : NPL_PHASE_WINDOW;
-        if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
-            if (!(ph->site = malloc(sizeof *ph->site)) ||
-                fill_site(ph->site, r, rp->object, rp->offset, 0, NPL_SITE_HEAP, NULL) < 0)
-                goto oom;
-        }
-    }
-
-    uint32_t ntr = 0;
-    for (size_t i = 0; i < NPL_RAW_TRANS; i++)
-        ntr += r->trans[i].key != 0;
-    p->transitions = calloc(ntr ? ntr : 1, sizeof *p->transitions);
-    if (!p->transitions)
+    if (fill_phases(p, r, nph, once) < 0)
         goto oom;
-    for (size_t i = 0; i < NPL_RAW_TRANS; i++) {
-        uint64_t k = r->trans[i].key;
-        if (!k)
-            continue;
-        uint32_t from = (uint32_t)((k - 1) >> 32), to = (uint32_t)(k - 1);
-        if (from < nph && to < nph && r->trans[i].count)
-            p->transitions[p->ntransitions++] =
-                (struct npl_prof_transition){from, to, r->trans[i].count};
-    }
-
-    /* sample rows per array: count, then fill */
-    size_t *count = calloc(narr ? narr : 1, sizeof *count);
-    if (!count)
+    if (fill_arrays(p, r, narr, nph, nthreads, serial, once, one_time) < 0)
         goto oom;
-    size_t nrows = r->rows_used < NPL_RAW_ROWS ? (size_t)r->rows_used : NPL_RAW_ROWS;
-    for (size_t i = 0; i < nrows; i++) {
-        uint64_t k = r->rows[i].key;
-        if (k && NPL_RAW_KEY_ARRAY(k) < narr && r->rows[i].reads + r->rows[i].writes)
-            count[NPL_RAW_KEY_ARRAY(k)]++;
-    }
-    p->has_measured = 1;
-    for (uint32_t i = 0; i < narr; i++) {
-        const struct npl_raw_array *ra = &r->arrays[i];
-        struct npl_prof_array *a = &p->arrays[p->narrays];
-        if (ra->state != NPL_RAW_LIVE && ra->state != NPL_RAW_GONE)
-            continue;
-        if (fill_site(&a->site, r, ra->object, ra->offset, ra->ordinal,
-                      ra->kind == NPL_RAW_KIND_STATIC ? NPL_SITE_STATIC : NPL_SITE_HEAP,
-                      ra->kind == NPL_RAW_KIND_STATIC ? ra->symbol : NULL) < 0) {
-            free(count);
-            goto oom;
-        }
-        a->bytes = ra->asked ? ra->asked : ra->bytes; /* the program's size */
-        a->chunk_bytes = ra->chunk_bytes;
-        a->nchunks = ra->nchunks;
-        a->first_touch = malloc((size_t)(ra->nchunks ? ra->nchunks : 1) * sizeof(int32_t));
-        a->samples = calloc(count[i] ? count[i] : 1, sizeof *a->samples);
-        p->narrays++;
-        if (!a->first_touch || !a->samples) {
-            free(count);
-            goto oom;
-        }
-        for (uint64_t c = 0; c < ra->nchunks; c++) {
-            int32_t t = ra->ft != UINT64_MAX && ra->ft + c < NPL_RAW_FT ? r->ft[ra->ft + c] : -1;
-            a->first_touch[c] = t >= 0 && (uint32_t)t < nthreads ? t : -1;
-        }
-        /* the measured locality (every backend asks; an array of none: all zero) */
-        a->has_measured = 1;
-        a->measured[NPL_MEASURED_LOCAL] = ra->local;
-        a->measured[NPL_MEASURED_REMOTE] = ra->remote;
-        a->measured[NPL_MEASURED_UNKNOWN] = ra->unknown;
-        p->has_measured = 1;
-        for (int m = 0; m < 3; m++)
-            p->measured[m] += a->measured[m];
-        count[i] = p->narrays; /* from here: 1 + its index in p->arrays */
-    }
-    for (size_t i = 0; i < nrows; i++) {
-        uint64_t k = r->rows[i].key;
-        uint32_t ai = k ? NPL_RAW_KEY_ARRAY(k) : 0;
-        if (!k || ai >= narr || !count[ai] || r->rows[i].reads + r->rows[i].writes == 0)
-            continue;
-        struct npl_prof_array *a = &p->arrays[count[ai] - 1];
-        uint32_t ph = NPL_RAW_KEY_PHASE(k), c = NPL_RAW_KEY_CHUNK(k), t = NPL_RAW_KEY_THREAD(k);
-        if (ph >= nph || c >= a->nchunks || t >= nthreads)
-            continue;
-        if (ph == serial && one_time[ai] && once != NPL_RAW_NONE)
-            ph = once;
-        a->samples[a->nsamples++] = (struct npl_prof_sample){
-            ph, c, t, r->rows[i].reads, r->rows[i].writes, r->rows[i].local, r->rows[i].remote};
-        p->samples += r->rows[i].reads + r->rows[i].writes;
-    }
-    free(count);
     free(one_time);
     for (uint32_t t = 0; t < nthreads; t++)
         if (!in_nodes(in, p->thread_nodes[t]))

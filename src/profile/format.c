@@ -278,12 +278,13 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
             case 0:
                 rc = npl__jr_string(r, &b);
                 if (rc == 0) {
-                    if (!strcmp(b, "fault"))
-                        p->backend = NPL_BACKEND_FAULT;
-                    else if (!strcmp(b, "perf"))
-                        p->backend = NPL_BACKEND_PERF;
+                    const struct npl__sampling_backend *be = npl__sampling_backend_named(b);
+                    char names[128];
+                    npl__sampling_backend_names(names, sizeof names);
+                    if (be)
+                        p->backend = be->id;
                     else
-                        rc = npl__jr_fail(r, "\"%.32s\" is not fault or perf", b);
+                        rc = npl__jr_fail(r, "\"%.32s\" is not %s", b, names);
                 }
                 break;
             case 1: rc = npl__jr_real(r, 0, 1e12, &p->rate); break;

@@ -116,7 +116,7 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
     npl__jw_s(&b, ", \"detail\": ");
     npl__jw_str(&b, p->binding_detail);
     npl__jw_s(&b, "}},\n \"sampling\": {\"backend\": ");
-    npl__jw_str(&b, p->backend == NPL_BACKEND_PERF ? "perf" : "fault");
+    npl__jw_str(&b, npl__sampling_backend_of(p->backend)->name);
     npl__jw_s(&b, ", \"rate\": ");
     npl__jw_real(&b, p->rate);
     npl__jw_s(&b, ", \"samples\": ");

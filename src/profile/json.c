@@ -141,29 +141,6 @@ static size_t put_utf8(char *o, unsigned cp)
     return 4;
 }
 
-/* length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t k;
-    unsigned cp;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { k = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { k = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { k = 4; cp = c & 0x07; }
-    else return 0;
-    if (n < k)
-        return 0;
-    for (size_t j = 1; j < k; j++) {
-        if ((s[j] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[j] & 0x3F);
-    }
-    if ((k == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-        return 0;
-    return k;
-}
-
 /* A string into a malloc'ed NUL-terminated buffer (out NULL: skipped). */
 int npl__jr_string(struct npl__jr *r, char **out)
 {
@@ -240,7 +217,7 @@ int npl__jr_string(struct npl__jr *r, char **out)
                 return npl__jr_fail(r, "a bad escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
             }
         } else {
-            k = utf8_len((const unsigned char *)r->s + r->i, r->n - r->i);
+            k = npl__utf8_len((const unsigned char *)r->s + r->i, r->n - r->i);
             if (!k) {
                 free(buf);
                 return npl__jr_fail(r, "invalid UTF-8 in a string");
@@ -684,7 +661,7 @@ void npl__jw_str(struct npl__jw *b, const char *s)
             npl__jw_s(b, t);
             i++;
         } else {
-            size_t k = utf8_len((const unsigned char *)s + i, n - i);
+            size_t k = npl__utf8_len((const unsigned char *)s + i, n - i);
             if (k) {
                 sb_put(b, s + i, k);
                 i += k;

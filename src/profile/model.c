@@ -21,9 +21,7 @@ int npl__prof_fail(char *err, size_t errsz, int errnum, const char *fmt, ...)
             *q = '?';
     if (err && errsz)
         snprintf(err, errsz, "%s", msg);
-#ifdef NPL_BUILDING
     npl__fail(errnum, "%s", msg);
-#endif
     errno = errnum;
     return -1;
 }

@@ -4,9 +4,10 @@
  * the per-array classifier
  * (classify.c: pure), and the run-time side: site identity (site.c), the sampler and its raw
  * profile (sampler.c), the raw profile made a profile (collect.c), the library's arrays reported
- * under `numaplace profile` (notify.c). Private to
- * the library and the numaplace command (the command compiles these files itself, without
- * NPL_BUILDING: errors then go only to the caller's buffer, not to npl_last_error()).
+ * under `numaplace profile` (notify.c), the sampling backends (backends.c). Private to the
+ * library; the numaplace command's UNSTABLE face: its functions have default visibility and those
+ * the command calls are exported from libnumaplace.so at version NUMAPLACE_PRIVATE
+ * (src/libnumaplace.map): no stability promised, not installed, compiled once.
  *
  * Errors: -1 with errno (EINVAL bad input, ENOMEM, EFBIG file too large, the errno of open/read)
  * and a message naming the problem in err (errsz bytes, may be NULL); in the library also
@@ -18,6 +19,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#pragma GCC visibility push(default) /* the command's unstable face (above) */
 
 /* ---- limits of format v1: larger values are rejected as absurd ---- */
 #define NPL_PROF_MAX_TEXT ((size_t)256 << 20) /* bytes of a profile file */
@@ -67,7 +71,7 @@ int npl__pattern_parse(const char *name); /* -1 if unknown */
 
 enum npl_prof_site_kind { NPL_SITE_HEAP = 0, NPL_SITE_STATIC = 1 };
 enum npl_prof_binding { NPL_BIND_NONE = 0, NPL_BIND_PIN = 1, NPL_BIND_OMP = 2 };
-enum npl_prof_backend { NPL_BACKEND_FAULT = 0, NPL_BACKEND_PERF = 1 };
+enum npl_prof_backend { NPL_BACKEND_FAULT = 0, NPL_BACKEND_PERF = 1, NPL_BACKEND_COUNT };
 enum npl_prof_phase_kind { NPL_PHASE_REGION = 0, NPL_PHASE_WINDOW = 1 };
 
 /* Where an array comes from, the same on the next run (never an address). */
@@ -417,8 +421,7 @@ struct npl_raw {
 #define NPL_RAW_KEY_CHUNK(k) ((uint32_t)((((k) - 1) >> 10) & 0xfffff))
 #define NPL_RAW_KEY_THREAD(k) ((uint32_t)(((k) - 1) & 0x3ff))
 
-/* ==== the raw profile's counters and the perf backend's pure parts (perf.c: also compiled into
- * the command; async-signal-safe: atomics only) ==== */
+/* ==== the raw profile's tables (raw.c: the counters async-signal-safe, atomics only) ==== */
 /* One sampled access of thread (its number) to chunk of array in phase: the row it is counted
  * in, or NULL (dropped: the tables are full, counted in rows_dropped). */
 struct npl_raw_row *npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
@@ -439,6 +442,54 @@ int npl__raw_thread_of(const struct npl_raw *r, int32_t tid);
  * the time is not known: the newest array live there, else the newest one gone. */
 int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint64_t t_ns, uint32_t *array,
                   uint64_t *chunk);
+/* The object's index in r's table, added when new (NPL_RAW_NONE: the table is full); locks. */
+uint32_t npl__raw_intern_object(struct npl_raw *r, const struct npl_site_object *o);
+/* A new phase (its index reserved atomically; past the table, the last one). */
+uint32_t npl__raw_new_phase(struct npl_raw *r, uint32_t kind, uint32_t object, uint64_t offset,
+                            uintptr_t code);
+/* One transition from phase `from` to `to` counted (from NPL_RAW_NONE: none). */
+void npl__raw_transition(struct npl_raw *r, uint32_t from, uint32_t to);
+
+/* ==== sampling backends (backends.c: the table; Linux mm/damon's struct damon_operations) ====
+ * A backend samples the program's accesses into the raw profile, from inside the program (the
+ * fault sampler: sampler.c in the interposer; start is NULL) or from the command that runs it
+ * (perf: backend_perf.c). Adding one: its own file, its row in the table, its name in the schema
+ * (enum npl_prof_backend, docs/schema/profile.schema.json). */
+struct npl__sampling; /* a started backend's state */
+struct npl__sampling_backend {
+    const char *name; /* the profile's sampling.backend and --backend NAME */
+    int id;           /* enum npl_prof_backend: the raw profile's backend */
+    /* 0 when it can sample on this machine (what: how, one line), else -1 and why (one line) */
+    int (*probe)(char *what, size_t wsize, char *why, size_t size);
+    /* The command's side (NULL: the program samples itself). Open for the child pid, stopped
+     * before its exec (sampling starts at the exec and follows its threads and children), rate
+     * samples per second in all; NULL and why on failure. */
+    struct npl__sampling *(*start)(pid_t pid, uint64_t rate, char *why, size_t size);
+    void (*drain)(struct npl__sampling *s, struct npl_raw *r); /* what waits, read into r */
+    /* samples read, lost, outside every tracked array, of threads numaplace did not number;
+     * whether reads and writes are told apart */
+    void (*stats)(const struct npl__sampling *s, uint64_t *read, uint64_t *lost,
+                  uint64_t *outside, uint64_t *unknown, int *rw_known);
+    void (*stop)(struct npl__sampling *s);
+};
+/* The table's rows by id (0 .. NPL_BACKEND_COUNT - 1; an unknown id: row 0) and by name (or
+ * NULL). --backend auto tries them from the last to the first: row 0, the fault sampler, can
+ * always sample. */
+const struct npl__sampling_backend *npl__sampling_backend_of(int id);
+const struct npl__sampling_backend *npl__sampling_backend_named(const char *name);
+/* The backend to sample with: asked (an id), or -1 (auto): the table's last row whose probe
+ * passes, else row 0 (why: the last refusal). what: how it samples. A backend asked for that
+ * cannot sample here: NULL and why. */
+const struct npl__sampling_backend *npl__sampling_backend_choose(int asked, char *what,
+                                                                 size_t wsize, char *why,
+                                                                 size_t size);
+/* "fault or perf": the names, for messages (size > 0) */
+void npl__sampling_backend_names(char *buf, size_t size);
+/* The perf backend's test hook: NUMAPLACE_PERF_EVENT=page-faults samples the software page-fault
+ * event instead of the memory-address events (every fault, with its address; no read/write). */
+#define NPL_ENV_PERF_EVENT "NUMAPLACE_PERF_EVENT"
+
+/* ==== the perf backend's pure parts (perf.c) ==== */
 
 /* One PERF_RECORD_SAMPLE of a ring buffer (fields its sample_type lacks are 0). */
 struct npl_perf_sample {
@@ -541,5 +592,7 @@ void npl__sampler_region_end(void);
 void npl__sampler_exec(int failed);
 /* The stop of the recording (process exit): the sampler thread ends, protections are given back. */
 void npl__sampler_stop(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -88,20 +88,6 @@ static struct slot {
 } slots[MAX_OUT];
 static _Atomic uint32_t slots_hi; /* slots in use are below it */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int xprotect(uintptr_t a, size_t len, int prot)
 {
     return syscall(SYS_mprotect, (void *)a, len, prot) < 0 ? -1 : 0;
@@ -184,10 +170,9 @@ static struct sampled record(uint32_t array, uint64_t chunk, int write)
 static void measure(const struct sampled *s, uintptr_t p)
 {
     unsigned cpu = 0, node = 0;
-    void *pg = (void *)p;
     int st = -1, where = NPL_RAW_UNKNOWN;
     if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0 &&
-        syscall(SYS_move_pages, 0, 1UL, &pg, NULL, &st, 0) == 0 && st >= 0)
+        npl__page_node(NULL, 0, (void *)p, &st) == 0 && st >= 0)
         where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;
     npl__raw_measured(R, s->array, s->row, where);
 }
@@ -211,7 +196,7 @@ static int sample_fault(uintptr_t p, int write, uint64_t *seen)
             struct sampled one = record(s->array, chunk, write);
             if (!write && writable && xprotect(p, page, PROT_READ) == 0) {
                 measure(&one, p);
-                s->born = now_ns(); /* READ_AGE_NS */
+                s->born = npl__now_ns(); /* READ_AGE_NS */
                 atomic_store(&s->word, S_WORD(w, S_READ)); /* a write later faults again */
                 return 1;
             }
@@ -408,52 +393,12 @@ int npl__sampler_init(const struct npl_sampler_cfg *cfg)
     R_size = sizeof *r;
     if (cfg->rate > 0)
         rate = cfg->rate;
-    my_token = ((uint64_t)getpid() << 32) ^ (uint64_t)(now() * 1e9) ^ (uintptr_t)&my_token;
+    my_token = ((uint64_t)getpid() << 32) ^ (uint64_t)(npl__now() * 1e9) ^ (uintptr_t)&my_token;
     if (!my_token)
         my_token = 1;
     thread_no = 0; /* the thread that loads us is the main thread */
     publish_thread();
     return 0;
-}
-
-static pthread_mutex_t object_lock = PTHREAD_MUTEX_INITIALIZER; /* tracking and regions intern */
-
-static uint32_t intern_object_locked(const struct npl_site_object *o)
-{
-    uint32_t n = atomic_load(&R->nobjects);
-    for (uint32_t i = 0; i < n; i++)
-        if (!strcmp(R->objects[i].path, o->path) && !strcmp(R->objects[i].build_id, o->build_id))
-            return i;
-    if (n >= NPL_RAW_OBJECTS)
-        return NPL_RAW_NONE;
-    snprintf(R->objects[n].path, sizeof R->objects[n].path, "%s", o->path);
-    snprintf(R->objects[n].build_id, sizeof R->objects[n].build_id, "%s", o->build_id);
-    atomic_store(&R->nobjects, n + 1);
-    return n;
-}
-
-static uint32_t intern_object(const struct npl_site_object *o)
-{
-    pthread_mutex_lock(&object_lock);
-    uint32_t n = intern_object_locked(o);
-    pthread_mutex_unlock(&object_lock);
-    return n;
-}
-
-/* a new phase (the sampler thread's windows and the regions' phases may race: the index is
- * reserved atomically); past the table, the last one */
-static uint32_t new_phase(uint32_t kind, uint32_t object, uint64_t offset, uintptr_t code)
-{
-    uint32_t n = atomic_load(&R->nphases);
-    do {
-        if (n >= NPL_RAW_PHASES)
-            return NPL_RAW_PHASES - 1;
-    } while (!atomic_compare_exchange_weak(&R->nphases, &n, n + 1));
-    R->phases[n].kind = kind;
-    R->phases[n].object = object;
-    R->phases[n].offset = offset;
-    R->phases[n].code = code;
-    return n;
 }
 
 static void *sampler_main(void *arg);
@@ -493,14 +438,14 @@ static int claim(void)
 #if defined(__x86_64__) && defined(REG_ERR)
     R->rw_known = 1;
 #endif
-    R->t_start = now();
+    R->t_start = npl__now();
     struct npl_site_object o;
     if (npl__site_main_object(&o) == 0) {
         snprintf(R->program, sizeof R->program, "%s", o.path);
         snprintf(R->program_build_id, sizeof R->program_build_id, "%s", o.build_id);
     }
     if (atomic_load(&R->nphases) == 0)
-        new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+        npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
     set_phase(0);
     recording = 1;
     if (npl__sampler_install() < 0) {
@@ -533,7 +478,7 @@ int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const v
     uint32_t obj = NPL_RAW_NONE;
     uint64_t offset = symbol_offset;
     if (npl__site_object(site_addr, &o) == 0) {
-        obj = intern_object(&o);
+        obj = npl__raw_intern_object(R, &o);
         if (!symbol)
             offset = (uint64_t)((uintptr_t)site_addr - o.bias);
     }
@@ -562,7 +507,7 @@ int npl__sampler_track(void *base, size_t bytes, size_t asked, int kind, const v
     a->unit_chunks = unit;
     a->base = (uintptr_t)base;
     a->prot = PROT_READ | PROT_WRITE;
-    atomic_store(&a->born_ns, now_ns());
+    atomic_store(&a->born_ns, npl__now_ns());
     atomic_store(&a->gone_ns, 0);
     a->ft = UINT64_MAX;
     atomic_store(&a->serial_stretches, 0);
@@ -666,7 +611,7 @@ void npl__sampler_untrack(void *base)
         struct npl_raw_array *a = &R->arrays[i];
         if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
             give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, UINT64_MAX, 0);
-            atomic_store(&a->gone_ns, now_ns());
+            atomic_store(&a->gone_ns, npl__now_ns());
             atomic_store(&a->state, NPL_RAW_GONE);
             break;
         }
@@ -705,7 +650,7 @@ static int slot_insert(uintptr_t p, uint32_t array)
     struct slot *s = &slots[free_slot];
     uint64_t gen = ((atomic_load(&s->word) >> 3) + 1) & 0x1ff;
     s->array = array;
-    s->born = now_ns();
+    s->born = npl__now_ns();
     atomic_store_explicit(&s->word, (uint64_t)p | gen << 3 | S_ARMED, memory_order_release);
     if (free_slot == top)
         atomic_store(&slots_hi, top + 1);
@@ -789,18 +734,18 @@ static void round_once(double *last_window)
     /* pages untouched for MAX_AGE_NS are given back (idle), read ones after READ_AGE_NS; done
      * ones freed. Ages are in time, not rounds: a round is late when the threads are busy */
     atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
-    uint64_t t = now_ns();
+    uint64_t t = npl__now_ns();
     give_back_slots(0, UINTPTR_MAX, t > MAX_AGE_NS ? t - MAX_AGE_NS : 0,
                     t > READ_AGE_NS ? t - READ_AGE_NS : 0, 1);
-    atomic_fetch_add_explicit(&R->giveback_ns, now_ns() - t, memory_order_relaxed);
+    atomic_fetch_add_explicit(&R->giveback_ns, npl__now_ns() - t, memory_order_relaxed);
     atomic_fetch_add(&R->rounds, 1);
     /* time windows while no OpenMP region was ever seen */
-    double secs = now();
+    double secs = npl__now();
     if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
         *last_window = secs;
         if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
             uint32_t from = atomic_load(&cur_phase);
-            uint32_t ph = new_phase(NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+            uint32_t ph = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
             set_phase(ph);
             (void)from;
         }
@@ -808,8 +753,8 @@ static void round_once(double *last_window)
     /* the pages of this round: weighted by the arrays' sizes, each weighing at least
      * SMALL_WEIGHT pages, so that a small array heavily used (a CG vector beside its matrix)
      * gathers enough samples to be classified rather than left to first touch */
-    if (R->backend == NPL_BACKEND_PERF)
-        return; /* the command reads hardware samples: no page is protected */
+    if (npl__sampling_backend_of(R->backend)->start)
+        return; /* the command samples (perf's hardware samples): no page is protected */
     uint32_t n = atomic_load(&R->narrays);
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -832,7 +777,7 @@ static void round_once(double *last_window)
     }
     if (budget > cap - out)
         budget = cap - out;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = npl__now_ns();
     for (int k = 0, tries = 0; k < budget && tries < 4 * budget; tries++) {
         uint64_t r = rnd() % total;
         uint32_t i = 0;
@@ -855,59 +800,26 @@ static void round_once(double *last_window)
             end = npages;
         k += arm_run(i, first, end - first, budget - k);
     }
-    atomic_fetch_add_explicit(&R->protect_ns, now_ns() - t0, memory_order_relaxed);
-}
-
-/* the state letter and the thread count of /proc/self/task/TID/stat (fields 3 and 20) */
-static int task_stat(long tid, char *state, long *threads)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    if (!p || p[1] != ' ')
-        return -1;
-    *state = p[2];
-    for (int field = 2; p && field < 20; field++)
-        p = strchr(p + 1, ' ');
-    *threads = p ? strtol(p + 1, NULL, 10) : -1;
-    return 0;
-}
-
-/* 1 when this thread is the only one left alive (a main thread that called pthread_exit stays a
- * zombie, counted, until the whole process ends) */
-static int alone(void)
-{
-    char st, lst;
-    long n, ln;
-    if (task_stat(syscall(SYS_gettid), &st, &n) < 0)
-        return 0;
-    return n == 1 || (n == 2 && task_stat(getpid(), &lst, &ln) == 0 && lst == 'Z');
+    atomic_fetch_add_explicit(&R->protect_ns, npl__now_ns() - t0, memory_order_relaxed);
 }
 
 static void *sampler_main(void *arg)
 {
     (void)arg;
-    rng_state = (uint64_t)(now() * 1e9) | 1;
-    double last_window = now();
+    rng_state = (uint64_t)(npl__now() * 1e9) | 1;
+    double last_window = npl__now();
     struct timespec ts = {0, (long)(NPL_SAMPLER_PERIOD * 1e9)};
     while (!atomic_load(&stopping)) {
         nanosleep(&ts, NULL);
         /* the program's last thread has ended (its main thread called pthread_exit): the
          * process would end now, as exit(0) would make it; this thread must not keep it alive */
-        if (alone())
+        if (npl__proc_alone())
             exit(0);
         pthread_mutex_lock(&track_lock);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = npl__now_ns();
         if (recording && !atomic_load(&stopping))
             round_once(&last_window);
-        atomic_fetch_add_explicit(&R->round_ns, now_ns() - t0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&R->round_ns, npl__now_ns() - t0, memory_order_relaxed);
         pthread_mutex_unlock(&track_lock);
     }
     return NULL;
@@ -928,31 +840,6 @@ void npl__sampler_set_omp_thread(int n)
     publish_thread();
 }
 
-static void transition(uint32_t to)
-{
-    uint32_t from = atomic_exchange(&last_region, to);
-    if (from == NPL_RAW_NONE)
-        return;
-    uint64_t key = 1 + ((uint64_t)from << 32 | to);
-    for (size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) % NPL_RAW_TRANS, probes = 0;
-         probes < NPL_RAW_TRANS; i = (i + 1) % NPL_RAW_TRANS, probes++) {
-        uint64_t k = atomic_load(&R->trans[i].key);
-        if (k == 0) {
-            uint64_t expect = 0;
-            if (atomic_compare_exchange_strong(&R->trans[i].key, &expect, key)) {
-                atomic_fetch_add(&R->ntrans, 1);
-                k = key;
-            } else {
-                k = expect;
-            }
-        }
-        if (k == key) {
-            atomic_fetch_add(&R->trans[i].count, 1);
-            return;
-        }
-    }
-}
-
 static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void npl__sampler_region_begin(const void *code)
@@ -971,14 +858,14 @@ void npl__sampler_region_begin(const void *code)
         uint32_t obj = NPL_RAW_NONE;
         uint64_t off = 0;
         if (npl__site_object(code, &o) == 0) {
-            obj = intern_object(&o);
+            obj = npl__raw_intern_object(R, &o);
             off = (uint64_t)((uintptr_t)code - o.bias);
         }
-        ph = new_phase(NPL_RAW_PHASE_REGION, obj, off, (uintptr_t)code);
+        ph = npl__raw_new_phase(R, NPL_RAW_PHASE_REGION, obj, off, (uintptr_t)code);
     }
     atomic_store(&regions_seen, 1);
     atomic_fetch_add(&R->phases[ph].entries, 1);
-    transition(ph);
+    npl__raw_transition(R, atomic_exchange(&last_region, ph), ph);
     set_phase(ph);
     pthread_mutex_unlock(&phase_lock);
 }
@@ -989,7 +876,7 @@ void npl__sampler_region_end(void)
         return;
     pthread_mutex_lock(&phase_lock);
     if (atomic_load(&serial_phase) == NPL_RAW_NONE)
-        atomic_store(&serial_phase, new_phase(NPL_RAW_PHASE_SERIAL, NPL_RAW_NONE, 0, 0));
+        atomic_store(&serial_phase, npl__raw_new_phase(R, NPL_RAW_PHASE_SERIAL, NPL_RAW_NONE, 0, 0));
     uint32_t s = atomic_load(&serial_phase);
     atomic_fetch_add(&R->phases[s].entries, 1);
     set_phase(s);

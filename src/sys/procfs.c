@@ -8,10 +8,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -487,4 +489,38 @@ int npl__smaps_read(uintptr_t lo, uintptr_t hi, struct npl_smaps_vma **out, int 
     *out = v;
     *n = nv;
     return 0;
+}
+
+/* ---- this process, live (never under the root) ---- */
+/* the state letter and the thread count of /proc/self/task/TID/stat (fields 3 and 20) */
+static int task_stat(long tid, char *state, long *threads)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p || p[1] != ' ')
+        return -1;
+    *state = p[2];
+    for (int field = 2; p && field < 20; field++)
+        p = strchr(p + 1, ' ');
+    *threads = p ? strtol(p + 1, NULL, 10) : -1;
+    return 0;
+}
+
+/* 1 when the calling thread is the only one left alive (a main thread that called pthread_exit stays a
+ * zombie, counted, until the whole process ends) */
+int npl__proc_alone(void)
+{
+    char st, lst;
+    long n, ln;
+    if (task_stat(syscall(SYS_gettid), &st, &n) < 0)
+        return 0;
+    return n == 1 || (n == 2 && task_stat(getpid(), &lst, &ln) == 0 && lst == 'Z');
 }

@@ -22,6 +22,10 @@ long npl__set_mempolicy(struct npl_counter *c, int mode, const int *nodes, int n
 long npl__get_mempolicy_node(struct npl_counter *c, const void *addr, int *node);
 long npl__move_pages(struct npl_counter *c, unsigned long count, void **pages, const int *nodes,
                      int *status, int flags);
+/* Where the page holding addr is in process pid (0: this one): a move_pages query that moves
+ * nothing. 0 and *status (its node, or a negative errno: absent...), or -1 + errno.
+ * Async-signal-safe (one system call, an atomic count). */
+long npl__page_node(struct npl_counter *c, int pid, const void *addr, int *status);
 long npl__migrate_pages(struct npl_counter *c, int pid, const int *from, int nfrom, const int *to,
                         int nto);
 int npl__madvise(struct npl_counter *c, void *addr, size_t len, int advice);
@@ -149,6 +153,10 @@ int npl__maps_ranges(uintptr_t lo, uintptr_t hi, npl_range_cb cb, void *ctx);
  *   EACCES    need_write and a piece is not writable (need_write 0: any protection, PROT_NONE too)
  *   errno of the maps reader when /proc/self/maps cannot be read. */
 int npl__range_check(const void *addr, size_t len, int need_write);
+
+/* 1 when the calling thread is the only one of this process left alive (a main thread that
+ * called pthread_exit counts as gone): /proc/self/task, read live, never under the root. */
+int npl__proc_alone(void);
 
 /* ---- page frames (procfs.c): /proc/self/pagemap, /proc/kpageflags, /proc/self/smaps ---- */
 #define NPL__PM_PRESENT (1ull << 63)

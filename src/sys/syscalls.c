@@ -121,6 +121,13 @@ long npl__move_pages(struct npl_counter *c, unsigned long cnt, void **pages, con
     return syscall(SYS_move_pages, 0, cnt, pages, nodes, status, flags);
 }
 
+long npl__page_node(struct npl_counter *c, int pid, const void *addr, int *status)
+{
+    void *pg = (void *)addr;
+    count(c, NPL__SYS_MOVE_PAGES);
+    return syscall(SYS_move_pages, pid, 1UL, &pg, NULL, status, 0);
+}
+
 long npl__migrate_pages(struct npl_counter *c, int pid, const int *from, int nfrom, const int *to,
                         int nto)
 {

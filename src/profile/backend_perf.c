@@ -1,4 +1,5 @@
-/* perf.c - numaplace profile's hardware backend (docs/PROFILE.md §8): memory-address samples of
+/* backend_perf.c - the perf sampling backend (docs/PROFILE.md §8), a row of backends.c's table,
+ * run by the command (numaplace profile): memory-address samples of
  * perf_event_open, read by this process (the profiled program's parent) into the raw profile the
  * program shares with it, in the same (array, phase, chunk, thread) rows as the fault sampler's.
  *
@@ -15,8 +16,8 @@
  * (every fault of the program, with its address), which virtual machines have: the pipeline is
  * tested with it; no machine available to this work had the hardware events. */
 #define _GNU_SOURCE
-#include "perf.h"
 #include "profile/profile.h"
+#include "sys/sys.h"
 
 #include <numaplace.h>
 
@@ -52,7 +53,7 @@ struct ring {
     size_t map_len;
 };
 
-struct perf_set {
+struct npl__sampling {
     struct ring *rings;
     int nrings;
     int *cpu_node; /* ncpu entries, -1 unknown */
@@ -221,7 +222,7 @@ static void refusal(char *why, size_t size, const char *what)
              p);
 }
 
-int perf_probe(char *what, size_t wsize, char *why, size_t size)
+static int perf_probe(char *what, size_t wsize, char *why, size_t size)
 {
     struct ev ev[2];
     int n = choose(ev, why, size);
@@ -256,13 +257,15 @@ static size_t ring_pages(int nev, int ncpu)
     return pages;
 }
 
-struct perf_set *perf_open(pid_t pid, uint64_t rate, char *why, size_t size)
+static void perf_close(struct npl__sampling *s);
+
+static struct npl__sampling *perf_open(pid_t pid, uint64_t rate, char *why, size_t size)
 {
     struct ev ev[2];
     int nev = choose(ev, why, size);
     if (nev < 0)
         return NULL;
-    struct perf_set *s = calloc(1, sizeof *s);
+    struct npl__sampling *s = calloc(1, sizeof *s);
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     if (!s || ncpu < 1) {
         snprintf(why, size, "out of memory");
@@ -320,7 +323,7 @@ struct perf_set *perf_open(pid_t pid, uint64_t rate, char *why, size_t size)
 }
 
 struct drain_ctx {
-    struct perf_set *s;
+    struct npl__sampling *s;
     struct npl_raw *r;
     int write;
 };
@@ -337,7 +340,7 @@ static void measure(struct drain_ctx *d, uint32_t array, struct npl_raw_row *row
     void *page = (void *)(uintptr_t)(p->addr / ps * ps);
     int st = -1, where = NPL_RAW_UNKNOWN;
     if (node >= 0 && p->pid && !atomic_load(&a->gone_ns) &&
-        syscall(SYS_move_pages, (int)p->pid, 1UL, &page, NULL, &st, 0) == 0 && st >= 0)
+        npl__page_node(NULL, (int)p->pid, page, &st) == 0 && st >= 0)
         where = st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;
     npl__raw_measured(d->r, array, row, where);
 }
@@ -366,7 +369,7 @@ static void one_sample(const struct npl_perf_sample *p, void *arg)
     measure(d, array, npl__raw_add(d->r, array, phase, chunk, (uint32_t)t, write), p);
 }
 
-void perf_drain(struct perf_set *s, struct npl_raw *r)
+static void perf_drain(struct npl__sampling *s, struct npl_raw *r)
 {
     for (int i = 0; s && i < s->nrings; i++) {
         struct ring *g = &s->rings[i];
@@ -382,7 +385,7 @@ void perf_drain(struct perf_set *s, struct npl_raw *r)
     }
 }
 
-void perf_stats(const struct perf_set *s, uint64_t *read, uint64_t *lost, uint64_t *outside,
+static void perf_stats(const struct npl__sampling *s, uint64_t *read, uint64_t *lost, uint64_t *outside,
                 uint64_t *unknown, int *rw_known)
 {
     *read = s->read;
@@ -392,7 +395,7 @@ void perf_stats(const struct perf_set *s, uint64_t *read, uint64_t *lost, uint64
     *rw_known = s->rw_known;
 }
 
-void perf_close(struct perf_set *s)
+static void perf_close(struct npl__sampling *s)
 {
     if (!s)
         return;
@@ -405,3 +408,13 @@ void perf_close(struct perf_set *s)
     free(s->cpu_node);
     free(s);
 }
+
+const struct npl__sampling_backend npl__backend_perf = {
+    .name = "perf",
+    .id = NPL_BACKEND_PERF,
+    .probe = perf_probe,
+    .start = perf_open,
+    .drain = perf_drain,
+    .stats = perf_stats,
+    .stop = perf_close,
+};

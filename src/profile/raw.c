@@ -1,0 +1,229 @@
+/* raw.c - the raw profile's tables (struct npl_raw, shared by the program's interposer and the
+ * command): the sampled accesses' rows and counters, the thread ids, the arrays by address, the
+ * objects, phases and transitions. The counters are called from a signal handler: no system call,
+ * no lock, no allocation there (atomics only); interning an object takes a lock. */
+#define _GNU_SOURCE
+#include "profile/profile.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* the row of key, made when there is none; NULL: the table is full. Rows are handed
+ * out densely (the memory touched grows with the rows used), each pushed on the front of its hash
+ * bucket's chain: a small table of heads, so that a small profile touches little memory. A push
+ * that loses its race looks again at the rows pushed meanwhile (they may hold its key). */
+static struct npl_raw_row *row_of(struct npl_raw *r, uint64_t key)
+{
+    _Atomic uint32_t *head = &r->buckets[((key * 0x9E3779B97F4A7C15ull) >> 32) % NPL_RAW_BUCKETS];
+    uint32_t first = atomic_load_explicit(head, memory_order_acquire), stop = 0;
+    uint64_t mine = UINT64_MAX; /* the row this call made, not yet in the chain */
+    for (;;) {
+        for (uint32_t v = first; v != stop; v = atomic_load_explicit(&r->rows[v - 1].next,
+                                                                      memory_order_acquire))
+            if (atomic_load_explicit(&r->rows[v - 1].key, memory_order_relaxed) == key) {
+                if (mine != UINT64_MAX)
+                    atomic_store(&r->rows[mine].key, 0); /* pushed by another thread: unused */
+                return &r->rows[v - 1];
+            }
+        if (mine == UINT64_MAX) {
+            mine = atomic_fetch_add(&r->rows_used, 1);
+            if (mine >= NPL_RAW_ROWS)
+                return NULL;
+            atomic_store_explicit(&r->rows[mine].key, key, memory_order_relaxed);
+        }
+        atomic_store_explicit(&r->rows[mine].next, first, memory_order_relaxed);
+        uint32_t seen = first;
+        if (atomic_compare_exchange_strong_explicit(head, &seen, (uint32_t)mine + 1,
+                                                    memory_order_release, memory_order_acquire))
+            return &r->rows[mine];
+        stop = first; /* the rows from `seen` down to `first` are new: look at them */
+        first = seen;
+    }
+}
+
+static int in_range(uint32_t array, uint32_t phase, uint64_t chunk, uint32_t thread)
+{
+    return thread < NPL_RAW_THREADS && chunk < NPL_RAW_CHUNKS && array < NPL_RAW_ARRAYS &&
+           phase < NPL_RAW_PHASES;
+}
+
+struct npl_raw_row *npl__raw_add(struct npl_raw *r, uint32_t array, uint32_t phase, uint64_t chunk,
+                                 uint32_t thread, int write)
+{
+    struct npl_raw_row *row = in_range(array, phase, chunk, thread)
+                                  ? row_of(r, NPL_RAW_KEY(array, phase, chunk, thread))
+                                  : NULL;
+    if (!row) {
+        atomic_fetch_add_explicit(&r->rows_dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    atomic_fetch_add_explicit(write ? &row->writes : &row->reads, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->samples, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->arrays[array].samples, 1, memory_order_relaxed);
+    return row;
+}
+
+void npl__raw_measured(struct npl_raw *r, uint32_t array, struct npl_raw_row *row, int where)
+{
+    if (array >= NPL_RAW_ARRAYS)
+        return;
+    struct npl_raw_array *a = &r->arrays[array];
+    atomic_fetch_add_explicit(where == NPL_RAW_LOCAL    ? &a->local
+                              : where == NPL_RAW_REMOTE ? &a->remote
+                                                        : &a->unknown,
+                              1, memory_order_relaxed);
+    if (row && where != NPL_RAW_UNKNOWN)
+        atomic_fetch_add_explicit(where == NPL_RAW_LOCAL ? &row->local : &row->remote, 1,
+                                  memory_order_relaxed);
+}
+
+void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node)
+{
+    if (node >= NPL_RAW_NODES || thread >= NPL_RAW_THREADS)
+        return;
+    atomic_fetch_add_explicit(&r->thread_node[thread][node], 1, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&r->nthreads, memory_order_relaxed);
+    while (thread + 1 > n && !atomic_compare_exchange_weak(&r->nthreads, &n, thread + 1))
+        ;
+}
+
+static size_t tid_slot(int32_t tid) { return (size_t)((uint32_t)tid * 2654435761u) % NPL_RAW_TIDS; }
+
+void npl__raw_set_tid(struct npl_raw *r, int32_t tid, int32_t thread)
+{
+    if (tid <= 0)
+        return;
+    for (size_t i = tid_slot(tid), probes = 0; probes < NPL_RAW_TIDS;
+         i = (i + 1) % NPL_RAW_TIDS, probes++) {
+        int32_t t = atomic_load(&r->tids[i].tid);
+        if (t == 0) {
+            /* the number first: a reader that finds the tid finds its number */
+            int32_t expect = 0;
+            atomic_store(&r->tids[i].thread, thread);
+            if (!atomic_compare_exchange_strong(&r->tids[i].tid, &expect, tid))
+                t = expect;
+            else
+                return;
+        }
+        if (t == tid) {
+            atomic_store(&r->tids[i].thread, thread);
+            return;
+        }
+    }
+}
+
+int npl__raw_thread_of(const struct npl_raw *r, int32_t tid)
+{
+    if (tid <= 0)
+        return -1;
+    for (size_t i = tid_slot(tid), probes = 0; probes < NPL_RAW_TIDS;
+         i = (i + 1) % NPL_RAW_TIDS, probes++) {
+        int32_t t = atomic_load(&r->tids[i].tid);
+        if (t == 0)
+            return -1;
+        if (t == tid)
+            return atomic_load(&r->tids[i].thread);
+    }
+    return -1;
+}
+
+int npl__raw_find(const struct npl_raw *r, uint64_t addr, uint64_t t_ns, uint32_t *array,
+                  uint64_t *chunk)
+{
+    uint32_t n = atomic_load(&r->narrays);
+    if (n > NPL_RAW_ARRAYS)
+        n = NPL_RAW_ARRAYS;
+    int64_t gone = -1;
+    for (uint32_t i = n; i-- > 0;) {
+        const struct npl_raw_array *a = &r->arrays[i];
+        uint32_t st = atomic_load(&a->state);
+        if ((st != NPL_RAW_LIVE && st != NPL_RAW_GONE) || addr < a->base ||
+            addr - a->base >= a->bytes || !a->chunk_bytes)
+            continue;
+        if (t_ns) {
+            uint64_t born = atomic_load(&a->born_ns), died = atomic_load(&a->gone_ns);
+            if (t_ns < born || (died && t_ns >= died))
+                continue; /* another array's time at that address (or none's) */
+        } else if (st != NPL_RAW_LIVE) {
+            if (gone < 0)
+                gone = i;
+            continue;
+        }
+        *array = i;
+        *chunk = (addr - a->base) / a->chunk_bytes;
+        return 0;
+    }
+    if (gone < 0)
+        return -1;
+    *array = (uint32_t)gone;
+    *chunk = (addr - r->arrays[gone].base) / r->arrays[gone].chunk_bytes;
+    return 0;
+}
+
+/* ---- objects, phases, transitions (the interposer's sampler) ---- */
+static pthread_mutex_t object_lock = PTHREAD_MUTEX_INITIALIZER; /* objects interned */
+
+static uint32_t intern_object_locked(struct npl_raw *r, const struct npl_site_object *o)
+{
+    uint32_t n = atomic_load(&r->nobjects);
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(r->objects[i].path, o->path) && !strcmp(r->objects[i].build_id, o->build_id))
+            return i;
+    if (n >= NPL_RAW_OBJECTS)
+        return NPL_RAW_NONE;
+    snprintf(r->objects[n].path, sizeof r->objects[n].path, "%s", o->path);
+    snprintf(r->objects[n].build_id, sizeof r->objects[n].build_id, "%s", o->build_id);
+    atomic_store(&r->nobjects, n + 1);
+    return n;
+}
+
+uint32_t npl__raw_intern_object(struct npl_raw *r, const struct npl_site_object *o)
+{
+    pthread_mutex_lock(&object_lock);
+    uint32_t n = intern_object_locked(r, o);
+    pthread_mutex_unlock(&object_lock);
+    return n;
+}
+
+/* a new phase (the sampler thread's windows and the regions' phases may race: the index is
+ * reserved atomically); past the table, the last one */
+uint32_t npl__raw_new_phase(struct npl_raw *r, uint32_t kind, uint32_t object, uint64_t offset,
+                            uintptr_t code)
+{
+    uint32_t n = atomic_load(&r->nphases);
+    do {
+        if (n >= NPL_RAW_PHASES)
+            return NPL_RAW_PHASES - 1;
+    } while (!atomic_compare_exchange_weak(&r->nphases, &n, n + 1));
+    r->phases[n].kind = kind;
+    r->phases[n].object = object;
+    r->phases[n].offset = offset;
+    r->phases[n].code = code;
+    return n;
+}
+
+void npl__raw_transition(struct npl_raw *r, uint32_t from, uint32_t to)
+{
+    if (from == NPL_RAW_NONE)
+        return;
+    uint64_t key = 1 + ((uint64_t)from << 32 | to);
+    for (size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) % NPL_RAW_TRANS, probes = 0;
+         probes < NPL_RAW_TRANS; i = (i + 1) % NPL_RAW_TRANS, probes++) {
+        uint64_t k = atomic_load(&r->trans[i].key);
+        if (k == 0) {
+            uint64_t expect = 0;
+            if (atomic_compare_exchange_strong(&r->trans[i].key, &expect, key)) {
+                atomic_fetch_add(&r->ntrans, 1);
+                k = key;
+            } else {
+                k = expect;
+            }
+        }
+        if (k == key) {
+            atomic_fetch_add(&r->trans[i].count, 1);
+            return;
+        }
+    }
+}
+
