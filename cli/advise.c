@@ -82,7 +82,7 @@ static cJSON *site_json(const struct npl_prof_site *s)
     return o;
 }
 
-/* The profile with the new advice stored (a temporary file renamed over OUT). The profile keeps
+/* The profile with the new advice stored (cli_write_out: a regular file renamed over OUT). The profile keeps
  * its copy of each new advice's lists. */
 static int write_profile(struct npl_profile *p, struct npl_prof_advice *adv, const int *stored,
                          const char *out)
@@ -97,24 +97,14 @@ static int write_profile(struct npl_profile *p, struct npl_prof_advice *adv, con
             adv[i].nnext_touch = 0;
         }
     size_t len;
-    char *text = npl__profile_format(p, &len), tmp[4200];
+    char *text = npl__profile_format(p, &len);
     if (!text) {
         fprintf(stderr, "numaplace advise: out of memory\n");
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    ok = f && fclose(f) == 0 && ok;
-    if (ok && rename(tmp, out) == 0) {
-        free(text);
-        return 0;
-    }
-    fprintf(stderr, "numaplace advise: cannot write %s: %s\n", out, strerror(errno));
-    if (f)
-        unlink(tmp);
+    int rc = cli_write_out("advise", out, text, len);
     free(text);
-    return -1;
+    return rc ? -1 : 0;
 }
 
 /* the measured local fraction of an array's sampled accesses (local / (local + remote)), or -1:
@@ -125,33 +115,165 @@ static double measured_local(const struct npl_prof_array *a)
     return a->has_measured && l + r ? (double)l / (double)(l + r) : -1;
 }
 
+static void table_head(FILE *f)
+{
+    fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4s  %s\n", "site", "size", "pattern",
+            "policy", "local", "ft", "meas", "conf", "reason");
+}
+
+/* array i's row (its advice d), which: what it stands for in a merged table ("" in one) */
+static void table_row(FILE *f, const struct npl_profile *p, uint32_t i,
+                      const struct npl_prof_advice *d, int stored, int verbose, const char *which)
+{
+    char label[4200], size[32], pol[400], l1[16], l2[16], l3[16];
+    char t1[8192], t2[8192], t3[8192];
+    npl__site_label(&p->arrays[i].site, label, sizeof label);
+    size_text(p->arrays[i].bytes, size, sizeof size);
+    policy_text(d, pol, sizeof pol);
+    frac_text(d->local_policy, l1, sizeof l1);
+    frac_text(d->local_first_touch, l2, sizeof l2);
+    frac_text(measured_local(&p->arrays[i]), l3, sizeof l3);
+    fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4.2f  %s%s%s\n",
+            npl__term_text(label, t1, sizeof t1), size, npl__pattern_name(d->pattern),
+            npl__term_text(pol, t2, sizeof t2), l1, l2, l3, d->confidence, which,
+            stored ? "(stored) " : "", npl__term_text(d->reason, t3, sizeof t3));
+    for (int k = 0; verbose && !stored && k < d->ncand; k++)
+        fprintf(f, "    %-40s %.3f%s\n", npl__term_text(d->cand[k].policy, t1, sizeof t1),
+                d->cand[k].local, d->cand[k].scalable ? "" : "  (this input size only)");
+}
+
 /* the advice table (advise.h) */
 void advise_table(FILE *f, const char *path, const struct npl_profile *p,
                   const struct npl_prof_advice *adv, const int *stored, int verbose)
 {
-    fprintf(f, "profile %s: %s, %d thread%s on %d node%s, %u array%s, %llu samples (%s)\n", path,
-            p->program_path && *p->program_path ? p->program_path : "?", p->threads,
+    char t1[8192], t2[8192];
+    fprintf(f, "profile %s: %s, %d thread%s on %d node%s, %u array%s, %llu samples (%s)\n",
+            npl__term_text(path, t1, sizeof t1),
+            npl__term_text(p->program_path && *p->program_path ? p->program_path : "?", t2,
+                           sizeof t2), p->threads,
             p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
             p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
             p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
-    fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4s  %s\n", "site", "size", "pattern",
-            "policy", "local", "ft", "meas", "conf", "reason");
-    for (uint32_t i = 0; i < p->narrays; i++) {
-        const struct npl_prof_advice *d = adv ? &adv[i] : &p->arrays[i].advice;
-        char label[4200], size[32], pol[400], l1[16], l2[16], l3[16];
-        npl__site_label(&p->arrays[i].site, label, sizeof label);
-        size_text(p->arrays[i].bytes, size, sizeof size);
-        policy_text(d, pol, sizeof pol);
-        frac_text(d->local_policy, l1, sizeof l1);
-        frac_text(d->local_first_touch, l2, sizeof l2);
-        frac_text(measured_local(&p->arrays[i]), l3, sizeof l3);
-        fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4.2f  %s%s\n", label, size,
-                npl__pattern_name(d->pattern), pol, l1, l2, l3, d->confidence,
-                (stored && stored[i]) ? "(stored) " : "", d->reason);
-        for (int k = 0; verbose && !(stored && stored[i]) && k < d->ncand; k++)
-            fprintf(f, "    %-40s %.3f%s\n", d->cand[k].policy, d->cand[k].local,
-                    d->cand[k].scalable ? "" : "  (this input size only)");
+    table_head(f);
+    for (uint32_t i = 0; i < p->narrays; i++)
+        table_row(f, p, i, adv ? &adv[i] : &p->arrays[i].advice, stored && stored[i], verbose, "");
+}
+
+/* ---- several profiles of one program (an MPI job's ranks, p.%r.json): merged by site ---- */
+static int same_site(const struct npl_prof_site *a, const struct npl_prof_site *b)
+{
+    return a->offset == b->offset && a->ordinal == b->ordinal && a->kind == b->kind &&
+           !strcmp(a->object ? a->object : "", b->object ? b->object : "");
+}
+
+/* array of set k at site s, or -1 */
+static int find_site(const struct advice_set *set, const struct npl_prof_site *s)
+{
+    for (uint32_t i = 0; i < set->p->narrays; i++)
+        if (same_site(&set->p->arrays[i].site, s))
+            return (int)i;
+    return -1;
+}
+
+static int merged_table(char **paths, int n, struct advice_set *sets, int verbose)
+{
+    const struct npl_profile *p0 = sets[0].p;
+    char t1[8192];
+    printf("%d profiles of %s, merged by site:", n,
+           npl__term_text(p0->program_path ? p0->program_path : "?", t1, sizeof t1));
+    for (int k = 0; k < n; k++)
+        printf(" %s", npl__term_text(paths[k], t1, sizeof t1));
+    printf("\n");
+    table_head(stdout);
+    unsigned sites = 0, one = 0, differ = 0, partial = 0;
+    for (int k = 0; k < n; k++)
+        for (uint32_t i = 0; i < sets[k].p->narrays; i++) {
+            const struct npl_prof_site *s = &sets[k].p->arrays[i].site;
+            int earlier = 0;
+            for (int j = 0; j < k && !earlier; j++)
+                earlier = find_site(&sets[j], s) >= 0;
+            if (earlier)
+                continue; /* shown with the first profile that has it */
+            sites++;
+            int in_all = 1, agree = 1;
+            char first[400], pol[400];
+            policy_text(&sets[k].adv[i], first, sizeof first);
+            for (int j = 0; j < n; j++) {
+                int at = find_site(&sets[j], s);
+                if (at < 0) {
+                    in_all = 0;
+                    continue;
+                }
+                policy_text(&sets[j].adv[at], pol, sizeof pol);
+                agree &= !strcmp(pol, first);
+            }
+            if (in_all && agree) {
+                char which[64];
+                snprintf(which, sizeof which, "[all %d profiles] ", n);
+                table_row(stdout, sets[k].p, i, &sets[k].adv[i], sets[k].stored[i], verbose, which);
+                one++;
+                continue;
+            }
+            differ += in_all;
+            partial += !in_all;
+            for (int j = k; j < n; j++) { /* one row per profile that has it, said which */
+                int at = find_site(&sets[j], s);
+                if (at < 0)
+                    continue;
+                char which[4200 + 8];
+                snprintf(which, sizeof which, "[%s] ", npl__term_text(paths[j], t1, 4200));
+                table_row(stdout, sets[j].p, (uint32_t)at, &sets[j].adv[at], sets[j].stored[at],
+                          verbose, which);
+            }
+        }
+    printf("%u site%s: %u with one advice for all %d profiles, %u advised differently (a row per "
+           "profile), %u not in every profile\n", sites, sites == 1 ? "" : "s", one, n, differ,
+           partial);
+    return fflush(stdout) != 0 || ferror(stdout) ? EXIT_FAILED : 0;
+}
+
+static int same_program(const struct npl_profile *a, const struct npl_profile *b)
+{
+    if (a->program_build_id && b->program_build_id)
+        return !strcmp(a->program_build_id, b->program_build_id);
+    return !strcmp(a->program_path ? a->program_path : "", b->program_path ? b->program_path : "");
+}
+
+/* several profiles: grouped by program (a launcher's or a script's children, each its own
+ * profile), each program's profiles merged by site, a program with one profile as its table */
+static int several(char **paths, int n, struct advice_set *sets, int verbose)
+{
+    int *done = calloc((size_t)n, sizeof *done), rc = 0, groups = 0;
+    char **gp = calloc((size_t)n, sizeof *gp);
+    struct advice_set *gs = calloc((size_t)n, sizeof *gs);
+    if (!done || !gp || !gs)
+        rc = EXIT_FAILED;
+    for (int k = 0; rc == 0 && k < n; k++) {
+        if (done[k])
+            continue;
+        int m = 0;
+        for (int j = k; j < n; j++)
+            if (!done[j] && same_program(sets[k].p, sets[j].p)) {
+                done[j] = 1;
+                gp[m] = paths[j];
+                gs[m++] = sets[j];
+            }
+        if (groups++)
+            printf("\n");
+        if (m == 1) {
+            advise_table(stdout, gp[0], gs[0].p, gs[0].adv, gs[0].stored, verbose);
+            rc = fflush(stdout) != 0 || ferror(stdout) ? EXIT_FAILED : 0;
+        } else {
+            rc = merged_table(gp, m, gs, verbose);
+        }
     }
+    if (rc == 0 && groups > 1)
+        printf("%d profiles of %d programs: each program's profiles merged, the program named "
+               "above its rows\n", n, groups);
+    free(done);
+    free(gp);
+    free(gs);
+    return rc;
 }
 
 int advise_load(const char *cmd, const char *path, struct advice_set *s)
@@ -403,10 +525,28 @@ int cmd_advise(int argc, char **argv)
         default: return cli_bad_option("advise", c, argv);
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "numaplace advise: %s (try --help)\n",
-                optind >= argc ? "no profile given" : "one profile at a time");
+    if (optind >= argc) {
+        fprintf(stderr, "numaplace advise: no profile given (try --help)\n");
         return EXIT_USAGE;
+    }
+    if (optind < argc - 1 && (as_json || write_to || html_to)) {
+        fprintf(stderr, "numaplace advise: --json, --write and --html take one profile at a time "
+                        "(several are merged into the table only)\n");
+        return EXIT_USAGE;
+    }
+    if (optind < argc - 1) { /* several profiles of one program: merged by site */
+        int n = argc - optind;
+        struct advice_set *sets = calloc((size_t)n, sizeof *sets);
+        int rc = sets ? 0 : EXIT_FAILED, loaded = 0;
+        for (; rc == 0 && loaded < n; loaded++)
+            if ((rc = advise_load("advise", argv[optind + loaded], &sets[loaded])))
+                break;
+        if (rc == 0)
+            rc = several(argv + optind, n, sets, verbose);
+        for (int k = 0; sets && k < loaded; k++)
+            advise_free(&sets[k]);
+        free(sets);
+        return rc;
     }
     const char *path = argv[optind];
     struct advice_set s;

@@ -25,12 +25,29 @@ int cli_find_file(const char *env_name, const char *const *rel, int n, char *out
 int cli_bad_option(const char *cmd, int c, char **argv);
 /* Load a synthetic topology when desc != NULL, else this machine's. */
 int cli_topo(npl_topo **out, const char *synthetic, const npl_topo **use);
-/* An output file of subcommand cmd: created or truncated, never written through a symbolic link,
- * a regular file only. The stream, or NULL after "numaplace CMD: cannot write PATH: why". */
+/* Every output file of the command (a profile, an advice file, a page, a config) goes to a
+ * regular file, or to a character device (/dev/null, a terminal) written in place: never a FIFO,
+ * socket, block device or directory, never through a symbolic link to a file, never by renaming
+ * over a device. cli_out_check says before any work which: 0 a regular file or none yet (its
+ * directory exists and is writable), 1 a character device, -1 after "numaplace CMD: cannot write
+ * PATH: why". */
+int cli_out_check(const char *cmd, const char *path);
+/* text written to path as cli_out_check allows: a regular file through a temporary file beside it
+ * renamed over it, a character device in place. 0, or EXIT_FAILED after one line. */
+int cli_write_out(const char *cmd, const char *path, const char *text, size_t len);
+/* An output file of subcommand cmd, as cli_out_check allows (a regular file created or
+ * truncated). The stream, or NULL after "numaplace CMD: cannot write PATH: why". */
 FILE *cli_open_out(const char *cmd, const char *path);
 /* Close what cli_open_out opened: 0, or EXIT_FAILED after "numaplace CMD: error writing PATH: why"
  * when bad is set, a write failed or the close did. */
 int cli_close_out(const char *cmd, FILE *f, const char *path, int bad);
+/* An output or input name of an MPI job's or a launcher's processes: pattern with %r the MPI
+ * rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID, the first set), %p pid, %h
+ * the host name, %% a percent sign; pid < 0 leaves %p and %% as they are (for a second pass
+ * with each process's pid). 0 and the name in out, or EXIT_USAGE after one line
+ * ("numaplace CMD: OPT PATTERN: why": another %, %r outside a launcher, too long). */
+int cli_expand_name(const char *cmd, const char *opt, const char *pattern, int pid, char *out,
+                    size_t size);
 /* Length of the valid UTF-8 sequence at s (1 for ASCII), 0 if it is invalid. */
 size_t cli_utf8_len(const unsigned char *s);
 #endif

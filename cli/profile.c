@@ -3,9 +3,9 @@
  * the advice table (docs/man/numaplace-profile.1).
  *
  * The program runs as a child: `run`'s set-up (run.c: config, --pin, --nodes, --threshold, the
- * environment, LD_PRELOAD) plus NUMAPLACE_PROFILE_SHM, a file of struct npl_raw in /dev/shm (else
- * $TMPDIR, /tmp) that the interposer maps and fills from its allocation hooks and its fault
- * handler. This process reads it when the child has ended, however it ended (exit, _exit, a
+ * environment, LD_PRELOAD) plus NUMAPLACE_PROFILE_SHM, a nameless file of struct npl_raw (a
+ * memfd this process holds, /proc/PID/fd/FD to the program) that the interposer maps and fills
+ * from its allocation hooks and its fault handler: no kill leaves a file behind. This process reads it when the child has ended, however it ended (exit, _exit, a
  * signal): nothing has to run at the child's exit. Its exit status is the child's (a child killed
  * by a signal: this process dies of the same signal after writing the profile); its stdout is
  * untouched; our lines go to stderr. Ctrl-C reaches the child (same process group); this process
@@ -15,6 +15,7 @@
 #include "advise.h"
 #include "common.h"
 #include "run_args.h"
+#include "sites.h"
 #include "preload/env.h"
 
 #include "profile/profile.h"
@@ -54,26 +55,44 @@ static int usage(FILE *f, int rc)
 }
 
 /* ---- the raw profile shared with the child ---- */
-static struct npl_raw *raw_create(char *path, size_t size, size_t threshold)
+/* A file with no name, so that no kill of this process or of the program leaves one behind: a
+ * memfd, else an O_TMPFILE or an unlinked temporary file in /dev/shm ($TMPDIR, /tmp). This
+ * process holds it open until the program has ended; the program (and any program it execs)
+ * opens it as /proc/<this pid>/fd/<fd>, the name set in path. */
+static int raw_file(void)
 {
+    int fd = memfd_create("numaplace-profile", MFD_CLOEXEC);
+    if (fd >= 0)
+        return fd;
     const char *tmp = getenv("TMPDIR");
     const char *dirs[] = {"/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp"};
-    int fd = -1;
     for (size_t i = 0; i < 3 && fd < 0; i++) {
-        snprintf(path, size, "%s/numaplace-profile-XXXXXX", dirs[i]);
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd >= 0 && ftruncate(fd, (off_t)sizeof(struct npl_raw)) < 0) {
-            close(fd);
-            unlink(path);
-            fd = -1;
+        fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/numaplace-profile-XXXXXX", dirs[i]);
+            if ((fd = mkostemp(path, O_CLOEXEC)) >= 0)
+                unlink(path);
         }
+    }
+    return fd;
+}
+
+#define MAX_SPARES 15 /* other programs profiled (--out with %p), each its own profile */
+
+static struct npl_raw *raw_create(char *path, size_t size, size_t threshold)
+{
+    int fd = raw_file();
+    if (fd >= 0 && ftruncate(fd, (off_t)sizeof(struct npl_raw)) < 0) {
+        close(fd);
+        fd = -1;
     }
     if (fd < 0)
         return NULL;
+    snprintf(path, size, "/proc/%d/fd/%d", (int)getpid(), fd);
     struct npl_raw *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (r == MAP_FAILED) {
-        unlink(path);
+        close(fd);
         return NULL;
     }
     r->version = NPL_RAW_VERSION;
@@ -131,28 +150,6 @@ static void progress(const struct npl_raw *r, double t)
 }
 
 /* ---- the end: the raw profile becomes the profile, classified, written, shown ---- */
-static int write_file(const char *out, const char *text, size_t len)
-{
-    char tmp[PATH_MAX + 32];
-    if (strlen(out) >= PATH_MAX) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
-    FILE *f = fopen(tmp, "we");
-    if (!f)
-        return -1;
-    int ok = fwrite(text, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, out) < 0) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
-    return 0;
-}
-
 static int classify_all(struct npl_profile *p, char *err, size_t errsz)
 {
     struct npl_prof_advice **adv = calloc(p->narrays ? p->narrays : 1, sizeof *adv);
@@ -189,15 +186,16 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     struct npl_profile *p = NULL;
     char err[1024];
     if (npl__profile_from_raw(r, &in, &p, err, sizeof err) < 0 ||
-        classify_all(p, err, sizeof err) < 0) {
+        (sites_name(p), classify_all(p, err, sizeof err) < 0)) {
         fprintf(stderr, "numaplace profile: %s\n", err);
         npl__profile_free(p);
         return EXIT_FAILED;
     }
     size_t len = 0;
     char *text = npl__profile_format(p, &len);
-    if (!text || write_file(out, text, len) < 0) {
-        fprintf(stderr, "numaplace profile: cannot write %s: %s\n", out, strerror(errno));
+    if (!text || cli_write_out("profile", out, text, len)) {
+        if (!text)
+            fprintf(stderr, "numaplace profile: out of memory\n");
         free(text);
         npl__profile_free(p);
         return EXIT_FAILED;
@@ -418,12 +416,26 @@ int cmd_profile(int argc, char **argv)
     }
     if (a.policy && policy_kernel_only(a.policy) < 0)
         return EXIT_USAGE;
-    char outbuf[PATH_MAX];
+    char outbuf[PATH_MAX], pattern[PATH_MAX] = "";
     if (!out) {
         const char *b = strrchr(a.prog_argv[0], '/');
         snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
         out = outbuf;
+    } else if ((rc = cli_expand_name("profile", "--out", out, -1, pattern, sizeof pattern)) ||
+               (rc = cli_expand_name("profile", "--out", pattern, (int)getpid(), outbuf,
+                                     sizeof outbuf))) {
+        return rc; /* %r, %h now; %p each profiled program's pid, at the end */
+    } else {
+        out = outbuf;
     }
+    int per_pid = 0; /* %p: each program the command execs writes its own profile */
+    for (const char *c = pattern; *c; c++)
+        if (*c == '%')
+            per_pid |= *++c == 'p';
+    /* where the profile goes, checked before a long run, not after it */
+    int out_kind = cli_out_check("profile", out);
+    if (out_kind < 0)
+        return EXIT_FAILED;
     uint64_t thr = NPL_ENV_THRESHOLD_DEFAULT;
     if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
         return EXIT_USAGE; /* run_parse_args said so already */
@@ -451,14 +463,26 @@ int cmd_profile(int argc, char **argv)
                  "pages/s (--backend fault)\n", (unsigned long long)rate);
     }
 
-    char shm[PATH_MAX];
-    struct npl_raw *r = raw_create(shm, sizeof shm, (size_t)thr);
+    char shm[PATH_MAX + MAX_SPARES * 48];
+    struct npl_raw *r = raw_create(shm, PATH_MAX, (size_t)thr), *spare[MAX_SPARES];
     if (!r) {
         fprintf(stderr, "numaplace profile: cannot create the shared sampling file: %s\n",
                 strerror(errno));
         return EXIT_FAILED;
     }
     r->backend = backend;
+    /* --out with %p (fault backend): spare raw profiles, one for each other program the command
+     * starts (a script's, a launcher's children), each its own profile named by its pid */
+    int nspare = 0;
+    for (; per_pid && backend == NPL_BACKEND_FAULT && nspare < MAX_SPARES; nspare++) {
+        size_t used = strlen(shm);
+        shm[used] = ',';
+        if (!(spare[nspare] = raw_create(shm + used + 1, 48, (size_t)thr))) {
+            shm[used] = 0;
+            break;
+        }
+        spare[nspare]->backend = backend;
+    }
     char ratebuf[32];
     snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)rate);
     setenv(NPL_ENV_PROFILE_SHM, shm, 1);
@@ -470,10 +494,16 @@ int cmd_profile(int argc, char **argv)
     char prog[4096];
     char **pargv;
     if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {
-        unlink(shm);
         return rc == RUN_HELP ? 0 : rc;
     }
     fputs(said, stderr);
+    if (per_pid && nspare)
+        fprintf(stderr, "numaplace profile: the profiles will go to %s (%%p: the pid of each "
+                        "program it runs that allocates a large array; up to %d)\n", pattern,
+                nspare + 1);
+    else
+        fprintf(stderr, "numaplace profile: the profile will go to %s%s\n",
+                per_pid ? pattern : out, out_kind == 1 ? " (a device: written in place)" : "");
     if (backend == NPL_BACKEND_FAULT && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
         !getenv("KMP_BLOCKTIME")) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
@@ -501,7 +531,6 @@ int cmd_profile(int argc, char **argv)
     int gate[2] = {-1, -1};
     if (be->start && pipe2(gate, O_CLOEXEC) < 0) {
         fprintf(stderr, "numaplace profile: pipe: %s\n", strerror(errno));
-        unlink(shm);
         return EXIT_FAILED;
     }
     fflush(NULL);
@@ -524,7 +553,6 @@ int cmd_profile(int argc, char **argv)
     }
     if (pid < 0) {
         fprintf(stderr, "numaplace profile: fork: %s\n", strerror(errno));
-        unlink(shm);
         return EXIT_FAILED;
     }
     struct npl__sampling *ps = NULL;
@@ -548,7 +576,6 @@ int cmd_profile(int argc, char **argv)
             sigaction(SIGINT, &old_int, NULL);
             sigaction(SIGQUIT, &old_quit, NULL);
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            unlink(shm);
             munmap(r, sizeof *r);
             return EXIT_USAGE;
         } else {
@@ -569,7 +596,6 @@ int cmd_profile(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    unlink(shm);
     if (st == -1) {
         fprintf(stderr, "numaplace profile: waitpid: %s\n", strerror(errno));
         return EXIT_FAILED;
@@ -585,8 +611,24 @@ int cmd_profile(int argc, char **argv)
                 (unsigned long long)unknown, (unsigned long long)lost);
         be->stop(ps);
     }
+    if (per_pid && (rc = cli_expand_name("profile", "--out", pattern,
+                                         r->owner_pid ? (int)r->owner_pid : (int)pid, outbuf,
+                                         sizeof outbuf)))
+        return rc;
     int written = profile_finish(r, out, prog, seconds, bind_kind, bind_detail, a.verbose);
     munmap(r, sizeof *r);
+    for (int k = 0; k < nspare; k++) { /* the other programs, each in its own profile */
+        if (spare[k]->owner_pid &&
+            cli_expand_name("profile", "--out", pattern, (int)spare[k]->owner_pid, outbuf,
+                            sizeof outbuf) == 0) {
+            char sprog[sizeof spare[k]->program + 1];
+            snprintf(sprog, sizeof sprog, "%s", spare[k]->program);
+            int w = profile_finish(spare[k], out, sprog, seconds, bind_kind, bind_detail,
+                                   a.verbose);
+            written = written ? written : w;
+        }
+        munmap(spare[k], sizeof *spare[k]);
+    }
     int status = mirror(st);
     return status ? status : written;
 }

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "common.h"
 #include "omp_binding.h"
+#include "sites.h"
 #include "run_args.h"
 #include "run_show.h"
 #include "preload/env.h"
@@ -540,7 +541,9 @@ static int export_env(const struct run_ctx *c)
             setenv(NPL_ENV_VERBOSE, c->a.json ? "json" : "1", 1);
         if (c->a.profile) {
             char abs[PATH_MAX];
-            setenv(NPL_ENV_PROFILE_APPLY, realpath(c->a.profile, abs) ? abs : c->a.profile, 1);
+            const char *rebuilt = run_profile_apply_path(); /* run_profile.c */
+            setenv(NPL_ENV_PROFILE_APPLY,
+                   rebuilt ? rebuilt : realpath(c->a.profile, abs) ? abs : c->a.profile, 1);
         }
     }
     if (c->pin && export_pin_env(c))

@@ -59,6 +59,7 @@ struct entry {
     uint64_t matched_bytes;     /* allocated under it in this run */
     unsigned matched;
     int map_failed;             /* its map could not be applied here, said once */
+    int not_here;               /* its policy names a node this machine lacks: the default */
 };
 
 static struct npl_profile *P;
@@ -83,17 +84,36 @@ int npl__preload_apply_active(void) { return active; }
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+/* one line on stderr, its control characters escaped (a site or an advice names what the
+ * profile holds): always (say), under --verbose (tell) */
+static void vsay(const char *fmt, va_list ap)
+{
+    char buf[768], esc[3072];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = strlen(buf);
+    int nl = n && buf[n - 1] == '\n';
+    buf[n - nl] = 0;
+    npl__preload_say("%s%s", npl__term_text(buf, esc, sizeof esc), nl ? "\n" : "");
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+}
+
 static void tell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tell(const char *fmt, ...)
 {
     if (!verbose)
         return;
-    char buf[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsay(fmt, ap);
     va_end(ap);
-    npl__preload_say("%s%s", buf, "");
 }
 
 static void on_region(const struct npl__region *r, void *arg);
@@ -110,8 +130,8 @@ static void follow_run_pin(npl_policy *pol, const struct npl_prof_array *a)
     npl__site_label(&a->site, site, sizeof site);
     int rc = npl__policy_follow_pin(pol, pin);
     if (rc < 0)
-        npl__preload_say("numaplace run: profile: %s: %s; its blocks follow the policy's own pin "
-                         "order\n", site, npl_last_error());
+        say("numaplace run: profile: %s: %s; its blocks follow the policy's own pin order\n", site,
+            npl_last_error());
     else if (rc > 0)
         tell("numaplace run: profile: %s: thread blocks on the nodes of this run's --pin %s\n",
              site, pin);
@@ -128,7 +148,7 @@ int npl__preload_apply_init(size_t threshold)
     snprintf(profile_path, sizeof profile_path, "%s", path);
     char err[512];
     if (npl__profile_load(path, &P, err, sizeof err) < 0) {
-        npl__preload_say("numaplace run: %s: the profile is not applied%s\n", err, "");
+        say("numaplace run: %s: the profile is not applied\n", err);
         return 0;
     }
     struct npl_site_object me;
@@ -159,10 +179,21 @@ int npl__preload_apply_init(size_t threshold)
                  npl_policy_parse(&e->pol, a->advice.policy) < 0) {
             char site[256];
             npl__site_label(&a->site, site, sizeof site);
-            npl__preload_say("numaplace run: profile: %s: advised policy not usable here (%s), the "
-                             "default applies\n", site, npl_last_error());
+            say("numaplace run: profile: %s: advised policy not usable here (%s), the default "
+                "applies\n", site, npl_last_error());
             e->pol = NULL;
         }
+        npl_plan *plan = NULL; /* stored advice from a machine with other nodes (bind_all:7) */
+        if (e->pol && npl__plan_default(&plan, e->pol) < 0) {
+            char site[256];
+            npl__site_label(&a->site, site, sizeof site);
+            say("numaplace run: profile: %s: its advised policy %s is not applied here (%s): the "
+                "default applies\n", site, a->advice.policy, npl_last_error());
+            npl_policy_free(e->pol);
+            e->pol = NULL;
+            e->not_here = 1;
+        }
+        npl_plan_free(plan);
         follow_run_pin(e->pol, a);
         if (a->advice.nnext_touch &&
             (e->nt_chunk = calloc(a->advice.nnext_touch, sizeof *e->nt_chunk)))
@@ -235,8 +266,8 @@ static int place_explicit(void *p, size_t len, struct entry *e)
     if (rc < 0 && !__atomic_exchange_n(&e->map_failed, 1, __ATOMIC_RELAXED)) {
         char label[256];
         npl__site_label(&e->a->site, label, sizeof label);
-        npl__preload_say("numaplace run: profile: %s: its explicit map is not applied here (%s): "
-                         "the default applies\n", label, nodes ? npl_last_error() : "out of memory");
+        say("numaplace run: profile: %s: its explicit map is not applied here (%s): the default "
+            "applies\n", label, nodes ? npl_last_error() : "out of memory");
     }
     return rc;
 }
@@ -334,8 +365,9 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
     pthread_mutex_unlock(&lock);
     char label[256];
     npl__site_label(&e->a->site, label, sizeof label);
-    tell("numaplace run: profile: %zu bytes from %s: %s (%s)%s\n", n, label,
+    tell("numaplace run: profile: %zu bytes from %s: %s%s (%s)%s\n", n, label,
          e->a->has_advice ? e->a->advice.policy : "first_touch",
+         e->not_here || e->map_failed ? " not applied here: the default" : "",
          e->a->has_advice ? npl__pattern_name(e->a->advice.pattern) : "no advice",
          how == NPL__PLACED_LAZY ? ", lazily" : "");
     keep_live(p, n, e);
@@ -377,8 +409,9 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
             rc = place_explicit((void *)lo, hi - lo, e) < 0 ? 1 : 0; /* 1: said already */
         else if (e->pol)
             rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);
-        tell("numaplace run: profile: static %s (%zu bytes): %s\n", symbol, (size_t)(hi - lo),
-             e->a->has_advice ? e->a->advice.policy : "first_touch");
+        tell("numaplace run: profile: static %s (%zu bytes): %s%s\n", symbol, (size_t)(hi - lo),
+             e->a->has_advice ? e->a->advice.policy : "first_touch",
+             e->not_here ? " not applied here: the default" : "");
         if (rc == 0)
             keep_live((void *)lo, hi - lo, e);
     } else if (c->def && npl_policy_get_kind(c->def) != NPL_FIRST_TOUCH) {
@@ -472,10 +505,11 @@ __attribute__((destructor)) static void apply_report(void)
     if (!active || !verbose)
         return;
     uint64_t total = 0, matched = 0;
-    unsigned arrays = 0, hit = 0;
+    unsigned arrays = 0, hit = 0, not_here = 0;
     for (uint32_t i = 0; i < nE; i++) {
         total += E[i].a->bytes;
         arrays++;
+        not_here += E[i].not_here || E[i].map_failed;
         if (E[i].matched) {
             matched += E[i].a->bytes;
             hit++;
@@ -487,8 +521,12 @@ __attribute__((destructor)) static void apply_report(void)
                  total ? 100.0 * (double)matched / (double)total : 100.0);
     else /* a profile with no array (none reached the threshold): nothing to match */
         snprintf(share, sizeof share, "the profile has no array");
+    char lacks[160] = "";
+    if (not_here)
+        snprintf(lacks, sizeof lacks, "; %u array%s advice not applied here (a node this machine "
+                 "lacks: the default applied)", not_here, not_here == 1 ? "'s" : "s'");
     snprintf(buf, sizeof buf, "numaplace run: profile %s: %u of %u arrays matched again (%s); "
-             "%llu blocks (%llu bytes) not in the profile\n", profile_path, hit, arrays, share,
-             (unsigned long long)unmatched_blocks, (unsigned long long)unmatched_bytes);
-    npl__preload_say("%s%s", buf, "");
+             "%llu blocks (%llu bytes) not in the profile%s\n", profile_path, hit, arrays, share,
+             (unsigned long long)unmatched_blocks, (unsigned long long)unmatched_bytes, lacks);
+    say("%s", buf);
 }

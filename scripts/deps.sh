@@ -4,7 +4,7 @@
 set -eu
 PKGS="gcc make cmake pkg-config libhwloc-dev hwloc libnuma-dev numactl libomp-dev
       qemu-system-x86 busybox-static python3 python3-matplotlib python3-jsonschema time strace chromium likwid
-      abigail-tools doxygen libcjson-dev clang-14
+      abigail-tools doxygen libcjson-dev clang-14 libdw-dev
       g++ gfortran openmpi-bin libopenmpi-dev
       libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev"
 PKGS="$PKGS dpkg-dev" # cpack -G DEB: dpkg-shlibdeps computes the .deb's Depends

@@ -71,29 +71,9 @@ int measure_write_config(const struct measure_result *r, const char *path)
     char *text = malloc((size_t)need + 1);
     npl_config_format(c, text, (size_t)need + 1);
     npl_config_free(c);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) { /* appeared while measuring */
-        free(text);
-        fprintf(stderr, "numaplace measure: %s is a symbolic link: not written (give the file it "
-                        "points to)\n", path);
-        return EXIT_FAILED;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f && fd >= 0)
-        close(fd);
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    rc = cli_write_out("measure", path, text, strlen(text));
     free(text);
-    if (!ok || rename(tmp, path) < 0) {
-        fprintf(stderr, "numaplace measure: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        return EXIT_FAILED;
-    }
-    return 0;
+    return rc;
 }
 
 static void print_matrix(FILE *f, const struct measure_result *r, int w, const char *title)

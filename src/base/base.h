@@ -41,6 +41,11 @@ int npl__next_prime(long n); /* smallest prime >= n */
 double npl__now(void);      /* CLOCK_MONOTONIC, seconds */
 /* the length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid (utf8.c) */
 size_t npl__utf8_len(const unsigned char *s, size_t n);
+/* in, with every control character (C0, DEL, C1) and every byte that is no UTF-8 character
+ * written \xNN, into out (at most size bytes with the NUL, cut between characters): what a
+ * profile or a program names (a site, a reason, a path) reaches a terminal only so (text.c).
+ * Returns out. */
+const char *npl__term_text(const char *in, char *out, size_t size);
 #pragma GCC visibility pop
 uint64_t npl__now_ns(void); /* CLOCK_MONOTONIC, nanoseconds; async-signal-safe */
 size_t npl__page_size(void); /* the base page size (sysconf) */

@@ -39,7 +39,7 @@ static int hex_string(struct npl__jr *r, char **out)
 static int site(struct npl__jr *r, struct npl_prof_site *s)
 {
     static const char *const names[] = {"object", "build_id", "offset", "ordinal", "kind",
-                                        "symbol", "where", NULL};
+                                        "symbol", "where", "line_offset", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -72,6 +72,10 @@ static int site(struct npl__jr *r, struct npl_prof_site *s)
                 break;
             case 5: rc = npl__jr_opt_string(r, &s->symbol); break;
             case 6: rc = npl__jr_opt_string(r, &s->where); break;
+            case 7:
+                rc = npl__jr_u64(r, UINT64_C(1) << 32, &s->line_offset);
+                s->has_line_offset = rc == 0;
+                break;
             }
         }
         free(kind);
@@ -81,7 +85,7 @@ static int site(struct npl__jr *r, struct npl_prof_site *s)
     }
     if (k < 0)
         return -1;
-    return npl__jr_require(r, &m, 0x1f); /* symbol and where may be absent */
+    return npl__jr_require(r, &m, 0x1f); /* symbol, where and line_offset may be absent */
 }
 
 static int program(struct npl__jr *r, struct npl_profile *p)

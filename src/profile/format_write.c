@@ -21,6 +21,10 @@ static void write_site(struct npl__jw *b, const struct npl_prof_site *s)
     npl__jw_str(b, s->symbol);
     npl__jw_s(b, ", \"where\": ");
     npl__jw_str(b, s->where);
+    if (s->has_line_offset) {
+        npl__jw_s(b, ", \"line_offset\": ");
+        npl__jw_u(b, s->line_offset);
+    }
     npl__jw_s(b, "}");
 }
 

@@ -90,6 +90,8 @@ struct npl_prof_site {
     int kind;         /* enum npl_prof_site_kind */
     char *symbol;     /* a static array's symbol, or the calling function's, or NULL */
     char *where;      /* "file.c:42" from debug information, or NULL */
+    uint64_t line_offset; /* the return address's bytes past the start of where's code, when */
+    int has_line_offset;  /* known (matches the site again in a rebuilt binary: cli/sites.c) */
 };
 
 /* One row of sampled accesses: phase (index into the profile's phases), chunk, thread; of them,

@@ -38,6 +38,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -332,26 +333,64 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
 int npl__sampler_install(void) { return npl__fault_claim(npl__sampler_fault); }
 
 /* ---- the raw profile ---- */
-int npl__sampler_init(const struct npl_sampler_cfg *cfg)
+/* NUMAPLACE_PROFILE_SHM: the raw profile, then (comma-separated) spare ones that a program the
+ * first one's owner did not become may claim instead (each exec'd child its own profile) */
+#define MAX_SPARES 32
+static char spare_paths[MAX_SPARES][48];
+static int nspares;
+
+static struct npl_raw *map_raw(const char *path)
 {
-    page = (size_t)sysconf(_SC_PAGESIZE);
-    int fd = open(cfg->shm_path, O_RDWR | O_CLOEXEC);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat st;
     if (fd < 0)
-        return npl__fail(errno, "%s: cannot open the raw profile", cfg->shm_path);
+        return npl__fail(errno, "%s: cannot open the raw profile", path), NULL;
     if (fstat(fd, &st) < 0 || (size_t)st.st_size != sizeof(struct npl_raw)) {
         close(fd);
-        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", cfg->shm_path);
+        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", path), NULL;
     }
     void *m = mmap(NULL, sizeof(struct npl_raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED)
-        return npl__fail(errno, "%s: cannot map the raw profile", cfg->shm_path);
+        return npl__fail(errno, "%s: cannot map the raw profile", path), NULL;
     struct npl_raw *r = m;
     if (r->magic != NPL_RAW_MAGIC || r->version != NPL_RAW_VERSION || r->size != sizeof *r) {
         munmap(m, sizeof *r);
-        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", cfg->shm_path);
+        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", path), NULL;
     }
+    return r;
+}
+
+/* a spare raw profile no image owns yet, now owned by this process, or NULL */
+static struct npl_raw *claim_spare(void)
+{
+    for (int i = 0; i < nspares; i++) {
+        struct npl_raw *s = map_raw(spare_paths[i]);
+        int32_t expect = 0;
+        if (s && atomic_compare_exchange_strong(&s->owner_pid, &expect, (int32_t)getpid()))
+            return s;
+        if (s)
+            munmap(s, sizeof *s);
+    }
+    return NULL;
+}
+
+int npl__sampler_init(const struct npl_sampler_cfg *cfg)
+{
+    page = (size_t)sysconf(_SC_PAGESIZE);
+    char first[PATH_MAX];
+    const char *comma = strchr(cfg->shm_path, ',');
+    snprintf(first, sizeof first, "%.*s", comma ? (int)(comma - cfg->shm_path) : PATH_MAX - 1,
+             cfg->shm_path);
+    for (nspares = 0; comma && nspares < MAX_SPARES; nspares++) {
+        const char *p = comma + 1;
+        comma = strchr(p, ',');
+        snprintf(spare_paths[nspares], sizeof spare_paths[0], "%.*s",
+                 comma ? (int)(comma - p) : (int)sizeof spare_paths[0] - 1, p);
+    }
+    struct npl_raw *r = map_raw(first);
+    if (!r)
+        return -1;
     R = r;
     R_size = sizeof *r;
     if (cfg->rate > 0)
@@ -385,9 +424,14 @@ static int claim(void)
         atomic_store(&R->ft_used, 0);
         atomic_store(&R->nthreads, 0);
     } else if (!atomic_compare_exchange_strong(&R->owner_pid, &expect, (int32_t)getpid())) {
-        refused = 1; /* another process or program image has it */
-        atomic_fetch_add(&R->others, 1);
-        return 0;
+        struct npl_raw *spare = claim_spare(); /* another program: its own profile */
+        if (!spare) {
+            refused = 1; /* another process or program image has it */
+            atomic_fetch_add(&R->others, 1);
+            return 0;
+        }
+        R = spare; /* the first one stays mapped: a thread may still be publishing into it */
+        publish_thread();
     }
     atomic_store(&R->owner_token, my_token);
     R->page_size = page;
