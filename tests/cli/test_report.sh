@@ -28,7 +28,7 @@ python3 "$SRC/tools/report_plot.py" "$T/rep" --validate-only >/dev/null 2>&1; ch
 check "18 recommendations" 18 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['recommendations']))")"
 check "162 results (9 policies x 3 ops x 3 accesses x 2 schedules)" 162 "$(python3 -c "import json; print(len(json.load(open('$T/rep/results.json'))['characterization']['results']))")"
 check "index.html" 1 "$(grep -c '<html' "$T/rep/index.html")"
-if python3 -c 'import matplotlib' 2>/dev/null; then
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || python3 -c 'import matplotlib' 2>/dev/null; then
     check "plots made" 3 "$(ls "$T"/rep/*.png 2>/dev/null | wc -l)"
     check "index.html shows them" 3 "$(grep -o "<img src='[a-z]*.png'" "$T/rep/index.html" | wc -l)"
 else
