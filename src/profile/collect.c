@@ -47,6 +47,10 @@ static int fill_phases(struct npl_profile *p, const struct npl_raw *r, uint32_t 
         ph->id = i;
         ph->entries = rp->entries && i != once ? rp->entries : 1;
         ph->kind = rp->kind == NPL_RAW_PHASE_REGION ? NPL_PHASE_REGION : NPL_PHASE_WINDOW;
+        /* its duration; a one-time serial pass's phase has none of its own (its time is in the
+         * serial phase's: the stretches are not timed one by one) */
+        ph->has_seconds = i < r->nphases && i != once;
+        ph->seconds = ph->has_seconds ? (double)rp->ns / 1e9 : 0;
         if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
             if (!(ph->site = malloc(sizeof *ph->site)) ||
                 fill_site(ph->site, r, rp->object, rp->offset, 0, NPL_SITE_HEAP, NULL) < 0)

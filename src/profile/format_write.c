@@ -140,6 +140,10 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
             npl__jw_s(&b, "null");
         npl__jw_s(&b, ", \"entries\": ");
         npl__jw_u(&b, ph->entries);
+        if (ph->has_seconds) {
+            npl__jw_s(&b, ", \"seconds\": ");
+            npl__jw_real(&b, ph->seconds);
+        }
         npl__jw_s(&b, "}");
     }
     npl__jw_s(&b, "],\n \"transitions\": [");

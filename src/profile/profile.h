@@ -108,6 +108,8 @@ struct npl_prof_phase {
     int kind;                    /* enum npl_prof_phase_kind */
     struct npl_prof_site *site;  /* a region's code address, or NULL */
     uint64_t entries;            /* times the phase was entered */
+    int has_seconds;             /* its duration was recorded (optional: older profiles lack it) */
+    double seconds;              /* wall time it was the current phase, summed over its stretches */
 };
 
 /* Phase "from" was followed by phase "to" count times (indexes into the phases). */
@@ -241,8 +243,9 @@ struct npl_prof_input {
     uint32_t nphases;
     const struct npl_prof_transition *transitions;
     uint32_t ntransitions;
-    const double *phase_seconds;           /* nphases: seconds spent in each; NULL: not known
-                                            * (the profile does not record them yet) */
+    const double *phase_seconds;           /* nphases: seconds spent in each; NULL: each phase's
+                                            * own (phases[p].seconds where has_seconds), else
+                                            * not known */
     double migrate_rate;                   /* pages a second the machine migrates; 0: the
                                             * default NPL_PROF_MIGRATE_RATE */
 };
@@ -345,7 +348,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 7
+#define NPL_RAW_VERSION 8
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -399,6 +402,7 @@ struct npl_raw_phase {
     uint64_t offset;
     uintptr_t code;
     _Atomic uint64_t entries;
+    _Atomic uint64_t ns;       /* CLOCK_MONOTONIC ns it was the current phase, all stretches */
 };
 struct npl_raw_row {
     _Atomic uint64_t key;      /* NPL_RAW_KEY(array, phase, chunk, thread); 0 empty */
@@ -433,6 +437,8 @@ struct npl_raw {
         arm_calls, arm_pages;    /* the mprotect calls that armed pages, the pages armed */
     _Atomic uint32_t nthreads, nphases, nobjects, narrays, ntrans;
     _Atomic uint32_t cur_phase;  /* the phase now (the perf backend's samples take it) */
+    _Atomic uint64_t phase_since; /* CLOCK_MONOTONIC ns from which the phase now is not yet
+                                   * counted in its ns (the sampler's rounds count it) */
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
     struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];

@@ -121,11 +121,18 @@ static uint32_t my_thread(void)
     return (uint32_t)thread_no;
 }
 
+/* The phase now becomes ph (NPL_RAW_NONE: stays): the time since the last count goes to the
+ * phase that was current (each phase's duration, summed over its stretches) */
 static void set_phase(uint32_t ph)
 {
-    atomic_store(&cur_phase, ph);
-    if (R)
+    uint32_t was = ph == NPL_RAW_NONE ? atomic_load(&cur_phase) : atomic_exchange(&cur_phase, ph);
+    if (!R)
+        return;
+    if (ph != NPL_RAW_NONE)
         atomic_store(&R->cur_phase, ph);
+    uint64_t now = npl__now_ns(), since = atomic_exchange(&R->phase_since, now);
+    if (since && now > since && was < NPL_RAW_PHASES)
+        atomic_fetch_add_explicit(&R->phases[was].ns, now - since, memory_order_relaxed);
 }
 
 static void count_node(uint32_t t)
@@ -448,6 +455,7 @@ static int claim(void)
     }
     if (atomic_load(&R->nphases) == 0)
         npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+    atomic_store(&R->phase_since, 0); /* a handed-over profile: its time starts now */
     set_phase(0);
     recording = 1;
     if (npl__sampler_install() < 0) {
@@ -741,6 +749,7 @@ static void round_once(double *last_window)
                     t > READ_AGE_NS ? t - READ_AGE_NS : 0, 1);
     atomic_fetch_add_explicit(&R->giveback_ns, npl__now_ns() - t, memory_order_relaxed);
     atomic_fetch_add(&R->rounds, 1);
+    set_phase(NPL_RAW_NONE); /* the phase now counted so far (a killed program loses a round) */
     /* time windows while no OpenMP region was ever seen */
     double secs = npl__now();
     if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
@@ -1020,6 +1029,7 @@ void npl__sampler_stop(void)
     if (!R || !recording)
         return;
     atomic_store(&stopping, 1);
+    set_phase(NPL_RAW_NONE);
     pthread_mutex_lock(&track_lock);
     give_back_slots(0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX, 0);
     pthread_mutex_unlock(&track_lock);

@@ -108,7 +108,7 @@ static void arr_from(struct arr *a, const struct mat *m, const int *thread_nodes
     for (int c = 0; c < m->nchunks; c++)
         a->ft[c] = 0; /* first touched by the main thread (serial initialisation) */
     for (int p = 0; p < m->nph && p < 8; p++)
-        a->ph[p] = (struct npl_prof_phase){(uint32_t)(10 + p), NPL_PHASE_REGION, NULL, 1};
+        a->ph[p] = (struct npl_prof_phase){.id = (uint32_t)(10 + p), .kind = NPL_PHASE_REGION, .entries = 1};
     a->in = (struct npl_prof_input){.bytes = (uint64_t)m->nchunks * 4096, .chunk_bytes = 4096,
                                     .page_size = 4096, .nchunks = (uint64_t)m->nchunks,
                                     .first_touch = a->ft, .samples = a->s, .nsamples = n,
@@ -294,7 +294,7 @@ static void pthreads_arr(struct arr *a, struct mat *m, int passes, int init, con
         expose(m, exposure);
     arr_from(a, m, compact, NULL);
     for (int i = 0; i < nph; i++) {
-        pt_ph[i] = (struct npl_prof_phase){(uint32_t)(100 + i), NPL_PHASE_WINDOW, NULL, 1};
+        pt_ph[i] = (struct npl_prof_phase){.id = (uint32_t)(100 + i), .kind = NPL_PHASE_WINDOW, .entries = 1};
         pt_tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
     }
     a->in.phases = pt_ph;
