@@ -18,7 +18,11 @@
  * two scores: a placement that pays only if the skew is real is not chosen on it. Each figure
  * gets an uncertainty (two standard errors of a sampled fraction, or the gap between the two
  * hypotheses); when the chosen placement's score is within the uncertainties of the spread's,
- * the spread is chosen and the reason says so. */
+ * the spread is chosen and the reason says so.
+ *
+ * A thread that ran less while pages were armed has fewer samples at the same rate of accesses:
+ * each thread's samples are normalised by its exposure (npl__exposure_weights) before owners and
+ * shares are judged. */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"
 
@@ -46,7 +50,7 @@ static int node_load(struct work *w, const struct cand *c, const int *xnode, dou
         double a = 0;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
             if (w->inF[phase_of(w, sample(w, i))])
-                a += cnt(sample(w, i));
+                a += cnt(w, sample(w, i));
         if (a == 0)
             continue;
         int uni = npl__cls_chunk_dist(w, L, &pl, group_chunk(w, g));
@@ -143,4 +147,38 @@ void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_adv
     v->chosen = sp;
     npl__advice_set(out, NPL_ADVICE_POLICY, sp->policy);
     out->local_policy = sp->frac;
+}
+
+int npl__exposure_weights(const double *exposure, int nthreads,
+                          const struct npl_prof_sample *samples, size_t nsamples, double *weight)
+{
+    double mean = 0, raw = 0, weighted = 0;
+    int n = 0, differ = 0;
+    for (int t = 0; t < nthreads; t++) {
+        weight[t] = 1;
+        if (exposure && exposure[t] > 0) {
+            mean += exposure[t];
+            n++;
+        }
+    }
+    if (n < 2)
+        return 0;
+    mean /= n;
+    for (int t = 0; t < nthreads; t++)
+        if (exposure[t] > 0)
+            weight[t] = dmax(1 / NPL_PROF_EXPOSURE_CAP, dmin(NPL_PROF_EXPOSURE_CAP,
+                                                           mean / exposure[t]));
+    for (size_t i = 0; i < nsamples; i++) {
+        double a = (double)samples[i].reads + (double)samples[i].writes;
+        raw += a;
+        weighted += a * weight[samples[i].thread];
+    }
+    for (int t = 0; t < nthreads; t++) {
+        weight[t] = weighted > 0 ? weight[t] * raw / weighted : 1;
+        differ |= weight[t] < 1 - 1e-9 || weight[t] > 1 + 1e-9;
+    }
+    if (!differ)
+        for (int t = 0; t < nthreads; t++)
+            weight[t] = 1;
+    return differ;
 }

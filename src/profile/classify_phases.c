@@ -118,9 +118,9 @@ static double moved_pages(struct work *w, int p, int q)
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
             int ph = phase_of(w, s), j = w->tn[s->thread];
-            if (ph == p && (np[j] += cnt(s)) > (tp < 0 ? 0 : np[tp]))
+            if (ph == p && (np[j] += cnt(w, s)) > (tp < 0 ? 0 : np[tp]))
                 tp = j;
-            if (ph == q && (nq[j] += cnt(s)) > (tq < 0 ? 0 : nq[tq]))
+            if (ph == q && (nq[j] += cnt(w, s)) > (tq < 0 ? 0 : nq[tq]))
                 tq = j;
         }
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)

@@ -216,6 +216,16 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         p->thread_nodes[t] = best >= 0 ? best : t > 0 ? p->thread_nodes[0] : in->nodes[0];
     }
 
+    /* each thread's exposure: recorded when some thread ran while pages were armed */
+    uint64_t exposed = 0;
+    for (uint32_t t = 0; t < nthreads; t++)
+        exposed |= r->exposure_ns[t];
+    if (exposed) {
+        if (!(p->thread_exposure = malloc(nthreads * sizeof *p->thread_exposure)))
+            goto oom;
+        for (uint32_t t = 0; t < nthreads; t++)
+            p->thread_exposure[t] = (double)r->exposure_ns[t] / 1e9;
+    }
     if (fill_phases(p, r, nph, once) < 0)
         goto oom;
     if (fill_arrays(p, r, narr, nph, nthreads, serial, once, one_time) < 0)

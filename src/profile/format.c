@@ -201,12 +201,21 @@ static int binding(struct npl__jr *r, struct npl_profile *p)
     return k < 0 ? -1 : npl__jr_require(r, &m, 0x1);
 }
 
+static int real_item(struct npl__jr *r, void *item, const void *ctx)
+{
+    (void)ctx;
+    return npl__jr_real(r, 0, 1e9, item);
+}
+
 static int run(struct npl__jr *r, struct npl_profile *p)
 {
-    static const char *const names[] = {"threads", "thread_nodes", "thread_cpus", "binding", NULL};
+    static const char *const names[] = {"threads", "thread_nodes", "thread_cpus", "binding",
+                                        "thread_exposure", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx, nn = -1, nc = -1;
+    size_t ne = 0;
+    int has_exposure = 0;
     int64_t threads = 0;
     if (npl__jr_enter(r, '{', "an object") < 0)
         return -1;
@@ -223,6 +232,14 @@ static int run(struct npl__jr *r, struct npl_profile *p)
                 break;
             }
             case 3: rc = binding(r, p); break;
+            case 4: {
+                void *v = NULL;
+                rc = npl__jr_list_of(r, &v, &ne, sizeof(double), NPL_PROF_MAX_THREADS,
+                                     "thread_exposure", real_item, NULL);
+                p->thread_exposure = v;
+                has_exposure = 1;
+                break;
+            }
             }
         }
         npl__jr_pop(r, old);
@@ -236,6 +253,8 @@ static int run(struct npl__jr *r, struct npl_profile *p)
         return npl__jr_fail(r, "thread_nodes has %d entries for %d threads", nn, p->threads);
     if (p->thread_cpus && nc != p->threads)
         return npl__jr_fail(r, "thread_cpus has %d entries for %d threads", nc, p->threads);
+    if (has_exposure && ne != (size_t)p->threads)
+        return npl__jr_fail(r, "thread_exposure has %zu entries for %d threads", ne, p->threads);
     return 0;
 }
 

@@ -111,6 +111,14 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
         npl__jw_ints(&b, p->thread_cpus, (uint64_t)p->threads);
     else
         npl__jw_s(&b, "null");
+    if (p->thread_exposure) {
+        npl__jw_s(&b, ",\n  \"thread_exposure\": [");
+        for (int t = 0; t < p->threads; t++) {
+            npl__jw_s(&b, t ? ", " : "");
+            npl__jw_real(&b, p->thread_exposure[t]);
+        }
+        npl__jw_s(&b, "]");
+    }
     npl__jw_s(&b, ",\n  \"binding\": {\"source\": ");
     npl__jw_str(&b, bind[p->binding >= 0 && p->binding <= 2 ? p->binding : 0]);
     npl__jw_s(&b, ", \"detail\": ");

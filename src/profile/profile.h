@@ -188,6 +188,8 @@ struct npl_profile {
     int threads;
     int *thread_nodes;             /* threads entries */
     int *thread_cpus;              /* threads entries, or NULL */
+    double *thread_exposure;       /* threads entries: CPU seconds each ran while pages were
+                                    * armed (its exposure to the sampler), or NULL */
     int binding;                   /* enum npl_prof_binding */
     char *binding_detail;          /* "compact", "OMP_PLACES=cores ..." or NULL */
     int backend;                   /* enum npl_prof_backend */
@@ -248,7 +250,20 @@ struct npl_prof_input {
                                             * not known */
     double migrate_rate;                   /* pages a second the machine migrates; 0: the
                                             * default NPL_PROF_MIGRATE_RATE */
+    const double *thread_exposure;         /* nthreads: each thread's exposure (seconds it ran
+                                            * while pages were armed); NULL: not known */
 };
+
+/* Each thread's weight (nthreads entries) that normalises its sampled accesses by its exposure:
+ * a thread that ran half as long while pages were armed, at the same rate of accesses, has half
+ * the samples and weighs twice. Weights are the mean exposure over the thread's (threads with
+ * none recorded: 1), capped to [1/NPL_PROF_EXPOSURE_CAP, NPL_PROF_EXPOSURE_CAP], then scaled so
+ * that the samples' weighted total is their raw total (the classifier's sample thresholds and
+ * uncertainties keep their meaning). Returns 1 when some weight differs from 1, else 0 (all 1:
+ * no exposure, or all equal). Pure. */
+#define NPL_PROF_EXPOSURE_CAP 8.0
+int npl__exposure_weights(const double *exposure, int nthreads,
+                          const struct npl_prof_sample *samples, size_t nsamples, double *weight);
 
 /* A classifier context: the machine's nodes and the thread count (it builds the helper
  * topologies once). topo: the machine (a synthetic one from npl__profile_topo() or any npl_topo
@@ -348,7 +363,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 8
+#define NPL_RAW_VERSION 9
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -440,6 +455,8 @@ struct npl_raw {
     _Atomic uint64_t phase_since; /* CLOCK_MONOTONIC ns from which the phase now is not yet
                                    * counted in its ns (the sampler's rounds count it) */
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
+    _Atomic uint64_t exposure_ns[NPL_RAW_THREADS]; /* CPU ns each thread ran in the sampler's
+                                                    * rounds while pages were armed */
     struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];
     struct npl_raw_trans trans[NPL_RAW_TRANS];

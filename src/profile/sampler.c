@@ -739,8 +739,39 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
     return failed ? 0 : k;
 }
 
+/* Each numbered thread's CPU clock read every round (a thread's clock of the same process:
+ * clock id (~tid << 3) | 6, as glibc's pthread_getcpuclockid makes it): the CPU time it ran since
+ * the last round counts as its exposure when pages were armed meanwhile (armed) */
+static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
+static uint64_t clock_ns[NPL_RAW_TIDS];
+static void thread_clocks(int armed)
+{
+    for (size_t i = 0; i < NPL_RAW_TIDS; i++) {
+        int32_t tid = atomic_load_explicit(&R->tids[i].tid, memory_order_relaxed);
+        struct timespec ts;
+        if (!tid || clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0) {
+            clock_tid[i] = 0; /* ended (or none) */
+            continue;
+        }
+        uint64_t c = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        int32_t t = atomic_load_explicit(&R->tids[i].thread, memory_order_relaxed);
+        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS)
+            atomic_fetch_add_explicit(&R->exposure_ns[t], c - clock_ns[i], memory_order_relaxed);
+        clock_tid[i] = tid;
+        clock_ns[i] = c;
+    }
+}
+
 static void round_once(double *last_window)
 {
+    /* pages armed since the last round (or the perf backend, always sampling): the threads'
+     * CPU time since then is their exposure */
+    int armed = npl__sampling_backend_of(R->backend)->start != NULL;
+    for (uint32_t k = 0, top = atomic_load(&slots_hi); k < top && !armed; k++) {
+        uint32_t st = S_STATE(atomic_load(&slots[k].word));
+        armed = st == S_ARMED || st == S_READ || st == S_BUSY || st == S_DONE;
+    }
+    thread_clocks(armed);
     /* pages untouched for MAX_AGE_NS are given back (idle), read ones after READ_AGE_NS; done
      * ones freed. Ages are in time, not rounds: a round is late when the threads are busy */
     atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */

@@ -756,6 +756,69 @@ static void test_next_touch_chunk(void)
           (unsigned long long)elsewhere, (unsigned long long)coarse);
 }
 
+/* Each thread's samples normalised by its exposure (the time it ran while pages were armed).
+ * Two threads with the same rate of accesses to a table both read, one of which ran half as
+ * long: 200 and 100 samples, exposures 1.0 and 0.5: the weighted shares are equal (0.5 each),
+ * and the weighted total is the raw one. On the classifier: a table read by thread 0 (node 0)
+ * in 448 samples and thread 1 (node 1) in 40 looks serial (92%: bind_all:0); when thread 1 ran
+ * 40/448 of thread 0's time, the rates are equal: a table both nodes read, spread (cyclic), the
+ * reason says the weights. */
+static void test_exposure(npl_topo *t2)
+{
+    struct npl_prof_sample two[2] = {{0, 0, 0, 200, 0, 0, 0}, {0, 1, 1, 100, 0, 0, 0}};
+    double exp_half[2] = {1.0, 0.5}, wt[2], none[2] = {0, 0};
+    CHECK(npl__exposure_weights(exp_half, 2, two, 2, wt) == 1, "half the exposure: weights");
+    double a0 = 200 * wt[0], a1 = 100 * wt[1];
+    CHECK(a0 / (a0 + a1) > 0.5 - 1e-9 && a0 / (a0 + a1) < 0.5 + 1e-9 && a0 + a1 > 300 - 1e-6 &&
+              a0 + a1 < 300 + 1e-6,
+          "half the exposure: shares %.3f / %.3f, total %.1f", a0 / (a0 + a1), a1 / (a0 + a1),
+          a0 + a1);
+    CHECK(npl__exposure_weights(none, 2, two, 2, wt) == 0 && wt[0] == 1 && wt[1] == 1,
+          "no exposure recorded: weights 1");
+    double same[2] = {0.7, 0.7};
+    CHECK(npl__exposure_weights(same, 2, two, 2, wt) == 0 && wt[0] == 1 && wt[1] == 1,
+          "equal exposures: weights 1");
+    CHECK(npl__exposure_weights(NULL, 2, two, 2, wt) == 0, "no exposure: weights 1");
+
+    enum { CH = 64 };
+    struct npl_prof_sample s[2 * CH];
+    size_t n = 0;
+    int32_t ft[CH];
+    for (int c = 0; c < CH; c++) {
+        ft[c] = 0;
+        s[n++] = (struct npl_prof_sample){0, (uint32_t)c, 0, 7, 0, 0, 0};
+        if (c < 40)
+            s[n++] = (struct npl_prof_sample){0, (uint32_t)c, 1, 1, 0, 0, 0};
+    }
+    int tn[2] = {0, 1};
+    double exposure[2] = {1.0, 40.0 / 448};
+    struct npl_prof_input in = {.bytes = CH * 4096, .chunk_bytes = 4096, .page_size = 4096,
+                                .nchunks = CH, .first_touch = ft, .samples = s, .nsamples = n,
+                                .nthreads = 2, .thread_nodes = tn, .rw_known = 1};
+    struct npl_prof_ctx *ctx;
+    struct npl_prof_advice adv;
+    char err[256];
+    if (npl__classify_ctx(&ctx, t2, 2, err, sizeof err) < 0) {
+        CHECK(0, "context: %s", err);
+        return;
+    }
+    int rc = npl__classify(ctx, &in, &adv, err, sizeof err);
+    CHECK(rc == 0 && adv.pattern == NPL_PAT_SERIAL && !strcmp(adv.policy, "bind_all:0"),
+          "448 / 40 samples, no exposure: serial bind_all:0: %s %s", rc ? err : adv.policy,
+          rc ? "" : adv.reason);
+    if (rc == 0)
+        npl__advice_clear(&adv);
+    in.thread_exposure = exposure;
+    rc = npl__classify(ctx, &in, &adv, err, sizeof err);
+    CHECK(rc == 0 && adv.pattern == NPL_PAT_SHARED_READ && !strcmp(adv.policy, "cyclic") &&
+              strstr(adv.reason, "normalised by its exposure"),
+          "448 / 40 samples, exposures 1 / 0.089: shared, cyclic: %s %s", rc ? err : adv.policy,
+          rc ? "" : adv.reason);
+    if (rc == 0)
+        npl__advice_clear(&adv);
+    npl__classify_ctx_free(ctx);
+}
+
 int main(void)
 {
     npl_topo *t1 = synth("numa:1 core:4 pu:1"), *t2 = synth("numa:2 core:2 pu:1");
@@ -1263,6 +1326,7 @@ int main(void)
     for (int i = 0; i < ncases; i++)
         npl__advice_clear(&cases[i].adv);
     test_even_split(t4);
+    test_exposure(t2);
     npl_topo_destroy(t1);
     npl_topo_destroy(t2);
     npl_topo_destroy(t3);

@@ -490,5 +490,26 @@ int main(int argc, char **argv)
           "directory as argument)", seen[0], seen[1]);
 
     phase_seconds(src);
+
+    /* ---- each thread's exposure (run.thread_exposure, optional): read, written, checked ---- */
+    {
+        char *t = edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5,0.25],");
+        struct npl_profile *q = good("thread_exposure", t);
+        CHECK(q && q->thread_exposure && q->thread_exposure[0] == 0.5 &&
+                  q->thread_exposure[1] == 0.25, "thread_exposure read back");
+        if (q)
+            round_trip("thread_exposure", q);
+        npl__profile_free(q);
+        free(t);
+        bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5],",
+                 "thread_exposure has 1 entries for 2 threads");
+        bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[],",
+                 "thread_exposure has 0 entries for 2 threads");
+        bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5,-1],",
+                 "run.thread_exposure[1]");
+        struct npl_profile *b = good("base", BASE);
+        CHECK(b && !b->thread_exposure, "no thread_exposure: NULL");
+        npl__profile_free(b);
+    }
     return check_summary("test_profile_format");
 }
