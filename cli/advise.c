@@ -134,6 +134,9 @@ void advise_table(FILE *f, const char *path, const struct npl_profile *p,
             p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
             p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
             p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
+    char warn[400];
+    if (npl__profile_run_warning(p, warn, sizeof warn))
+        fprintf(f, "warning: %s\n", warn);
     fprintf(f, "%-24s %9s  %-18s %-34s %5s %5s %5s %4s  %s\n", "site", "size", "pattern",
             "policy", "local", "ft", "meas", "conf", "reason");
     for (uint32_t i = 0; i < p->narrays; i++) {

@@ -220,6 +220,9 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     uint64_t exposed = 0;
     for (uint32_t t = 0; t < nthreads; t++)
         exposed |= r->exposure_ns[t];
+    p->has_concurrency = exposed != 0;
+    p->rounds_crowded = r->rounds_crowded;
+    p->rounds_together = r->rounds_together;
     if (exposed) {
         if (!(p->thread_exposure = malloc(nthreads * sizeof *p->thread_exposure)))
             goto oom;

@@ -275,10 +275,38 @@ static int measured(struct npl__jr *r, uint64_t out[3])
     return k < 0 ? -1 : npl__jr_require(r, &m, 0x7);
 }
 
+/* "concurrency": {"rounds": N, "together": M}, M <= N, both required */
+static int concurrency(struct npl__jr *r, struct npl_profile *p)
+{
+    static const char *const names[] = {"rounds", "together", NULL};
+    struct npl__jr_members m = {names, 0};
+    char key[64];
+    int first = 1, k, idx;
+    if (npl__jr_enter(r, '{', "an object") < 0)
+        return -1;
+    while ((k = npl__jr_obj_next(r, &first, key, sizeof key)) == 1) {
+        size_t old = npl__jr_push_key(r, key);
+        int rc = npl__jr_member(r, &m, key, &idx);
+        if (rc == 0)
+            rc = npl__jr_u64(r, UINT64_C(1) << 62, idx ? &p->rounds_together : &p->rounds_crowded);
+        npl__jr_pop(r, old);
+        if (rc < 0)
+            return -1;
+    }
+    if (k < 0 || npl__jr_require(r, &m, 0x3) < 0)
+        return -1;
+    if (p->rounds_together > p->rounds_crowded)
+        return npl__jr_fail(r, "together (%llu) exceeds rounds (%llu)",
+                            (unsigned long long)p->rounds_together,
+                            (unsigned long long)p->rounds_crowded);
+    p->has_concurrency = 1;
+    return 0;
+}
+
 static int sampling(struct npl__jr *r, struct npl_profile *p)
 {
     static const char *const names[] = {"backend", "rate", "samples", "seconds", "rw_known",
-                                        "measured", NULL};
+                                        "measured", "concurrency", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -310,6 +338,7 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
                 rc = measured(r, p->measured);
                 p->has_measured = rc == 0;
                 break;
+            case 6: rc = concurrency(r, p); break;
             }
         }
         free(b);
