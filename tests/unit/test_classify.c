@@ -324,7 +324,7 @@ static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t si
  * that every thread reads alike, the nodes' exposure random in [0.1, 1]: never one node. */
 static void test_stability(npl_topo *t4)
 {
-    int same = 0, spread = 0;
+    int same = 0, spread = 0, same_exposed = 0, same_main = 0;
     for (int run = 0; run < 20; run++) {
         double f[8];
         for (int t = 0; t < 8; t++)
@@ -335,6 +335,20 @@ static void test_stability(npl_topo *t4)
         pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, f);
         advised(t4, &a, pol, sizeof pol);
         same += !strcmp(pol, "bind_block:threads=8");
+        /* the same with the exposures recorded: normalised by them */
+        a.in.thread_exposure = f;
+        advised(t4, &a, pol, sizeof pol);
+        same_exposed += !strcmp(pol, "bind_block:threads=8");
+        arr_free(&a, &m);
+        /* thread 0 (its block and the serial passes) ran a fifth of the others' time while
+         * pages were armed: a fifth of the samples, weighed back by its exposure */
+        double main_short[8];
+        for (int t = 0; t < 8; t++)
+            main_short[t] = t ? f[t] : 0.2 * f[t];
+        pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, main_short);
+        a.in.thread_exposure = main_short;
+        advised(t4, &a, pol, sizeof pol);
+        same_main += !strcmp(pol, "bind_block:threads=8");
         arr_free(&a, &m);
         m = mat_new(1, 128, 8);
         double node_f[4];
@@ -352,7 +366,12 @@ static void test_stability(npl_topo *t4)
           "bind_block:threads=8 in %d of 20", same);
     CHECK(spread >= 19, "stable: a table every thread reads, random node exposure: cyclic in %d "
           "of 20", spread);
-    printf("stability: pthreads %d of 20, table %d of 20\n", same, spread);
+    CHECK(same_exposed >= 19, "stable: the same, normalised by the exposures: bind_block:threads=8 "
+          "in %d of 20", same_exposed);
+    CHECK(same_main >= 19, "stable: the same, thread 0 sampled a fifth of the time, normalised: "
+          "bind_block:threads=8 in %d of 20", same_main);
+    printf("stability: pthreads %d of 20 (normalised %d, thread 0 a fifth %d), table %d of 20\n",
+           same, same_exposed, same_main, spread);
 }
 
 static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
