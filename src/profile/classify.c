@@ -190,8 +190,21 @@ static int prepare(struct work *w)
         }
         keys[2 * i] = s->chunk;
         keys[2 * i + 1] = i;
-        w->acc[phase_of(w, s)] += cnt(s);
     }
+    /* each thread's samples normalised by its exposure, when the threads' exposures differ */
+    if (in->thread_exposure) {
+        if (!(w->tw = malloc((size_t)in->nthreads * sizeof *w->tw))) {
+            free(keys);
+            return npl__cls_oom(w);
+        }
+        if (!npl__exposure_weights(in->thread_exposure, in->nthreads, in->samples,
+                                   in->nsamples, w->tw)) {
+            free(w->tw);
+            w->tw = NULL;
+        }
+    }
+    for (size_t i = 0; i < in->nsamples; i++)
+        w->acc[phase_of(w, &in->samples[i])] += cnt(w, &in->samples[i]);
     qsort(keys, in->nsamples, 2 * sizeof *keys, by_chunk_cmp);
     w->ngroups = 0;
     for (size_t i = 0; i < in->nsamples; i++) {
@@ -219,6 +232,7 @@ static void work_free(struct work *w)
     free(w->mapbuf);
     free(w->order);
     free(w->gstart);
+    free(w->tw);
     level_free(&w->node);
     level_free(&w->thr);
 }
@@ -349,8 +363,9 @@ static int steady_scores(struct work *w, struct verdict *v)
     double reads = 0, writes = 0;
     for (size_t i = 0; i < in->nsamples; i++)
         if (w->inF[phase_of(w, &in->samples[i])]) {
-            reads += (double)in->samples[i].reads;
-            writes += (double)in->samples[i].writes;
+            double k = w->tw ? w->tw[in->samples[i].thread] : 1;
+            reads += (double)in->samples[i].reads * k;
+            writes += (double)in->samples[i].writes * k;
         }
     v->wr = reads + writes > 0 ? writes / (reads + writes) : 0;
     return 0;
@@ -391,6 +406,14 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
                           "those of fault samples of shared data, which name the first toucher: "
                           "each placement was also scored as if every accessing node used it "
                           "alike", v->smax);
+    double lo = w->tw ? w->tw[0] : 1, hi = lo;
+    for (int t = 1; w->tw && t < w->in->nthreads; t++) {
+        lo = dmin(lo, w->tw[t]);
+        hi = dmax(hi, w->tw[t]);
+    }
+    if (lo < 0.95 || hi > 1.05) /* said where it matters: 5% */
+        npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
+                          "by its exposure (weights %.2f to %.2f)", lo, hi);
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
     out->local_err = chosen->err;
     const double *loc = chosen->family == FAM_EXPLICIT ? v->xloc : chosen->loc;
@@ -482,6 +505,7 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->nphases = p->nphases;
     in->transitions = p->transitions;
     in->ntransitions = p->ntransitions;
+    in->thread_exposure = p->thread_exposure;
 }
 
 int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *const *adv,

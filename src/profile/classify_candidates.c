@@ -104,7 +104,7 @@ int npl__cls_evaluate(struct work *w, struct level *L, const struct placement *p
             return -1;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
-            loc[phase_of(w, s)] += cnt(s) * dist_at(L, L->tn[s->thread], uni);
+            loc[phase_of(w, s)] += cnt(w, s) * dist_at(L, L->tn[s->thread], uni);
         }
     }
     return 0;
@@ -217,7 +217,7 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
                 continue;
             if (L->cn[j] == 0)
                 L->clist[nl++] = j;
-            L->cn[j] += cnt(s);
+            L->cn[j] += cnt(w, s);
         }
         /* the top value v1 (n1 nodes hold it, the first is `first`) and the second v2 (n2) */
         double v1 = 0, v2 = 0;
@@ -257,7 +257,7 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
                 share = 1;
             else /* a tie with the nodes at v2 (all of them when v1 - 1 is 0) */
                 share = v1 - 1 <= 0 && v2 <= 0 ? 1.0 / M : 1.0 / (n2 + 1);
-            loc[p] += cnt(s) * share;
+            loc[p] += cnt(w, s) * share;
         }
         for (int q = 0; q < nl; q++)
             L->cn[L->clist[q]] = 0;
@@ -282,8 +282,8 @@ int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *to
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
             if (w->inF[phase_of(w, s)]) {
-                ct[s->thread] += cnt(s);
-                tot[s->thread] += cnt(s);
+                ct[s->thread] += cnt(w, s);
+                tot[s->thread] += cnt(w, s);
             }
         }
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
@@ -414,7 +414,7 @@ int npl__cls_node_shares(struct work *w, double *share, int *accessing)
         share[j] = 0;
     for (size_t i = 0; i < w->in->nsamples; i++)
         if (w->inF[phase_of(w, &w->in->samples[i])])
-            share[w->tn[w->in->samples[i].thread]] += cnt(&w->in->samples[i]);
+            share[w->tn[w->in->samples[i].thread]] += cnt(w, &w->in->samples[i]);
     for (int j = 0; j < M; j++) {
         share[j] = w->accF > 0 ? share[j] / w->accF : 0;
         if (share[j] > 0)
@@ -574,7 +574,7 @@ double npl__cls_ft_known(const struct work *w, const unsigned char *set)
     for (size_t i = 0; w->in->first_touch && i < w->in->nsamples; i++) {
         const struct npl_prof_sample *s = &w->in->samples[i];
         if ((!set || set[phase_of(w, s)]) && w->in->first_touch[s->chunk] >= 0)
-            k += cnt(s);
+            k += cnt(w, s);
     }
     return k;
 }

@@ -18,7 +18,11 @@
  * two scores: a placement that pays only if the skew is real is not chosen on it. Each figure
  * gets an uncertainty (two standard errors of a sampled fraction, or the gap between the two
  * hypotheses); when the chosen placement's score is within the uncertainties of the spread's,
- * the spread is chosen and the reason says so. */
+ * the spread is chosen and the reason says so.
+ *
+ * A thread that ran less while pages were armed has fewer samples at the same rate of accesses:
+ * each thread's samples are normalised by its exposure (npl__exposure_weights) before owners and
+ * shares are judged. */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"
 
@@ -46,7 +50,7 @@ static int node_load(struct work *w, const struct cand *c, const int *xnode, dou
         double a = 0;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
             if (w->inF[phase_of(w, sample(w, i))])
-                a += cnt(sample(w, i));
+                a += cnt(w, sample(w, i));
         if (a == 0)
             continue;
         int uni = npl__cls_chunk_dist(w, L, &pl, group_chunk(w, g));
@@ -143,4 +147,80 @@ void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_adv
     v->chosen = sp;
     npl__advice_set(out, NPL_ADVICE_POLICY, sp->policy);
     out->local_policy = sp->frac;
+}
+
+int npl__exposure_weights(const double *exposure, int nthreads,
+                          const struct npl_prof_sample *samples, size_t nsamples, double *weight)
+{
+    double mean = 0, raw = 0, weighted = 0;
+    int n = 0, differ = 0;
+    for (int t = 0; t < nthreads; t++) {
+        weight[t] = 1;
+        if (exposure && exposure[t] > 0) {
+            mean += exposure[t];
+            n++;
+        }
+    }
+    if (n < 2)
+        return 0;
+    mean /= n;
+    for (int t = 0; t < nthreads; t++)
+        if (exposure[t] > 0)
+            weight[t] = dmax(1 / NPL_PROF_EXPOSURE_CAP, dmin(NPL_PROF_EXPOSURE_CAP,
+                                                           mean / exposure[t]));
+    for (size_t i = 0; i < nsamples; i++) {
+        double a = (double)samples[i].reads + (double)samples[i].writes;
+        raw += a;
+        weighted += a * weight[samples[i].thread];
+    }
+    for (int t = 0; t < nthreads; t++) {
+        weight[t] = weighted > 0 ? weight[t] * raw / weighted : 1;
+        differ |= weight[t] < 1 - 1e-9 || weight[t] > 1 + 1e-9;
+    }
+    if (!differ)
+        for (int t = 0; t < nthreads; t++)
+            weight[t] = 1;
+    return differ;
+}
+
+int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size)
+{
+    if (p->has_concurrency && p->rounds_crowded >= NPL_PROF_CROWDED_MIN &&
+        2 * p->rounds_together < p->rounds_crowded) {
+        snprintf(buf, size, "the threads did not run together: in %llu of %llu sampler rounds in "
+                 "which two threads or more ran, they took turns on fewer CPUs (an "
+                 "oversubscribed machine or a guest's virtual CPUs): their samples weigh their "
+                 "turns, not their accesses",
+                 (unsigned long long)(p->rounds_crowded - p->rounds_together),
+                 (unsigned long long)p->rounds_crowded);
+        return 1;
+    }
+    /* the exposures of the sampled threads but the main thread (it runs the serial parts and
+     * may wait in a join meanwhile): beyond the weights' cap, not corrected */
+    double lo = 0, hi = 0;
+    int tlo = -1, thi = -1;
+    for (int t = 1; p->thread_exposure && t < p->threads; t++) {
+        int sampled = 0;
+        for (uint32_t i = 0; i < p->narrays && !sampled; i++)
+            for (size_t k = 0; k < p->arrays[i].nsamples && !sampled; k++)
+                sampled = p->arrays[i].samples[k].thread == (uint32_t)t;
+        if (!sampled)
+            continue;
+        double e = p->thread_exposure[t];
+        if (tlo < 0 || e < lo) {
+            lo = e;
+            tlo = t;
+        }
+        if (thi < 0 || e > hi) {
+            hi = e;
+            thi = t;
+        }
+    }
+    if (tlo >= 0 && hi > NPL_PROF_EXPOSURE_CAP * lo) {
+        snprintf(buf, size, "the threads did not run together: thread %d ran %.3g s while pages "
+                 "were armed, thread %d %.3g s, more than %.0fx apart: the samples cannot be "
+                 "normalised that far", thi, hi, tlo, lo, NPL_PROF_EXPOSURE_CAP);
+        return 1;
+    }
+    return 0;
 }

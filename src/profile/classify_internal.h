@@ -72,6 +72,8 @@ struct work {
     struct level node, thr;
     char err[256];
     char note[320];             /* next-touch weighed and not chosen: why (in the reason) */
+    double *tw;                 /* each thread's exposure weight (npl__exposure_weights); NULL:
+                                 * none (every weight 1) */
 };
 
 struct placement {
@@ -97,9 +99,11 @@ struct phase_view {
     int change[MAX_SIG_PHASES][MAX_SIG_PHASES];
 };
 
-static inline double cnt(const struct npl_prof_sample *s)
+/* a sample row's accesses, normalised by its thread's exposure (w->tw) */
+static inline double cnt(const struct work *w, const struct npl_prof_sample *s)
 {
-    return (double)s->reads + (double)s->writes;
+    double n = (double)s->reads + (double)s->writes;
+    return w->tw ? n * w->tw[s->thread] : n;
 }
 
 static inline int phase_of(const struct work *w, const struct npl_prof_sample *s)

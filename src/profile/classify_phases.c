@@ -118,9 +118,9 @@ static double moved_pages(struct work *w, int p, int q)
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
             int ph = phase_of(w, s), j = w->tn[s->thread];
-            if (ph == p && (np[j] += cnt(s)) > (tp < 0 ? 0 : np[tp]))
+            if (ph == p && (np[j] += cnt(w, s)) > (tp < 0 ? 0 : np[tp]))
                 tp = j;
-            if (ph == q && (nq[j] += cnt(s)) > (tq < 0 ? 0 : nq[tq]))
+            if (ph == q && (nq[j] += cnt(w, s)) > (tq < 0 ? 0 : nq[tq]))
                 tq = j;
         }
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
@@ -133,24 +133,35 @@ static double moved_pages(struct work *w, int p, int q)
     return both ? (double)differ / (double)both * (double)w->npages : 0;
 }
 
+/* Phase p's recorded seconds (the input's phase_seconds, else the phase's own); < 0: none */
+static double phase_secs(const struct npl_prof_input *in, int p)
+{
+    if (in->phase_seconds)
+        return in->phase_seconds[p];
+    return in->phases && in->phases[p].has_seconds ? in->phases[p].seconds : -1;
+}
+
 /* Does next-touch pay? The pages it moves at each change of owners (moved_pages, times the
  * changes) at the machine's migration rate, against the time its gain in locality saves:
  * gain x the phases' seconds x NPL_PROF_REMOTE_PENALTY. Without the phases' durations (profiles
- * do not record them yet) only the gain rule decides. 1 pays, 0 not, -1 out of memory; why:
- * the figures. */
+ * written before they were recorded) only the gain rule decides. 1 pays, 0 not, -1 out of
+ * memory; why: the figures. */
 static int next_touch_pays(struct work *w, const struct phase_view *pv, double gain, char *why,
                            size_t size)
 {
     const struct npl_prof_input *in = w->in;
     double rate = in->migrate_rate > 0 ? in->migrate_rate : NPL_PROF_MIGRATE_RATE;
-    if (!in->phase_seconds) {
+    int known = 0;
+    for (int p = 0; p < w->NP && !known; p++)
+        known = phase_secs(in, p) >= 0;
+    if (!known) {
         snprintf(why, size, "; the phases' durations are not recorded: the cost of moving pages "
                  "was not weighed");
         return 1;
     }
     double secs = 0, moved = 0;
     for (int p = 0; p < w->NP; p++)
-        secs += in->phase_seconds[p] > 0 ? in->phase_seconds[p] : 0;
+        secs += phase_secs(in, p) > 0 ? phase_secs(in, p) : 0;
     for (int i = 0; i < pv->ns; i++)
         for (int j = 0; j < pv->ns; j++) {
             uint64_t n = i != j && pv->change[i][j] ? npl__cls_edge_count(w, pv, i, j) : 0;

@@ -47,6 +47,10 @@ static int fill_phases(struct npl_profile *p, const struct npl_raw *r, uint32_t 
         ph->id = i;
         ph->entries = rp->entries && i != once ? rp->entries : 1;
         ph->kind = rp->kind == NPL_RAW_PHASE_REGION ? NPL_PHASE_REGION : NPL_PHASE_WINDOW;
+        /* its duration; a one-time serial pass's phase has none of its own (its time is in the
+         * serial phase's: the stretches are not timed one by one) */
+        ph->has_seconds = i < r->nphases && i != once;
+        ph->seconds = ph->has_seconds ? (double)rp->ns / 1e9 : 0;
         if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
             if (!(ph->site = malloc(sizeof *ph->site)) ||
                 fill_site(ph->site, r, rp->object, rp->offset, 0, NPL_SITE_HEAP, NULL) < 0)
@@ -212,6 +216,19 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         p->thread_nodes[t] = best >= 0 ? best : t > 0 ? p->thread_nodes[0] : in->nodes[0];
     }
 
+    /* each thread's exposure: recorded when some thread ran while pages were armed */
+    uint64_t exposed = 0;
+    for (uint32_t t = 0; t < nthreads; t++)
+        exposed |= r->exposure_ns[t];
+    p->has_concurrency = exposed != 0;
+    p->rounds_crowded = r->rounds_crowded;
+    p->rounds_together = r->rounds_together;
+    if (exposed) {
+        if (!(p->thread_exposure = malloc(nthreads * sizeof *p->thread_exposure)))
+            goto oom;
+        for (uint32_t t = 0; t < nthreads; t++)
+            p->thread_exposure[t] = (double)r->exposure_ns[t] / 1e9;
+    }
     if (fill_phases(p, r, nph, once) < 0)
         goto oom;
     if (fill_arrays(p, r, narr, nph, nthreads, serial, once, one_time) < 0)

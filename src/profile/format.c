@@ -201,12 +201,21 @@ static int binding(struct npl__jr *r, struct npl_profile *p)
     return k < 0 ? -1 : npl__jr_require(r, &m, 0x1);
 }
 
+static int real_item(struct npl__jr *r, void *item, const void *ctx)
+{
+    (void)ctx;
+    return npl__jr_real(r, 0, 1e9, item);
+}
+
 static int run(struct npl__jr *r, struct npl_profile *p)
 {
-    static const char *const names[] = {"threads", "thread_nodes", "thread_cpus", "binding", NULL};
+    static const char *const names[] = {"threads", "thread_nodes", "thread_cpus", "binding",
+                                        "thread_exposure", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx, nn = -1, nc = -1;
+    size_t ne = 0;
+    int has_exposure = 0;
     int64_t threads = 0;
     if (npl__jr_enter(r, '{', "an object") < 0)
         return -1;
@@ -223,6 +232,14 @@ static int run(struct npl__jr *r, struct npl_profile *p)
                 break;
             }
             case 3: rc = binding(r, p); break;
+            case 4: {
+                void *v = NULL;
+                rc = npl__jr_list_of(r, &v, &ne, sizeof(double), NPL_PROF_MAX_THREADS,
+                                     "thread_exposure", real_item, NULL);
+                p->thread_exposure = v;
+                has_exposure = 1;
+                break;
+            }
             }
         }
         npl__jr_pop(r, old);
@@ -236,16 +253,20 @@ static int run(struct npl__jr *r, struct npl_profile *p)
         return npl__jr_fail(r, "thread_nodes has %d entries for %d threads", nn, p->threads);
     if (p->thread_cpus && nc != p->threads)
         return npl__jr_fail(r, "thread_cpus has %d entries for %d threads", nc, p->threads);
+    if (has_exposure && ne != (size_t)p->threads)
+        return npl__jr_fail(r, "thread_exposure has %zu entries for %d threads", ne, p->threads);
     return 0;
 }
 
-/* "measured": {"local": N, "remote": N, "unknown": N}, all three required */
-static int measured(struct npl__jr *r, uint64_t out[3])
+/* An object of counts, each name of names (NULL-ended) required once: out[i] */
+static int counts(struct npl__jr *r, const char *const *names, uint64_t *out)
 {
-    static const char *const names[] = {"local", "remote", "unknown", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
+    unsigned all = 0;
+    for (int i = 0; names[i]; i++)
+        all |= 1u << i;
     if (npl__jr_enter(r, '{', "an object") < 0)
         return -1;
     while ((k = npl__jr_obj_next(r, &first, key, sizeof key)) == 1) {
@@ -257,13 +278,36 @@ static int measured(struct npl__jr *r, uint64_t out[3])
         if (rc < 0)
             return -1;
     }
-    return k < 0 ? -1 : npl__jr_require(r, &m, 0x7);
+    return k < 0 ? -1 : npl__jr_require(r, &m, all);
+}
+
+/* "measured": {"local": N, "remote": N, "unknown": N}, all three required */
+static int measured(struct npl__jr *r, uint64_t out[3])
+{
+    static const char *const names[] = {"local", "remote", "unknown", NULL};
+    return counts(r, names, out);
+}
+
+/* "concurrency": {"rounds": N, "together": M}, M <= N, both required */
+static int concurrency(struct npl__jr *r, struct npl_profile *p)
+{
+    static const char *const names[] = {"rounds", "together", NULL};
+    uint64_t v[2] = {0, 0};
+    if (counts(r, names, v) < 0)
+        return -1;
+    if (v[1] > v[0])
+        return npl__jr_fail(r, "together (%llu) exceeds rounds (%llu)", (unsigned long long)v[1],
+                            (unsigned long long)v[0]);
+    p->rounds_crowded = v[0];
+    p->rounds_together = v[1];
+    p->has_concurrency = 1;
+    return 0;
 }
 
 static int sampling(struct npl__jr *r, struct npl_profile *p)
 {
     static const char *const names[] = {"backend", "rate", "samples", "seconds", "rw_known",
-                                        "measured", NULL};
+                                        "measured", "concurrency", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -295,6 +339,7 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
                 rc = measured(r, p->measured);
                 p->has_measured = rc == 0;
                 break;
+            case 6: rc = concurrency(r, p); break;
             }
         }
         free(b);
@@ -307,7 +352,7 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
 
 static int phase(struct npl__jr *r, struct npl_prof_phase *ph)
 {
-    static const char *const names[] = {"id", "kind", "site", "entries", NULL};
+    static const char *const names[] = {"id", "kind", "site", "entries", "seconds", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -347,6 +392,10 @@ static int phase(struct npl__jr *r, struct npl_prof_phase *ph)
                 break;
             }
             case 3: rc = npl__jr_u64(r, UINT64_C(1) << 62, &ph->entries); break;
+            case 4:
+                rc = npl__jr_real(r, 0, 1e9, &ph->seconds);
+                ph->has_seconds = rc == 0;
+                break;
             }
         }
         free(kind);

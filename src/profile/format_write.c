@@ -111,6 +111,14 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
         npl__jw_ints(&b, p->thread_cpus, (uint64_t)p->threads);
     else
         npl__jw_s(&b, "null");
+    if (p->thread_exposure) {
+        npl__jw_s(&b, ",\n  \"thread_exposure\": [");
+        for (int t = 0; t < p->threads; t++) {
+            npl__jw_s(&b, t ? ", " : "");
+            npl__jw_real(&b, p->thread_exposure[t]);
+        }
+        npl__jw_s(&b, "]");
+    }
     npl__jw_s(&b, ",\n  \"binding\": {\"source\": ");
     npl__jw_str(&b, bind[p->binding >= 0 && p->binding <= 2 ? p->binding : 0]);
     npl__jw_s(&b, ", \"detail\": ");
@@ -127,6 +135,13 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
     npl__jw_s(&b, p->rw_known ? "true" : "false");
     if (p->has_measured)
         write_measured(&b, p->measured);
+    if (p->has_concurrency) {
+        npl__jw_s(&b, ", \"concurrency\": {\"rounds\": ");
+        npl__jw_u(&b, p->rounds_crowded);
+        npl__jw_s(&b, ", \"together\": ");
+        npl__jw_u(&b, p->rounds_together);
+        npl__jw_s(&b, "}");
+    }
     npl__jw_s(&b, "},\n \"phases\": [");
     for (uint32_t i = 0; i < p->nphases; i++) {
         const struct npl_prof_phase *ph = &p->phases[i];
@@ -140,6 +155,10 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
             npl__jw_s(&b, "null");
         npl__jw_s(&b, ", \"entries\": ");
         npl__jw_u(&b, ph->entries);
+        if (ph->has_seconds) {
+            npl__jw_s(&b, ", \"seconds\": ");
+            npl__jw_real(&b, ph->seconds);
+        }
         npl__jw_s(&b, "}");
     }
     npl__jw_s(&b, "],\n \"transitions\": [");

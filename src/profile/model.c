@@ -60,6 +60,7 @@ void npl__profile_free(struct npl_profile *p)
     free(p->nodes);
     free(p->thread_nodes);
     free(p->thread_cpus);
+    free(p->thread_exposure);
     free(p->binding_detail);
     for (uint32_t i = 0; i < p->nphases; i++) {
         if (p->phases[i].site)

@@ -108,6 +108,8 @@ struct npl_prof_phase {
     int kind;                    /* enum npl_prof_phase_kind */
     struct npl_prof_site *site;  /* a region's code address, or NULL */
     uint64_t entries;            /* times the phase was entered */
+    int has_seconds;             /* its duration was recorded (optional: older profiles lack it) */
+    double seconds;              /* wall time it was the current phase, summed over its stretches */
 };
 
 /* Phase "from" was followed by phase "to" count times (indexes into the phases). */
@@ -186,6 +188,8 @@ struct npl_profile {
     int threads;
     int *thread_nodes;             /* threads entries */
     int *thread_cpus;              /* threads entries, or NULL */
+    double *thread_exposure;       /* threads entries: CPU seconds each ran while pages were
+                                    * armed (its exposure to the sampler), or NULL */
     int binding;                   /* enum npl_prof_binding */
     char *binding_detail;          /* "compact", "OMP_PLACES=cores ..." or NULL */
     int backend;                   /* enum npl_prof_backend */
@@ -194,6 +198,9 @@ struct npl_profile {
     int rw_known;                  /* reads and writes told apart */
     int has_measured;              /* sampling.measured: the sum over the arrays */
     uint64_t measured[3];          /* NPL_MEASURED_* */
+    int has_concurrency;           /* sampling.concurrency (optional): */
+    uint64_t rounds_crowded;       /* rounds (pages armed) in which two threads or more ran */
+    uint64_t rounds_together;      /* of them, rounds in which they ran together */
     struct npl_prof_phase *phases; /* in the order of their first entry */
     uint32_t nphases;
     struct npl_prof_transition *transitions;
@@ -241,11 +248,36 @@ struct npl_prof_input {
     uint32_t nphases;
     const struct npl_prof_transition *transitions;
     uint32_t ntransitions;
-    const double *phase_seconds;           /* nphases: seconds spent in each; NULL: not known
-                                            * (the profile does not record them yet) */
+    const double *phase_seconds;           /* nphases: seconds spent in each; NULL: each phase's
+                                            * own (phases[p].seconds where has_seconds), else
+                                            * not known */
     double migrate_rate;                   /* pages a second the machine migrates; 0: the
                                             * default NPL_PROF_MIGRATE_RATE */
+    const double *thread_exposure;         /* nthreads: each thread's exposure (seconds it ran
+                                            * while pages were armed); NULL: not known */
 };
+
+/* Each thread's weight (nthreads entries) that normalises its sampled accesses by its exposure:
+ * a thread that ran half as long while pages were armed, at the same rate of accesses, has half
+ * the samples and weighs twice. Weights are the mean exposure over the thread's (threads with
+ * none recorded: 1), capped to [1/NPL_PROF_EXPOSURE_CAP, NPL_PROF_EXPOSURE_CAP], then scaled so
+ * that the samples' weighted total is their raw total (the classifier's sample thresholds and
+ * uncertainties keep their meaning). Returns 1 when some weight differs from 1, else 0 (all 1:
+ * no exposure, or all equal). Pure. */
+#define NPL_PROF_EXPOSURE_CAP 8.0
+/* A round in which k threads ran (each at least 1/10 of it) counts as "together" when their CPU
+ * time sums to at least NPL_PROF_TOGETHER x k rounds' time: a thread alone on its CPU runs the
+ * whole round unless it waits; two threads to a CPU run half of it each */
+#define NPL_PROF_TOGETHER 0.6
+#define NPL_PROF_CROWDED_MIN 5 /* rounds of two threads or more before a warning is given */
+/* One line (no newline) when the profile's threads did not run together: in most rounds in
+ * which two threads or more ran (at least NPL_PROF_CROWDED_MIN), they shared CPUs (an
+ * oversubscribed machine, a guest's virtual CPUs); or the exposures of the threads that were
+ * sampled differ by more than NPL_PROF_EXPOSURE_CAP (beyond it the weights cannot correct them).
+ * Returns 1 (buf: the warning), else 0. Pure. */
+int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size);
+int npl__exposure_weights(const double *exposure, int nthreads,
+                          const struct npl_prof_sample *samples, size_t nsamples, double *weight);
 
 /* A classifier context: the machine's nodes and the thread count (it builds the helper
  * topologies once). topo: the machine (a synthetic one from npl__profile_topo() or any npl_topo
@@ -345,7 +377,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 7
+#define NPL_RAW_VERSION 10
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -399,6 +431,7 @@ struct npl_raw_phase {
     uint64_t offset;
     uintptr_t code;
     _Atomic uint64_t entries;
+    _Atomic uint64_t ns;       /* CLOCK_MONOTONIC ns it was the current phase, all stretches */
 };
 struct npl_raw_row {
     _Atomic uint64_t key;      /* NPL_RAW_KEY(array, phase, chunk, thread); 0 empty */
@@ -433,7 +466,14 @@ struct npl_raw {
         arm_calls, arm_pages;    /* the mprotect calls that armed pages, the pages armed */
     _Atomic uint32_t nthreads, nphases, nobjects, narrays, ntrans;
     _Atomic uint32_t cur_phase;  /* the phase now (the perf backend's samples take it) */
+    _Atomic uint64_t phase_since; /* CLOCK_MONOTONIC ns from which the phase now is not yet
+                                   * counted in its ns (the sampler's rounds count it) */
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
+    _Atomic uint64_t exposure_ns[NPL_RAW_THREADS]; /* CPU ns each thread ran in the sampler's
+                                                    * rounds while pages were armed */
+    _Atomic uint64_t rounds_crowded, rounds_together; /* rounds (pages armed) in which two
+                                                       * threads or more ran; of them, those in
+                                                       * which they ran together (concurrency) */
     struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];
     struct npl_raw_trans trans[NPL_RAW_TRANS];

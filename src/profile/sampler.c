@@ -121,11 +121,18 @@ static uint32_t my_thread(void)
     return (uint32_t)thread_no;
 }
 
+/* The phase now becomes ph (NPL_RAW_NONE: stays): the time since the last count goes to the
+ * phase that was current (each phase's duration, summed over its stretches) */
 static void set_phase(uint32_t ph)
 {
-    atomic_store(&cur_phase, ph);
-    if (R)
+    uint32_t was = ph == NPL_RAW_NONE ? atomic_load(&cur_phase) : atomic_exchange(&cur_phase, ph);
+    if (!R)
+        return;
+    if (ph != NPL_RAW_NONE)
         atomic_store(&R->cur_phase, ph);
+    uint64_t now = npl__now_ns(), since = atomic_exchange(&R->phase_since, now);
+    if (since && now > since && was < NPL_RAW_PHASES)
+        atomic_fetch_add_explicit(&R->phases[was].ns, now - since, memory_order_relaxed);
 }
 
 static void count_node(uint32_t t)
@@ -448,6 +455,7 @@ static int claim(void)
     }
     if (atomic_load(&R->nphases) == 0)
         npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+    atomic_store(&R->phase_since, 0); /* a handed-over profile: its time starts now */
     set_phase(0);
     recording = 1;
     if (npl__sampler_install() < 0) {
@@ -731,8 +739,54 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
     return failed ? 0 : k;
 }
 
+/* Each numbered thread's CPU clock read every round (a thread's clock of the same process:
+ * clock id (~tid << 3) | 6, as glibc's pthread_getcpuclockid makes it): the CPU time it ran since
+ * the last round counts as its exposure when pages were armed meanwhile (armed) */
+static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
+static uint64_t clock_ns[NPL_RAW_TIDS];
+static uint64_t clock_round; /* when the clocks were last read (CLOCK_MONOTONIC ns) */
+static void thread_clocks(int armed)
+{
+    /* the threads that ran at least a tenth of the round: how many, their CPU time together */
+    uint64_t now = npl__now_ns(), span = clock_round && now > clock_round ? now - clock_round : 0;
+    uint64_t ran = 0, busy = 0;
+    clock_round = now;
+    for (size_t i = 0; i < NPL_RAW_TIDS; i++) {
+        int32_t tid = atomic_load_explicit(&R->tids[i].tid, memory_order_relaxed);
+        struct timespec ts;
+        if (!tid || clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0) {
+            clock_tid[i] = 0; /* ended (or none) */
+            continue;
+        }
+        uint64_t c = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        int32_t t = atomic_load_explicit(&R->tids[i].thread, memory_order_relaxed);
+        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS) {
+            atomic_fetch_add_explicit(&R->exposure_ns[t], c - clock_ns[i], memory_order_relaxed);
+            if (span && c - clock_ns[i] >= span / 10) {
+                ran++;
+                busy += c - clock_ns[i];
+            }
+        }
+        clock_tid[i] = tid;
+        clock_ns[i] = c;
+    }
+    if (ran >= 2) { /* NPL_PROF_TOGETHER: did they run at once, or take turns on fewer CPUs? */
+        atomic_fetch_add_explicit(&R->rounds_crowded, 1, memory_order_relaxed);
+        if ((double)busy >= NPL_PROF_TOGETHER * (double)ran * (double)span)
+            atomic_fetch_add_explicit(&R->rounds_together, 1, memory_order_relaxed);
+    }
+}
+
 static void round_once(double *last_window)
 {
+    /* pages armed since the last round (or the perf backend, always sampling): the threads'
+     * CPU time since then is their exposure */
+    int armed = npl__sampling_backend_of(R->backend)->start != NULL;
+    for (uint32_t k = 0, top = atomic_load(&slots_hi); k < top && !armed; k++) {
+        uint32_t st = S_STATE(atomic_load(&slots[k].word));
+        armed = st == S_ARMED || st == S_READ || st == S_BUSY || st == S_DONE;
+    }
+    thread_clocks(armed);
     /* pages untouched for MAX_AGE_NS are given back (idle), read ones after READ_AGE_NS; done
      * ones freed. Ages are in time, not rounds: a round is late when the threads are busy */
     atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
@@ -741,6 +795,7 @@ static void round_once(double *last_window)
                     t > READ_AGE_NS ? t - READ_AGE_NS : 0, 1);
     atomic_fetch_add_explicit(&R->giveback_ns, npl__now_ns() - t, memory_order_relaxed);
     atomic_fetch_add(&R->rounds, 1);
+    set_phase(NPL_RAW_NONE); /* the phase now counted so far (a killed program loses a round) */
     /* time windows while no OpenMP region was ever seen */
     double secs = npl__now();
     if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
@@ -1020,6 +1075,7 @@ void npl__sampler_stop(void)
     if (!R || !recording)
         return;
     atomic_store(&stopping, 1);
+    set_phase(NPL_RAW_NONE);
     pthread_mutex_lock(&track_lock);
     give_back_slots(0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX, 0);
     pthread_mutex_unlock(&track_lock);

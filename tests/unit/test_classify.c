@@ -108,7 +108,7 @@ static void arr_from(struct arr *a, const struct mat *m, const int *thread_nodes
     for (int c = 0; c < m->nchunks; c++)
         a->ft[c] = 0; /* first touched by the main thread (serial initialisation) */
     for (int p = 0; p < m->nph && p < 8; p++)
-        a->ph[p] = (struct npl_prof_phase){(uint32_t)(10 + p), NPL_PHASE_REGION, NULL, 1};
+        a->ph[p] = (struct npl_prof_phase){.id = (uint32_t)(10 + p), .kind = NPL_PHASE_REGION, .entries = 1};
     a->in = (struct npl_prof_input){.bytes = (uint64_t)m->nchunks * 4096, .chunk_bytes = 4096,
                                     .page_size = 4096, .nchunks = (uint64_t)m->nchunks,
                                     .first_touch = a->ft, .samples = a->s, .nsamples = n,
@@ -294,7 +294,7 @@ static void pthreads_arr(struct arr *a, struct mat *m, int passes, int init, con
         expose(m, exposure);
     arr_from(a, m, compact, NULL);
     for (int i = 0; i < nph; i++) {
-        pt_ph[i] = (struct npl_prof_phase){(uint32_t)(100 + i), NPL_PHASE_WINDOW, NULL, 1};
+        pt_ph[i] = (struct npl_prof_phase){.id = (uint32_t)(100 + i), .kind = NPL_PHASE_WINDOW, .entries = 1};
         pt_tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
     }
     a->in.phases = pt_ph;
@@ -324,7 +324,7 @@ static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t si
  * that every thread reads alike, the nodes' exposure random in [0.1, 1]: never one node. */
 static void test_stability(npl_topo *t4)
 {
-    int same = 0, spread = 0;
+    int same = 0, spread = 0, same_exposed = 0, same_main = 0;
     for (int run = 0; run < 20; run++) {
         double f[8];
         for (int t = 0; t < 8; t++)
@@ -335,6 +335,20 @@ static void test_stability(npl_topo *t4)
         pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, f);
         advised(t4, &a, pol, sizeof pol);
         same += !strcmp(pol, "bind_block:threads=8");
+        /* the same with the exposures recorded: normalised by them */
+        a.in.thread_exposure = f;
+        advised(t4, &a, pol, sizeof pol);
+        same_exposed += !strcmp(pol, "bind_block:threads=8");
+        arr_free(&a, &m);
+        /* thread 0 (its block and the serial passes) ran a fifth of the others' time while
+         * pages were armed: a fifth of the samples, weighed back by its exposure */
+        double main_short[8];
+        for (int t = 0; t < 8; t++)
+            main_short[t] = t ? f[t] : 0.2 * f[t];
+        pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, main_short);
+        a.in.thread_exposure = main_short;
+        advised(t4, &a, pol, sizeof pol);
+        same_main += !strcmp(pol, "bind_block:threads=8");
         arr_free(&a, &m);
         m = mat_new(1, 128, 8);
         double node_f[4];
@@ -352,7 +366,12 @@ static void test_stability(npl_topo *t4)
           "bind_block:threads=8 in %d of 20", same);
     CHECK(spread >= 19, "stable: a table every thread reads, random node exposure: cyclic in %d "
           "of 20", spread);
-    printf("stability: pthreads %d of 20, table %d of 20\n", same, spread);
+    CHECK(same_exposed >= 19, "stable: the same, normalised by the exposures: bind_block:threads=8 "
+          "in %d of 20", same_exposed);
+    CHECK(same_main >= 19, "stable: the same, thread 0 sampled a fifth of the time, normalised: "
+          "bind_block:threads=8 in %d of 20", same_main);
+    printf("stability: pthreads %d of 20 (normalised %d, thread 0 a fifth %d), table %d of 20\n",
+           same, same_exposed, same_main, spread);
 }
 
 static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
@@ -754,6 +773,69 @@ static void test_next_touch_chunk(void)
     CHECK(elsewhere == 0 && coarse == 0, "next-touch chunk: no sample in a next-touch phase, a "
           "profile chunk of 64 KiB already: the default (%llu, %llu)",
           (unsigned long long)elsewhere, (unsigned long long)coarse);
+}
+
+/* Each thread's samples normalised by its exposure (the time it ran while pages were armed).
+ * Two threads with the same rate of accesses to a table both read, one of which ran half as
+ * long: 200 and 100 samples, exposures 1.0 and 0.5: the weighted shares are equal (0.5 each),
+ * and the weighted total is the raw one. On the classifier: a table read by thread 0 (node 0)
+ * in 448 samples and thread 1 (node 1) in 40 looks serial (92%: bind_all:0); when thread 1 ran
+ * 40/448 of thread 0's time, the rates are equal: a table both nodes read, spread (cyclic), the
+ * reason says the weights. */
+static void test_exposure(npl_topo *t2)
+{
+    struct npl_prof_sample two[2] = {{0, 0, 0, 200, 0, 0, 0}, {0, 1, 1, 100, 0, 0, 0}};
+    double exp_half[2] = {1.0, 0.5}, wt[2], none[2] = {0, 0};
+    CHECK(npl__exposure_weights(exp_half, 2, two, 2, wt) == 1, "half the exposure: weights");
+    double a0 = 200 * wt[0], a1 = 100 * wt[1];
+    CHECK(a0 / (a0 + a1) > 0.5 - 1e-9 && a0 / (a0 + a1) < 0.5 + 1e-9 && a0 + a1 > 300 - 1e-6 &&
+              a0 + a1 < 300 + 1e-6,
+          "half the exposure: shares %.3f / %.3f, total %.1f", a0 / (a0 + a1), a1 / (a0 + a1),
+          a0 + a1);
+    CHECK(npl__exposure_weights(none, 2, two, 2, wt) == 0 && wt[0] == 1 && wt[1] == 1,
+          "no exposure recorded: weights 1");
+    double same[2] = {0.7, 0.7};
+    CHECK(npl__exposure_weights(same, 2, two, 2, wt) == 0 && wt[0] == 1 && wt[1] == 1,
+          "equal exposures: weights 1");
+    CHECK(npl__exposure_weights(NULL, 2, two, 2, wt) == 0, "no exposure: weights 1");
+
+    enum { CH = 64 };
+    struct npl_prof_sample s[2 * CH];
+    size_t n = 0;
+    int32_t ft[CH];
+    for (int c = 0; c < CH; c++) {
+        ft[c] = 0;
+        s[n++] = (struct npl_prof_sample){0, (uint32_t)c, 0, 7, 0, 0, 0};
+        if (c < 40)
+            s[n++] = (struct npl_prof_sample){0, (uint32_t)c, 1, 1, 0, 0, 0};
+    }
+    int tn[2] = {0, 1};
+    double exposure[2] = {1.0, 40.0 / 448};
+    struct npl_prof_input in = {.bytes = CH * 4096, .chunk_bytes = 4096, .page_size = 4096,
+                                .nchunks = CH, .first_touch = ft, .samples = s, .nsamples = n,
+                                .nthreads = 2, .thread_nodes = tn, .rw_known = 1};
+    struct npl_prof_ctx *ctx;
+    struct npl_prof_advice adv;
+    char err[256];
+    if (npl__classify_ctx(&ctx, t2, 2, err, sizeof err) < 0) {
+        CHECK(0, "context: %s", err);
+        return;
+    }
+    int rc = npl__classify(ctx, &in, &adv, err, sizeof err);
+    CHECK(rc == 0 && adv.pattern == NPL_PAT_SERIAL && !strcmp(adv.policy, "bind_all:0"),
+          "448 / 40 samples, no exposure: serial bind_all:0: %s %s", rc ? err : adv.policy,
+          rc ? "" : adv.reason);
+    if (rc == 0)
+        npl__advice_clear(&adv);
+    in.thread_exposure = exposure;
+    rc = npl__classify(ctx, &in, &adv, err, sizeof err);
+    CHECK(rc == 0 && adv.pattern == NPL_PAT_SHARED_READ && !strcmp(adv.policy, "cyclic") &&
+              strstr(adv.reason, "normalised by its exposure"),
+          "448 / 40 samples, exposures 1 / 0.089: shared, cyclic: %s %s", rc ? err : adv.policy,
+          rc ? "" : adv.reason);
+    if (rc == 0)
+        npl__advice_clear(&adv);
+    npl__classify_ctx_free(ctx);
 }
 
 int main(void)
@@ -1263,6 +1345,7 @@ int main(void)
     for (int i = 0; i < ncases; i++)
         npl__advice_clear(&cases[i].adv);
     test_even_split(t4);
+    test_exposure(t2);
     npl_topo_destroy(t1);
     npl_topo_destroy(t2);
     npl_topo_destroy(t3);

@@ -23,19 +23,23 @@ static const char *BASE =
     "\"kind\":\"heap\"},\"bytes\":8192,\"chunk_bytes\":4096,\"nchunks\":2,\"first_touch\":[0,-1],"
     "\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]}]}";
 
-/* BASE with the first `from` replaced by `to` (malloc'ed) */
-static char *edit(const char *from, const char *to)
+/* text with the first `from` replaced by `to` (malloc'ed) */
+static char *edit_in(const char *text, const char *from, const char *to)
 {
-    const char *at = strstr(BASE, from);
+    const char *at = strstr(text, from);
     if (!at) {
-        printf("test bug: \"%s\" is not in BASE\n", from);
+        printf("test bug: \"%s\" is not in the text\n", from);
         exit(2);
     }
-    size_t n = strlen(BASE) - strlen(from) + strlen(to) + 1;
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
     char *s = malloc(n);
-    snprintf(s, n, "%.*s%s%s", (int)(at - BASE), BASE, to, at + strlen(from));
+    snprintf(s, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
     return s;
 }
+
+/* BASE with the first `from` replaced by `to` (malloc'ed) */
+static char *edit(const char *from, const char *to) { return edit_in(BASE, from, to); }
+
 
 static void expect_bad(const char *name, const char *text, size_t len, const char *msg)
 {
@@ -88,6 +92,79 @@ static void round_trip(const char *name, const struct npl_profile *p)
     free(t1);
     free(t2);
     npl__profile_free(q);
+}
+
+/* The warning when threads did not run together (npl__profile_run_warning), on BASE with
+ * sampling.concurrency {rounds, together} (rounds < 0: none) and 3 threads whose exposures are
+ * exp (NULL: none), each sampled; 1 when it warns, the line in why */
+static int run_warning(int rounds, int together, const char *exp, char *why, size_t size)
+{
+    char conc[128] = "", ex[128] = "";
+    if (rounds >= 0)
+        snprintf(conc, sizeof conc, "\"rw_known\":true,\"concurrency\":{\"rounds\":%d,"
+                 "\"together\":%d}", rounds, together);
+    snprintf(ex, sizeof ex, "\"threads\":3,\"thread_nodes\":[0,1,1]%s%s",
+             exp ? ",\"thread_exposure\":" : "", exp ? exp : "");
+    char *a = edit("\"threads\":2,\"thread_nodes\":[0,1]", ex);
+    char *b = edit_in(a, "[0,1,1,0,3]", "[0,1,1,0,3],[0,1,2,1,0]");
+    char *c = rounds >= 0 ? edit_in(b, "\"rw_known\":true", conc) : strdup(b);
+    struct npl_profile *p = good("run warning", c);
+    int w = p ? npl__profile_run_warning(p, why, size) : -1;
+    if (p && rounds >= 0)
+        round_trip("concurrency", p);
+    npl__profile_free(p);
+    free(a);
+    free(b);
+    free(c);
+    return w;
+}
+
+/* Each phase's duration (phases[].seconds) written, read back and weighed: the phase-changing
+ * profile of tests/profiles/ (64 KiB whose owners change at every one of 20 region entries,
+ * about 16 pages moved at each change, 0.25 of locality gained) with phases of 1 ms gets no
+ * next-touch (it would save 0.25 x 0.002 s x 0.5, less than moving the pages at 262,144
+ * pages/s), with phases of 1 s it does; the reason says the figures. Without the field: the
+ * gain rule alone, said. */
+static void phase_seconds(const char *src)
+{
+    char f[4200], err[1024] = "";
+    snprintf(f, sizeof f, "%s/tests/profiles/phase_changing.json", src);
+    static const double secs[3] = {-1, 0.001, 1.0};
+    for (int k = 0; k < 3; k++) {
+        struct npl_profile *p = NULL, *q = NULL;
+        CHECK(npl__profile_load(f, &p, err, sizeof err) == 0, "phase_changing.json: %s", err);
+        if (!p)
+            return;
+        for (uint32_t i = 0; secs[k] >= 0 && i < p->nphases; i++) {
+            p->phases[i].has_seconds = 1;
+            p->phases[i].seconds = secs[k];
+        }
+        size_t n;
+        char *t = npl__profile_format(p, &n);
+        CHECK(t && (secs[k] >= 0) == (strstr(t, "\"entries\": 10, \"seconds\": ") != NULL),
+              "durations %g: written", secs[k]);
+        CHECK(t && npl__profile_parse(t, n, &q, err, sizeof err) == 0, "durations %g: %s", secs[k],
+              err);
+        if (q) {
+            round_trip("phase durations", q);
+            CHECK(q->phases[0].has_seconds == (secs[k] >= 0) &&
+                      (secs[k] < 0 || q->phases[1].seconds == secs[k]),
+                  "durations %g: read back %d %g", secs[k], q->phases[0].has_seconds,
+                  q->phases[1].seconds);
+            struct npl_prof_advice adv;
+            struct npl_prof_advice *one = &adv;
+            CHECK(npl__advise_profile(q, &one, NULL, err, sizeof err) == 0, "advise: %s", err);
+            const char *want = k == 0 ? "the phases' durations are not recorded"
+                               : k == 1 ? "would not pay; next-touch moves about"
+                                        : "at 262144 pages/s (the default figure), to save";
+            CHECK((adv.nnext_touch > 0) == (k != 1) && strstr(adv.reason, want),
+                  "phases of %g s: next-touch %u: %s", secs[k], adv.nnext_touch, adv.reason);
+            npl__advice_clear(&adv);
+        }
+        free(t);
+        npl__profile_free(p);
+        npl__profile_free(q);
+    }
 }
 
 static char *nest(int levels) /* "extra": an object holding levels-2 nested arrays */
@@ -441,5 +518,48 @@ int main(int argc, char **argv)
     CHECK(seen[0] >= 10 && seen[1] >= 12, "profiles found: %d good, %d bad (run with the source "
           "directory as argument)", seen[0], seen[1]);
 
+    phase_seconds(src);
+
+    /* ---- threads that did not run together: one line (npl__profile_run_warning) ---- */
+    {
+        char why[400] = "";
+        CHECK(run_warning(10, 2, NULL, why, sizeof why) == 1 &&
+                  strstr(why, "did not run together: in 8 of 10 sampler rounds") && !strchr(why, '\n'),
+              "8 of 10 crowded rounds apart: one line: %s", why);
+        CHECK(run_warning(10, 5, NULL, why, sizeof why) == 0, "5 of 10 together: no warning");
+        CHECK(run_warning(4, 0, NULL, why, sizeof why) == 0, "4 rounds only: no warning");
+        CHECK(run_warning(-1, 0, NULL, why, sizeof why) == 0, "no concurrency: no warning");
+        CHECK(run_warning(10, 9, "[0.1,2,0.2]", why, sizeof why) == 1 &&
+                  strstr(why, "thread 1 ran 2 s while pages were armed, thread 2 0.2 s, more than 8x"),
+              "workers' exposures 10x apart: %s", why);
+        CHECK(run_warning(10, 9, "[0.01,2,0.3]", why, sizeof why) == 0,
+              "workers' exposures 6.7x apart, the main thread's 200x less: no warning");
+        CHECK(run_warning(-1, 0, "[1,2,1.1]", why, sizeof why) == 0, "exposures 2x apart: none");
+        bad_edit("\"rw_known\":true", "\"rw_known\":true,\"concurrency\":{\"rounds\":3,\"together\":4}",
+                 "together (4) exceeds rounds (3)");
+        bad_edit("\"rw_known\":true", "\"rw_known\":true,\"concurrency\":{\"rounds\":3}",
+                 "together");
+    }
+
+    /* ---- each thread's exposure (run.thread_exposure, optional): read, written, checked ---- */
+    {
+        char *t = edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5,0.25],");
+        struct npl_profile *q = good("thread_exposure", t);
+        CHECK(q && q->thread_exposure && q->thread_exposure[0] == 0.5 &&
+                  q->thread_exposure[1] == 0.25, "thread_exposure read back");
+        if (q)
+            round_trip("thread_exposure", q);
+        npl__profile_free(q);
+        free(t);
+        bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5],",
+                 "thread_exposure has 1 entries for 2 threads");
+        bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[],",
+                 "thread_exposure has 0 entries for 2 threads");
+        bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5,-1],",
+                 "run.thread_exposure[1]");
+        struct npl_profile *b = good("base", BASE);
+        CHECK(b && !b->thread_exposure, "no thread_exposure: NULL");
+        npl__profile_free(b);
+    }
     return check_summary("test_profile_format");
 }
