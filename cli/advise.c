@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* advise.c - numaplace advise FILE [--json] [--verbose] [--html OUT]: one row per array of a
  * measured access profile (docs/AUTO.md): its site, size, pattern, the advised policy, the predicted
  * local fraction under it and under first touch, the measured one (the profiled run's sampled

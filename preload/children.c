@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* children.c - exec, spawn, system and popen, and the fork handlers of libnumaplace_preload.so:
  * the children of a pinned process start on the process's CPUs; a forked child gets the
  * allocation table and the library's locks free (alloc.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ground.c - what every part of libnumaplace_preload.so stands on (preload.h): the configuration
  * the constructor reads once (init.c), the messages, the re-entry guard (the calling thread is
  * inside numaplace: its allocations and threads are not intercepted) and the block allocator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify.c - PURE: one array's sampled accesses -> a pattern, a policy, a confidence, a reason
  * and predicted local fractions (docs/AUTO.md, "Classification").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_cost.c - PURE: an objective that sees bandwidth, not only locality, and how sure the
  * samples make it (docs/AUTO.md, "The objective").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_phases.c - PURE: which phases change owners, next-touch when they change again and
  * again, and the steady state a single placement is fitted on (docs/AUTO.md, "Phases"). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* collect.c - the raw profile that the sampler filled (struct npl_raw, shared memory) becomes a
  * profile of format v1 (struct npl_profile): sites by object path and build-id, chunks, first
  * touches, sample rows per array, threads and their nodes, phases and their transitions. Pure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* format.c - the profile format v1 (docs/AUTO.md, docs/schema/profile.schema.json): its schema,
  * read strictly on json.c's lexer (the writer: format_write.c; an array's advice: format_advice.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* format_write.c - the profile format v1's writer: struct npl_profile as the schema's JSON, on
  * json.c's writer (an array's advice: format_advice.c). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* json.c - the profile format's own JSON: a strict pull lexer and a growing-buffer writer, with no
  * JSON library (an interposed process links none; hwloc's topology-xml-nolibxml.c beside
  * topology-xml.c is the same choice). The schema that uses them is format.c (the reader),

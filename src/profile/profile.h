@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* profile/profile.h - measured access profiles (docs/AUTO.md, docs/PROFILE.md): the profile format
  * v1 (the model's functions: model.c; its schema: format.c reads, format_write.c writes,
  * format_advice.c an array's advice; on its own JSON lexer and writer, json.c: no dependency),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sampler.c - the portable access sampler of `numaplace profile`: AutoNUMA's hinting faults in
  * user space (docs/AUTO.md, "Sampling").
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
 # automatic NUMA balancing on. Before them (whole runs only): the harness self-test and the .deb

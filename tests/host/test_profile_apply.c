@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_profile_apply.c - `numaplace run --profile` gives each array of one call site the advice of
  * its own ordinal, and the kernel holds it: the child allocates three arrays through one helper
  * (as real codes do), used blocked by two threads, touched once, and used by the main thread alone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The per-array classifier (src/profile/classify.c) on synthetic access matrices: every pattern,
  * with 10-20% random samples mixed in, the thresholds at their edges, 1/2/3/4/8-node synthetic
  * machines, compact and scatter thread maps. The expected pattern and policy of each case were

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The profile format v1 reader and writer (src/profile/format.c): a table of bad inputs, each
  * rejected with EINVAL and a message naming the problem (never a crash); the limits at their
  * edges; files that cannot be profiles; every profile of tests/profiles/ read, written and read
