@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_advice - issue 37's shapes beyond OpenMP loops, profiled and placed by the advice, against
  * every static placement tried, each access's locality counted exactly by the thread that makes it
  * (in a guest of N >= 2 nodes, balancing off). The child role of this program runs cases one

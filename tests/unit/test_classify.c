@@ -1277,7 +1277,7 @@ int main(void)
     {
         struct expect blk = {NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL};
         pthreads_case("pthreads: slices, final serial pass", t4, 16, 0, blk);
-        char p16[160];
+        char p16[192]; /* a policy string's size */
         snprintf(p16, sizeof p16, "%s", cases[ncases - 1].adv.policy);
         CHECK(strstr(cases[ncases - 1].adv.reason, "to 115") != NULL,
               "pthreads: the final pass (phase 116) left out: %s", cases[ncases - 1].adv.reason);
