@@ -119,7 +119,6 @@ void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, uns
     return p;
 }
 
-
 /* the next definition of name (dlsym RTLD_NEXT), cached in *cache: the one lookup of the C
  * library's functions that io.c and protect.c wrap */
 void *npl__preload_next(void **cache, const char *name)
