@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench_common.h - small helpers shared by the benchmark programs (header only).
  * Built in two variants: with BENCH_NPL the program links libnumaplace and asks it where pages
  * are (npl_query_pages); without it (bench/progs/) the program links nothing of numaplace and asks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cg_bench - a NAS-CG-like conjugate-gradient solver with the three data placement schemes of
  * Nikolopoulos et al. / the geographical-locality paper: SI (serial initialization, first touch
  * puts everything on the initializing thread's node), PI (parallel initialization in the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hold_bench.c - what the interposer's holds cost a read-heavy program (issue 36): READS read(2)s
  * of SIZE bytes from a file in the page cache into a 64 MiB malloc'ed (tracked) buffer, one place
  * after the other; prints the nanoseconds per read of the loop alone. bench/hold_ratio.sh runs it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # hold_ratio.sh NUMAPLACE HOLD_BENCH [REPS] - the holds' cost on a read-heavy program: the
 # median ns per read of bench/hold_bench.c plain, under `numaplace profile` (default rate) and
 # under `run --next-touch` (NUMAPLACE_NEXT_TOUCH_FULL=1), and their ratios to plain. Not a test.

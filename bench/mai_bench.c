@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_bench.c - the MAi column/row policies: one npl_place_range() per run of pages (how
  * libnumaplace_mai placed them before npl_place_pages) against one npl_place_pages() call, side
  * by side on the same array and the same runs, then the MAi calls themselves.

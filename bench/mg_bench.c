@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mg_bench - a NAS-MG-like multigrid V-cycle with the placement schemes of the
  * geographical-locality paper: SI (serial initialization: first touch puts every grid on the
  * initializing thread's node), PI (parallel initialization in the solver's static schedule) and

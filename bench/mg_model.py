@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench/mg_model.py - MG's remote accesses under a profile's advice, on the host (no guest).
 
     OMP_NUM_THREADS=8 MG_BENCH_FAKE_NODES=4 MG_BENCH_USE=use.txt \\

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* migrate_bench - migration throughput, side by side in one run: numaplace's threaded
  * npl_migrate_range vs one libnuma numa_move_pages call over the same pages vs memcpy of the
  * same bytes. Pages go back and forth between the first and the last usable node.

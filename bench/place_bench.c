@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* place_bench - placement cost of an array under each policy, side by side in one run, against
  * (a) a parallel first-touch memset of the same size (OpenMP static schedule) and
  * (b) libnuma's numa_alloc_interleaved + the same parallel memset.

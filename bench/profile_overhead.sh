@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # profile_overhead.sh - what `numaplace profile` costs a program: PAIRS interleaved runs of PROG
 # plain and under `numaplace profile` (alternating which goes first), each timed by GNU time.
 # Prints every pair and the medians of the ratios: wall time, CPU time (user + system, the

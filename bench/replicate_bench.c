@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* replicate_bench - XSBench-style random lookups into a read-only table (numag's case), side by
  * side in one run, under:
  *   serial      first touch by one thread (every page on the initialising thread's node)

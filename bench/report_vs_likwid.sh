@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # report_vs_likwid.sh - numaplace's bandwidth figures beside likwid-bench's, in one run, on the
 # same cores (every CPU of the first NUMA node) and the same array size:
 #   numaplace read-only  <-> likwid-bench -t load_sse    (8 bytes per element)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # stream_check.sh - does `numaplace measure`'s local triad agree with the reference STREAM?
 #   STREAM_C=/path/to/stream.c sh bench/stream_check.sh [build-dir]
 # McCalpin's stream.c is not part of numaplace (its licence asks for unmodified, attributed

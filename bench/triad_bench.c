@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* triad_bench - the variability study of Porterfield et al.: N runs of a STREAM triad
  * (a[i] = b[i] + s * c[i]) with T OpenMP threads. Each run allocates its three arrays afresh,
  * initializes them in parallel (static schedule, so first touch places each thread's block) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* xs_bench - the cross-section lookup proxy (the XSBench algorithm as published by Tramm et al.
  * and studied by Yoshii et al.): per-nuclide energy grids of 5 cross sections, a unionized energy
  * grid with, for every union point, the index of each nuclide's grid point, 12 materials with

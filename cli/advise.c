@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* advise.c - numaplace advise FILE [--json] [--verbose] [--html OUT]: one row per array of a
  * measured access profile (docs/AUTO.md): its site, size, pattern, the advised policy, the predicted
  * local fraction under it and under first touch, the measured one (the profiled run's sampled
@@ -154,6 +155,9 @@ void advise_table(FILE *f, const char *path, const struct npl_profile *p,
             p->threads > 1 ? "s" : "", p->nnodes, p->nnodes > 1 ? "s" : "", p->narrays,
             p->narrays != 1 ? "s" : "", (unsigned long long)p->samples,
             p->backend == NPL_BACKEND_PERF ? "perf" : "protection faults");
+    char warn[400];
+    if (npl__profile_run_warning(p, warn, sizeof warn))
+        fprintf(f, "warning: %s\n", warn);
     table_head(f);
     for (uint32_t i = 0; i < p->narrays; i++)
         table_row(f, p, i, adv ? &adv[i] : &p->arrays[i].advice, stored && stored[i], verbose, "");

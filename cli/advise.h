@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* advise.h - the advice table of numaplace advise, also printed by numaplace profile. */
 #ifndef NPL_CLI_ADVISE_H
 #define NPL_CLI_ADVISE_H

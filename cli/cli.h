@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cli.h - the numaplace command's subcommands, one file each (cli/report/ for measure and
  * report), all on the public API. main.c dispatches to them; they call only common.c, json.c,
  * html.c, the advice's table and chart (advise.h) and their own parts, never main.c or one

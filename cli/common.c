@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common.c - the helpers every subcommand calls (common.h). */
 #include "common.h"
 #include "profile/profile.h" /* base.h: npl__utf8_len, npl__term_text */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common.h - what every part of the numaplace command shares: exit codes, error lines, files it
  * ships, the topology to work on. Calls the public API and the library's few
  * exported internals (base/base.h; never a subcommand). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* demo.c - numaplace demo: place an array under each policy and show where its pages are. */
 #include "cli.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* html.c - the numaplace command's HTML escaper and page frame (html.h). */
 #include "html.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* html.h - the HTML the numaplace command writes (advise --html, report's index.html): one
  * escaper for every string that goes into a page, and the frame of a self-contained page (no
  * script, no style sheet, nothing fetched). */

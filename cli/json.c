@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* json.c - the numaplace command's JSON writer (json.h), on cJSON. */
 #include "json.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* json.h - the one JSON writer of the numaplace command, on cJSON (Debian libcjson-dev): every
  * string is escaped by cJSON (quotes, backslashes, control characters) after invalid UTF-8 is
  * replaced by U+FFFD, so any output parses. Build a tree with these helpers, then json_write(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* main.c - numaplace: see where memory goes on NUMA machines. Dispatches to the subcommands. */
 #include "cli.h"
 #include "common.h"

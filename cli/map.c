@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* map.c - numaplace map: the pure page->node map of a policy, one node id per page. */
 #include "cli.h"
 #include "common.h"

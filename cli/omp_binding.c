@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* omp_binding.c - an OpenMP program's own binding (omp_binding.h).
  *
  * What each runtime does, as measured with GCC 12's libgomp and LLVM 14's libomp:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* omp_binding.h - an OpenMP program's own binding, read from the variables its runtime reads
  * (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY, KMP_AFFINITY): which of them are set, and the
  * CPUs its threads will use. `numaplace run` leaves this binding alone unless --pin is given, and

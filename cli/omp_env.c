@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* omp_env.c - the numaplace binary links an OpenMP runtime (report's kernels, cli/report/), and
  * GCC's libgomp reads the OpenMP environment in its constructor, before main. With OMP_PROC_BIND,
  * OMP_PLACES or GOMP_CPU_AFFINITY set it binds the initial thread to the first place: `numaplace

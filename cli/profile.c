@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* profile.c - numaplace profile: run an unmodified program under the interposer with the access
  * sampler on, then write its profile (format v1, docs/AUTO.md) with each array's advice, and print
  * the advice table (docs/man/numaplace-profile.1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run.c - numaplace run: run an unmodified program under a placement (docs/man/numaplace-run.1).
  *
  *   --policy STR   cyclic and bind_all also become the process-wide kernel policy before exec

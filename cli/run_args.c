@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run_args.c - `numaplace run`'s option parser (see run_args.h). */
 #define _GNU_SOURCE
 #include "run_args.h"

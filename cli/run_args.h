@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run_args.h - `numaplace run`'s command line, parsed and checked before anything happens
  * (pure: no system call; fuzzed by tests/fuzz/fuzz_run_args.c). */
 #ifndef NPL_RUN_ARGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run_profile.c - numaplace run --profile FILE: the profile is read (strictly) and checked against
  * the program before it starts: a corrupt, truncated or foreign file, or a profile of another
  * program (another build-id; without build-ids, another path), is one line on stderr and exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run_show.c - what `numaplace run` tells before exec (run_show.h). */
 #define _GNU_SOURCE
 #include "run_show.h"

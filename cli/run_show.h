@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run_show.h - what `numaplace run` tells before exec: the oversubscription warning (threads
  * against the CPUs they will use: pinned, bound by the program's own OpenMP variables, or
  * allowed) and, for a statically linked program, what of the placement reaches it, always;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sites.c - allocation sites a human can read, and profiles that survive a rebuild (sites.h).
  * The program's object is read offline with libdwfl (elfutils): the line table names a heap
  * site's file:line, the symbol table its function (a static array's symbol is its own). Only the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sites.h - allocation sites a human can read, and profiles that survive a rebuild (sites.c).
  * With libdw (elfutils) a heap site is named by its function and file:line from the program's
  * DWARF; without it, or where the object has no line table, by its function (symbol) only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* topo.c - numaplace topo [--json] [--synthetic DESC] */
 #include "cli.h"
 #include "common.h"

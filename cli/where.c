@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* where.c - numaplace where PID [--json] [--all]: pages per node of a running process, per mapping
  * and in total, from /proc/PID/numa_maps (N<node>=<pages>, kernelpagesize_kB) and /proc/PID/smaps
  * (mapping ends, path names, AnonHugePages: transparent huge pages).

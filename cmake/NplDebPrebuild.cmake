@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # CPack pre-build script (CPACK_PRE_BUILD_SCRIPTS): runs on the staged tree of each package
 # before it is packed. Man pages as Debian ships them: gzip -9n, and a page that only sources
 # another (doxygen's MAN_LINKS: ".so man3/npl_arrays.3") becomes a symbolic link to it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Install rules, pkg-config file, CMake package and CPack (.deb) for libnumaplace and the CLI.
 # Included at the end of the top-level CMakeLists.txt. Layout under the prefix P:
 #   P/include/numaplace.h, P/include/numaplace/*.h   P/LIBDIR/libnumaplace.so.0, libnumaplace.a

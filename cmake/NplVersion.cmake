@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Writes DIR/numaplace/version.h (the NPL_VERSION_* macros) from CMake's project version, the
 # one place the version is written: included by CMakeLists.txt (DIR = build/include, installed
 # with the headers), or alone for a compile outside CMake (scripts/reliability.sh's fuzz build):

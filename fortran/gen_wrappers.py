@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """gen_wrappers.py - writes the per-type, per-rank parts of the Fortran module numaplace.f90:
 numaplace_generics.inc (the generic interfaces) and numaplace_wrappers.inc (the thin specific
 procedures over the *_raw helpers). Fortran generics need one specific procedure per type and

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 !> numaplace - Fortran interface to libnumaplace (ISO_C_BINDING over include/numaplace.h).
 !>
 !> Arrays of REAL(8), REAL(4), INTEGER (C int), INTEGER(8), COMPLEX(8) and COMPLEX(4) (the C

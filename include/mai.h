@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file /mai.h
  * @brief mai.h - MAi's header name: includes numaplace/mai.h (the MAi-compatible API). */

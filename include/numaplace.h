@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace.h
  * @brief numaplace.h - put memory pages and threads where a parallel program needs them.

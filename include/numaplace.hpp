@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace.hpp
  * @brief numaplace.hpp - C++17 interface to numaplace, header-only over the C API (numaplace.h).

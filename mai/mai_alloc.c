@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_alloc.c - libnumaplace_mai: MAi's array layouts (pure), the array registry, allocation and
  * pointer helpers. */
 #define _GNU_SOURCE

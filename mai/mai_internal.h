@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_internal.h - libnumaplace_mai's state, array registry and pure helpers (not installed). */
 #ifndef MAI_INTERNAL_H
 #define MAI_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_migrate.c - libnumaplace_mai: MAi's migrations, next-touch, node sets and raw placement
  * (mai_nodes/mai_bytes/mai_regularbind/mai_irregularbind) and per-array bookkeeping. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_place.c - libnumaplace_mai: MAi's memory policies, migrations and raw placement, over
  * numaplace's npl_place_range() (page policies) and npl_place_pages() (block policies and
  * migrations: a node per page, one call). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_state.c - libnumaplace_mai: global state, config file, set-up, machine queries, threads
  * and statistics of the MAi-compatible API. */
 #define _GNU_SOURCE

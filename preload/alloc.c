@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* alloc.c - the malloc family of libnumaplace_preload.so (preload.h).
  *
  * Allocations of at least NUMAPLACE_THRESHOLD bytes made through malloc, calloc, realloc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* apply.c - `numaplace run --profile FILE` (NUMAPLACE_PROFILE_APPLY): each large block and each
  * static array gets the policy its profile advises, BEFORE its first touch, matched by its site
  * identity (src/profile/site.c), never by its address or its size.

@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* children.c - exec, spawn, system and popen, and the fork handlers of libnumaplace_preload.so:
  * the children of a pinned process start on the process's CPUs; a forked child gets the
  * allocation table and the library's locks free (alloc.c). */
 #define _GNU_SOURCE
 #include "preload.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -61,17 +61,6 @@ static void fork_child(void)
 
 /* ---- exec and spawn: the new program starts on the process's CPUs (see widen_self) ---- */
 extern char **environ;
-static void *next_fn(void **cache, const char *name)
-{
-    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-    if (!f) {
-        npl__preload_enter();
-        f = dlsym(RTLD_NEXT, name);
-        npl__preload_leave();
-        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
 /* resolved in the constructor: a vfork child must not run dlsym (it allocates) */
 enum { F_EXECVE, F_EXECVP, F_EXECVPE, F_FEXECVE, F_POSIX_SPAWN, F_POSIX_SPAWNP, F_SYSTEM, F_POPEN,
        F_COUNT };
@@ -81,7 +70,7 @@ static void *spawn_fns[F_COUNT];
 void npl__preload_children_init(void)
 {
     for (int i = 0; i < F_COUNT; i++)
-        next_fn(&spawn_fns[i], spawn_names[i]);
+        npl__preload_next(&spawn_fns[i], spawn_names[i]);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 #define cache_execve spawn_fns[F_EXECVE]
@@ -93,7 +82,7 @@ void npl__preload_children_init(void)
 #define cache_system spawn_fns[F_SYSTEM]
 #define cache_popen spawn_fns[F_POPEN]
 #define NEXT(type, name)                                                                           \
-    type real = (type)next_fn(&cache_##name, #name);                                               \
+    type real = (type)npl__preload_next(&cache_##name, #name);                                     \
     if (!real) {                                                                                   \
         errno = ENOSYS;                                                                            \
         return fail;                                                                               \

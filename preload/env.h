@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* env.h - the contract between `numaplace run` and its interposer: every NUMAPLACE_* variable
  * that cli/run.c writes (or reads to find the interposer) and preload/ reads, and the grammar of
  * each value. Both sides include this header and parse with the same functions: run refuses

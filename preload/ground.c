@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ground.c - what every part of libnumaplace_preload.so stands on (preload.h): the configuration
  * the constructor reads once (init.c), the messages, the re-entry guard (the calling thread is
  * inside numaplace: its allocations and threads are not intercepted) and the block allocator
@@ -117,7 +118,6 @@ void *npl__preload_alloc_block(size_t n, size_t align, const npl_plan *plan, uns
     }
     return p;
 }
-
 
 /* the next definition of name (dlsym RTLD_NEXT), cached in *cache: the one lookup of the C
  * library's functions that io.c and protect.c wrap */

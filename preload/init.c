@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* init.c - libnumaplace_preload.so's constructor, the interposer's top: the environment
  * `numaplace run` sets (preload/env.h), read once before main into ground.c's configuration, and
  * libomp detection (for pinning).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* io.c - calls that hand the kernel (or libc, from inside) a buffer of the program's, wrapped so
  * that a protected page (a first-touch trap or a sampled page of `numaplace profile`, a chunk armed
  * for next-touch by `run --next-touch` or `run --profile`) is given back before the call and none

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* io.h - the wrapped calls (preload/io.c) and the program's own protections (preload/protect.c) */
 #ifndef NPL_PRELOAD_IO_H
 #define NPL_PRELOAD_IO_H

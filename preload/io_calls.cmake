@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # io_calls.cmake - the interposer's version script: preload/preload.map with the names of
 # preload/io_calls.def (the wrapped calls) put in at @NPL_IO_NAMES@. Sets NPL_PRELOAD_MAP.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS

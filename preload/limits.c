@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* limits.c - how much more memory this process may use now (preload.h), for the placements that
  * populate every page of a block: the least of MemAvailable, the room under each memory limit of
  * the process's cgroup and its ancestors (v2: memory.max - memory.current; v1:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ompt.c - the libomp source of the region hook (regions.c): libnumaplace_preload.so is also an
  * OMPT tool (OpenMP 5 tools interface; ompt_start_tool is exported by preload.map). LLVM's libomp
  * tells it where parallel regions begin and end, and each thread's number in its team; the hook

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload.h - what the parts of libnumaplace_preload.so share (all hidden).
  *
  * libnumaplace_preload.so: numaplace policies for unmodified, dynamically linked programs

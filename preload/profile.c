@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* profile.c - the interposer's side of `numaplace profile` (NUMAPLACE_PROFILE_SHM): every block
  * that `run` could place (NUMAPLACE_THRESHOLD bytes or more, through malloc & co.) and every
  * static array of the loaded objects is tracked by the sampler (src/profile/sampler.c) under its

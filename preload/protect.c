@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* protect.c - the program's own protections (src/base/protect.h): its mprotect, pkey_mprotect,
  * mmap, mmap64, mremap and munmap are recorded in a table of ranges that are not read-write
  * (what is not in the table is taken as read-write), and npl__prot_restore gives pages back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rearm.c - the transparent next-touch mode's re-arm rule (`numaplace run --next-touch`), a
  * subscriber of the region-entry hook (regions.c). It owns no allocation: alloc.c and statics.c
  * register the program's large blocks and static data for next-touch; this file decides, at

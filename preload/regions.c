@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* regions.c - the one OpenMP region hook of libnumaplace_preload.so (preload.h:
  * npl__regions_subscribe). Every parallel region the program starts is reported to the
  * subscribers that asked for it: its entry (on the encountering thread, before its team starts,

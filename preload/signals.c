@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* signals.c - the interposer's part in signal chaining: numaplace's SIGSEGV/SIGBUS handler stays
  * first, and the program keeps its own handlers and masks as if numaplace were not there.
  *

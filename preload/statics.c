@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* statics.c - static arrays: the page-aligned inside of the executable's writable PT_LOAD
  * segments (.data, .bss; RELRO excluded), when at least NUMAPLACE_THRESHOLD bytes, is placed under
  * the policy before main (npl_place_range) and registered for next-touch in that mode. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* threads.c - NUMAPLACE_PIN=compact|scatter|LIST: every thread the program creates with
  * pthread_create runs as thread n on the n-th CPU of the strategy, n counting creation order from
  * 1 (the main thread, 0, is pinned by the constructor: init.c). Threads the library itself

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ABI check of libnumaplace.so against the committed baseline abi/libnumaplace.abi (libabigail).
 #
 #   scripts/abi_check.sh             compare; exit 0 only when the ABI is identical to the baseline

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Configure and build into build/ (warnings are errors: a developer's and CI's build).
 #   scripts/build.sh            everything: the product, the tests, the benchmarks, the examples
 #   scripts/build.sh --product  the product only (libraries, command, interposer): what

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_layers.py - no include and no call runs back up.
 
 The library is one folder per layer under src/ (docs/DESIGN.md). LAYERS below is the table of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Install the Debian 12 packages numaplace needs to build, test and run its guest (root or sudo).
 # Quiet when everything is already there.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # API documentation check: runs doxygen with ./Doxyfile on the public headers (include/) and
 # fails on any warning (WARN_AS_ERROR = FAIL_ON_WARNINGS, plus an empty-log check): every public
 # function, struct, member, enum, macro and typedef must be documented, in its Doxygen group

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: build, show this machine's topology, run the characterization report here
 # (verdict, MLC-class factor matrix, the characterization run, report/index.html with plots,
 # report/results.json), then a quick report in a 4-node QEMU guest, where the policies really

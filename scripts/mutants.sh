@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Mutation check: small mutations of the product, applied one at a time to a copy of the tree
 # (/tmp/npl-mutants/NAME-OF-THIS-TREE, built in its build/ with ccache: CCACHE_BASEDIR is
 # /tmp/npl-mutants, so the compiler cache of a tree at the same depth serves), each followed by the fast

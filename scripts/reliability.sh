@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reliability checks (part of scripts/test.sh, the whole test suite; see docs/RELIABILITY.md).
 # Run from anywhere; works on a fresh Debian 12 (installs what it needs with apt).
 #   1. ASan+UBSan build (build-asan/): the whole ctest suite (unit, host, CLI, fuzz corpora),

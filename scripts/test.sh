@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite: unit tests (pure logic, synthetic topologies), host tests (syscall layer
 # here), CLI tests, page-exact guest tests on 2, 3, 4 and 8 NUMA nodes (tools/numavm), then the
 # reliability checks (ASan+UBSan, TSan, valgrind, libFuzzer: scripts/reliability.sh). The ABI

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # check.sh - sourced by the shell tests (POSIX sh), after setting TESTS to the tests/ directory:
 #   check NAME WANT GOT    passes when GOT equals WANT
 #   ok / bad MESSAGE       a check passed / failed

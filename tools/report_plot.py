@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """report_plot.py DIR [--validate-only] [--title TEXT] - plots and index.html for `numaplace report`.
 
 Reads DIR/results.json, validates it against docs/schema/report.schema.json (python3-jsonschema when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto_blocked - the locality harness's "blocked" program (bench/auto/locality.h): each thread
  * initialises and then updates its own static share of two arrays (a STREAM-like triad).
  *   auto_blocked [MIB [ITERS]]     MIB per array (default 4), ITERS compute sweeps (default 3) */

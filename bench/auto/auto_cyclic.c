@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto_cyclic - the locality harness's "cyclic(k)" program (bench/auto/locality.h): the compute
  * loop is schedule(static, K) with K elements = 4 pages, so thread t owns chunks t, t+T, t+2T...;
  * the arrays are initialised in plain static blocks (first touch then puts them wrong).

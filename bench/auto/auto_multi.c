@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto_multi - the locality harness's program with several arrays of different patterns
  * (bench/auto/locality.h), as the MAi NPB codes (cyclic for some arrays, blocks for others):
  *   blk  initialised and updated by each thread's static share          (blocked)

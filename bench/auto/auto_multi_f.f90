@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! auto_multi_f - the locality harness's Fortran program (bench/auto/locality.h, counted by
 ! locality.c): two allocatable arrays, one initialised by each thread's static share and one by
 ! the main thread, both updated by static shares. Every access of the compute phase is counted

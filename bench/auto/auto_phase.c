@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto_phase - the locality harness's "phase change" program (bench/auto/locality.h): a matrix
  * of rows of 512 doubles (a row is one page) updated in two parallel regions that alternate: in
  * the first thread t owns a block of rows (schedule(static)), in the second the rows are dealt

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto_serial_init - the locality harness's "serial init then parallel compute" program
  * (bench/auto/locality.h): the main thread initialises both arrays (first touch puts them all on
  * its node), then every thread updates its static share, as the papers' SI scheme.

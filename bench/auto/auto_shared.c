@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto_shared - the locality harness's "shared read" program (bench/auto/locality.h): a lookup
  * table initialised by the main thread is read at seeded random places by every thread (as
  * XSBench's grids); each thread writes its own static share of the output.

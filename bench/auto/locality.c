@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* locality.c - the counting of bench/auto/locality.h for the Fortran program (auto_multi_f.f90),
  * through ISO_C_BINDING: the same code counts C and Fortran accesses. */
 #define AUTO_COMPILER "gfortran"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* locality.h - exact local-access counting for the locality harness (bench/auto/, docs/AUTO.md).
  *
  * The programs of bench/auto/ are plain OpenMP programs (nothing of numaplace linked: they are run

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/device/prepare.sh SRC [DIR] - assembles DIR (default .dev) for bench/device/run.sh on a
 # machine without build tools: a Release build of numaplace, cg_plain, mg_plain, the many-region program
 # (omp_styles, gcc and clang builds), upstream STREAM and XSBench built from SRC (the unpacked

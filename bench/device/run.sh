@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/device/run.sh - one session on a many-core machine (assembled by prepare.sh): machine facts,
 # profiling overhead (CG, XSBench; the hardware backend too where the machine has its events), the
 # many-region program plain, pinned and under transparent next-touch, STREAM and XSBench plain,

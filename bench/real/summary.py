@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench/real/summary.py OUTDIR - the table of bench/real/run_real from the guest's logs.
 
 OUTDIR/progs.txt names the programs ("NAME|SIZE-A|SIZE-B|CMD-A|CMD-B"); OUTDIR/logs/ holds

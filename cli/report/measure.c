@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* measure.c - the NUMA factor measurements (measure.h), MLC-class:
  *
  * For every (CPU node c, memory node m) pair, buffers placed with bind_all:m:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* measure.h - the NUMA factor measurements shared by `numaplace measure` and `numaplace report`.
  * Every figure is repeated (reps) and kept as a stat3: each repetition, median, min and max. */
 #ifndef NPL_CLI_MEASURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* measure_cmd.c - numaplace measure: the subcommand (docs/man/numaplace-measure.1). The
  * measurements are in measure.c, their tables and the config they write in measure_out.c. */
 #define _GNU_SOURCE

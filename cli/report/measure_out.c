@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* measure_out.c - what becomes of a measurement: the tables, the [factors] of the platform
  * config, the output file's checks before measuring, and --reps (measure.h). Shared by
  * `numaplace measure` (measure_cmd.c) and `numaplace report` (report.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* recommend.c - the report's recommendation rule: see recommend.h. Pure. */
 #include "recommend.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* recommend.h - the report's recommendation rule (pure; tests/unit/test_recommend.c).
  *
  * For one access pattern (operation x access x schedule), given the time of each policy:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report.c - numaplace report: the characterization report (docs/man/numaplace-report.1).
  *
  * 1. the host and how far its timings can be trusted (report_env.c); 2. the NUMA factor

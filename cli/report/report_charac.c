@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_charac.c - the characterization run of Ribeiro et al. (section 4.1): STREAM-style
  * kernels read / write / read-write x regular / irregular / random access x static / dynamic
  * OpenMP schedules, under first_touch and every policy, one array placed with the library;

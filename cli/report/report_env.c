@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_env.c - the machine the report ran on, and whether its timings can be trusted:
  * a hypervisor (the "hypervisor" CPU flag; its CPUID signature names it) makes them those of a
  * virtual machine; TCG (QEMU's software CPU emulation, the numavm guest) makes them emulated,

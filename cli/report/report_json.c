@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_json.c - DIR/results.json of numaplace report (docs/schema/report.schema.json): host
  * metadata, every repetition of every figure ({median, min, max, reps}), units in key names,
  * node ids as "os_id" values in arrays, booleans as true/false. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_out.c - what numaplace report writes: the verdict on stdout, DIR/results.json
  * (docs/schema/report.schema.json: every repetition, units in the key names) and a plain
  * DIR/index.html that tools/report_plot.py replaces with the one with plots (keeping the per-array

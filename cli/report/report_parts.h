@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_parts.h - numaplace report's parts: the characterization run (report_charac.c), the host and
  * how far its timings can be trusted (report_env.c), the verdict (report_verdict.c), the JSON
  * and the tables (report_out.c) and the progress line (report_progress.c); the subcommand is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_progress.c - numaplace report's progress line: step, percentage, ETA; redrawn on a
  * terminal; into a log (--progress, NUMAPLACE_PROGRESS=1) a line every 10 s (report_parts.h). */
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* report_verdict.c - the report's headline: how far the timings can be trusted, the worst and
  * mean latency factor, the remote-bandwidth penalty, the measured spread, and per access
  * pattern the recommended policy with its margin, or "no measurable difference". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stats.c - repeated measurements (stats.h). Pure. */
 #include "stats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stats.h - repeated measurements: every repetition kept, median / min / max, and the rule that
  * says whether two results differ or are within noise (their [min, max] intervals overlap). */
 #ifndef NPL_CLI_STATS_H

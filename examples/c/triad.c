@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* triad - STREAM triad a = b + s*c on arrays spread page by page over the nodes (cyclic), with
  * the OpenMP threads pinned (scatter: round-robin over the nodes). Prints the bandwidth and where
  * the pages went; exits 1 if the result is wrong.

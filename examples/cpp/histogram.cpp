@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // histogram - C++ threads over numaplace arrays: a std::vector placed by numaplace::allocator
 // (bind_block for 4 threads: each thread's quarter on its node), 4 std::threads pinned compact
 // with numaplace::pinned_thread, each counting its quarter; a numaplace::array 2D view

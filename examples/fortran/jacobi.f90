@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! jacobi - a Jacobi sweep on a 2D grid in Fortran: u and unew allocated with bind_block over
 ! their columns (the distribution unit of a column-major array), OpenMP threads pinned compact,
 ! loops over columns with a static schedule, so each thread's columns stay on its node.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* jacobi.c - MAi-style example: a Jacobi relaxation on two 2D grids placed with
  * mai_bind_rows (each node holds a contiguous block of rows, as OpenMP's static schedule reads
  * them), then re-placed with mai_cyclic half way. Uses only the MAi API, libc and OpenMP.

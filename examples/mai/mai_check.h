@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mai_check.h - the examples' page-exact check: where each page of a range is (move_pages(2)
  * through libc's syscall(), no numaplace call) against the node a MAi policy should have put it
  * on. Header only; uses libc and the MAi API. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* policy_test.c - MAi-style policy test: applies MAi's policies to a 3D array one after the
  * other (pages already written move, the data stays) and checks each page's node against the
  * policy's definition (move_pages); prints a page map with mai_print_pagenodes on request.

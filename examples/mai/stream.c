@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stream.c - MAi-style STREAM variant: copy, scale, add and triad over three 1D arrays placed
  * with a MAi policy given on the command line (cyclic, skew, bind_columns: contiguous blocks of
  * elements, one per node). Uses only the MAi API, libc and OpenMP. Checks: exact results and

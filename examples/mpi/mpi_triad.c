@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mpi_triad - the "one rank per node, threads pinned inside it, data local" recipe (docs/MPI.md).
  *
  *   mpirun --map-by numa --bind-to numa -np NODES mpi_triad [MiB per array per rank]

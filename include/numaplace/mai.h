@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace/mai.h
  * @brief numaplace/mai.h - MAi-compatible API (libnumaplace_mai): MAi-array's public interface

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace/migrate.h
  * @brief numaplace/migrate.h - explicit migration: correct a placement after the fact (MAi: "any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace/omp.h
  * @brief numaplace/omp.h - OpenMP helpers (header only: compiled with the caller's OpenMP flags).

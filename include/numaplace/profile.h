@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace/profile.h
  * @brief numaplace/profile.h - "auto" placement: each array gets the policy a measured access

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file numaplace/replicate.h
  * @brief numaplace/replicate.h - numag's per-node replicas of read-only data.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* array.c - library arrays: mmap'ed, placed, registered by base address so that functions
  * taking an array can tell a library array from any other pointer. A registry lock guards the
  * table; each array has its own lock so that two re-placements of one array serialise. Every

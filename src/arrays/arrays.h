@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* arrays/arrays.h - the library's arrays (not installed): the registry of arrays allocated by
  * numaplace, each with the plans its parts were placed with (array.c), and numag's per-node
  * replicas (replicate.c). Below it: migration/, query/, place/, plan/, topology/, sys/, base/. */

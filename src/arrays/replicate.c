@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* replicate.c - per-node replicas of read-only data (numag). Each copy is a library array
  * placed with bind_all:<node> and filled by a thread pinned to a CPU of that node. */
 #define _GNU_SOURCE

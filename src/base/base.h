@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* base/base.h - the ground floor of the library: errors, lists, the clock, the page size, UTF-8
  * (not installed).
  *

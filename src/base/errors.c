@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* errors.c - the library's errors: errno + a thread-local message (npl_last_error), traced to
  * stderr only under NUMAPLACE_DEBUG. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* lists.c - CPU/node list parsing and formatting, small maths. Pure: no system call here. */
 #define _GNU_SOURCE
 #include "base/base.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* number.c - sizes and counts (base/number.h). */
 #include "base/number.h"
 

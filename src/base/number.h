@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* base/number.h - the one grammar of sizes and counts: every numeric option of the numaplace
  * command, every numeric NUMAPLACE_* variable of the interposer and every numeric key of the
  * config file is read with it (not installed).

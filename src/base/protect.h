@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* protect.h - giving pages back never widens a protection the program set. The interposer
  * (preload/protect.c) tracks the program's mprotect, pkey_mprotect, mmap, mremap and munmap and
  * defines npl__prot_restore: a range numaplace protected (a sampled page, a first-touch unit, a

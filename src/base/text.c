@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* text.c - text from a profile or a program on its way to a terminal (base.h). */
 #include "base/base.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* utf8.c - the one UTF-8 check: the length of a valid sequence (no overlong form, no surrogate,
  * nothing past U+10FFFF), for the profile format's JSON and the command's JSON and HTML. Pure. */
 #include "base/base.h"

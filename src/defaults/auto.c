@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* auto.c - the library's "auto" policy (include/numaplace/profile.h): npl_alloc_auto() takes the
  * policy that a profile advises for the array its calling site allocates. */
 #define _GNU_SOURCE

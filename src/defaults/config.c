@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* config.c - the platform config file: ONE format for the whole project (docs/CONFIG.md).
  *
  *   # comment                   (also after a value: " # ...")

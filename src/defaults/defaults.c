@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* defaults.c - the ONE outer layer that reads the environment and the config file for the
  * library's defaults: the default policy of npl_alloc(bytes, NULL) (NUMAPLACE_POLICY, else the
  * config file's [policy] default, else first_touch) and the default thread count of block

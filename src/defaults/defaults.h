@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* defaults/defaults.h - the ONE outer layer of the library (not installed): the environment
  * (NUMAPLACE_POLICY, OMP_NUM_THREADS) and the platform config file (config.c) become plans
  * (defaults.c), and every public function that takes a policy instead of a plan lives here as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* migrate.c - explicit migration of ranges (the array forms live in arrays/). The moving itself
  * is the placement engine's verify-and-move pass (place/place.c). */
 #define _GNU_SOURCE

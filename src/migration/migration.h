@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* migration/migration.h - moving pages after placement (not installed): explicit migration of
  * ranges (migrate.c; the moving is the engine's pass, place/) and user-space
  * migrate-on-next-touch (nexttouch.c; its own parts in nexttouch.h: nexttouch_maps.c,

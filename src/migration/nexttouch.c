@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nexttouch.c - application-initiated migrate-on-next-touch, in user space.
  *
  * Why mprotect + SIGSEGV and not userfaultfd: userfaultfd reports missing pages and (with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* migration/nexttouch.h - next-touch's own parts (not the layer's face, migration.h): a registered
  * range's slot, shared by nexttouch.c (arming and the fault path), nexttouch_maps.c (what a range's
  * mapping is) and nexttouch_holds.c (the buffers system calls hold). */

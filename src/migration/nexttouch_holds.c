@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nexttouch_holds.c - the buffers that system calls into registered ranges hold
  * (npl__next_touch_hold, under nexttouch.c's lock): an arm leaves their chunks accessible; holds
  * that found no free entry (while any is left, an arm protects nothing); and the span every range

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nexttouch_maps.c - what a next-touch range's memory is (/proc/self/maps and smaps, through
  * sys/): its one protection and mapping kind when it is registered, whether it is still that
  * mapping when it is armed again, and its page size (hugetlb: the chunk is whole huge pages). */

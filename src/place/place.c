@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* place.c - the placement engine: a page->node map becomes a few system calls.
  *
  * For a range, with M nodes in the policy and W worker threads (W <= allowed CPUs):

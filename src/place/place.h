@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* place/place.h - the placement engine (not installed): a plan's map becomes a few system calls,
  * then every page is verified (place.c); an explicit node per page takes the same path
  * (place_batch.c). Below it: plan/, topology/, sys/, base/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* place_batch.c - npl_place_pages: many page runs placed in one pass.
  *
  * One npl_place_range() per run (what column-wise layouts need: a few pages per row) costs a

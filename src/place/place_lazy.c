@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* place_lazy.c - lazy placement: the kernel's policy is set on a fresh, untouched range and no
  * page is touched, so each page lands on its node when the program first touches it and a
  * sparse allocation stays sparse (the engine populates every page of a block at once).

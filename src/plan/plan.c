@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plan.c - PURE: a policy resolved once against an explicit topology (struct npl_plan), and the
  * page -> node map of a plan laid over an array's geometry (struct npl_map).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plan/plan.h - PURE (not installed): the policy value and its string syntax (policy.c); a
  * policy resolved against an explicit topology into an immutable plan, and a plan laid over an
  * array's geometry as a page->node map (plan.c). No system call, no environment: everything is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* policy.c - MAi's memory policies as values, their one string syntax, and the pure
  * page -> node map. No system call in this file: every function here is unit tested on
  * synthetic topologies. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backend_fault.c - the fault sampling backend, a row of backends.c's table: the program samples
  * itself, by protection faults (sampler.c, run in the interposer): nothing to start in the
  * command, and it can sample on every machine. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backend_perf.c - the perf sampling backend (docs/PROFILE.md §8), a row of backends.c's table,
  * run by the command (numaplace profile): memory-address samples of
  * perf_event_open, read by this process (the profiled program's parent) into the raw profile the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* backends.c - the sampling backends, one table (profile.h; Linux mm/damon's operations beside
  * vaddr.c and paddr.c): the fault sampler (backend_fault.c, sampling in sampler.c) and perf
  * (backend_perf.c). A new backend: its file, its row here, its name in the schema. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify.c - PURE: one array's sampled accesses -> a pattern, a policy, a confidence, a reason
  * and predicted local fractions (docs/AUTO.md, "Classification").
  *
@@ -406,15 +407,14 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
                           "those of fault samples of shared data, which name the first toucher: "
                           "each placement was also scored as if every accessing node used it "
                           "alike", v->smax);
-    if (w->tw) {
-        double lo = w->tw[0], hi = w->tw[0];
-        for (int t = 1; t < w->in->nthreads; t++) {
-            lo = dmin(lo, w->tw[t]);
-            hi = dmax(hi, w->tw[t]);
-        }
+    double lo = w->tw ? w->tw[0] : 1, hi = lo;
+    for (int t = 1; w->tw && t < w->in->nthreads; t++) {
+        lo = dmin(lo, w->tw[t]);
+        hi = dmax(hi, w->tw[t]);
+    }
+    if (lo < 0.95 || hi > 1.05) /* said where it matters: 5% */
         npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
                           "by its exposure (weights %.2f to %.2f)", lo, hi);
-    }
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
     out->local_err = chosen->err;
     const double *loc = chosen->family == FAM_EXPLICIT ? v->xloc : chosen->loc;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_candidates.c - PURE: the placements a classifier evaluates, each scored against the
  * sampled matrix through the library's own pure map (npl_plan_map): first touch, bind_all, cyclic,
  * weighted, the thread-level shapes fitted on the owners, explicit per-chunk owners (scored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_cost.c - PURE: an objective that sees bandwidth, not only locality, and how sure the
  * samples make it (docs/AUTO.md, "The objective").
  *
@@ -181,4 +182,46 @@ int npl__exposure_weights(const double *exposure, int nthreads,
         for (int t = 0; t < nthreads; t++)
             weight[t] = 1;
     return differ;
+}
+
+int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size)
+{
+    if (p->has_concurrency && p->rounds_crowded >= NPL_PROF_CROWDED_MIN &&
+        2 * p->rounds_together < p->rounds_crowded) {
+        snprintf(buf, size, "the threads did not run together: in %llu of %llu sampler rounds in "
+                 "which two threads or more ran, they took turns on fewer CPUs (an "
+                 "oversubscribed machine or a guest's virtual CPUs): their samples weigh their "
+                 "turns, not their accesses",
+                 (unsigned long long)(p->rounds_crowded - p->rounds_together),
+                 (unsigned long long)p->rounds_crowded);
+        return 1;
+    }
+    /* the exposures of the sampled threads but the main thread (it runs the serial parts and
+     * may wait in a join meanwhile): beyond the weights' cap, not corrected */
+    double lo = 0, hi = 0;
+    int tlo = -1, thi = -1;
+    for (int t = 1; p->thread_exposure && t < p->threads; t++) {
+        int sampled = 0;
+        for (uint32_t i = 0; i < p->narrays && !sampled; i++)
+            for (size_t k = 0; k < p->arrays[i].nsamples && !sampled; k++)
+                sampled = p->arrays[i].samples[k].thread == (uint32_t)t;
+        if (!sampled)
+            continue;
+        double e = p->thread_exposure[t];
+        if (tlo < 0 || e < lo) {
+            lo = e;
+            tlo = t;
+        }
+        if (thi < 0 || e > hi) {
+            hi = e;
+            thi = t;
+        }
+    }
+    if (tlo >= 0 && hi > NPL_PROF_EXPOSURE_CAP * lo) {
+        snprintf(buf, size, "the threads did not run together: thread %d ran %.3g s while pages "
+                 "were armed, thread %d %.3g s, more than %.0fx apart: the samples cannot be "
+                 "normalised that far", thi, hi, tlo, lo, NPL_PROF_EXPOSURE_CAP);
+        return 1;
+    }
+    return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* profile/classify_internal.h - the advice layer's private state, shared by classify*.c:
  * classify.c (the entry and its steps), classify_candidates.c (placements and their scores),
  * classify_phases.c (phases, next-touch, the steady state), classify_rules.c (the rules and the

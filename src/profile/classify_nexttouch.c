@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_nexttouch.c - PURE: the next-touch chunk fitted to each phase's owners. */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"

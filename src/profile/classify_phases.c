@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_phases.c - PURE: which phases change owners, next-touch when they change again and
  * again, and the steady state a single placement is fitted on (docs/AUTO.md, "Phases"). */
 #define _GNU_SOURCE
@@ -245,12 +246,12 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
         npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? npl__cls_frac_over(w, ftc->loc, NULL) : -1;
     out->confidence = npl__cls_root01(w->S / (8.0 * NPL_PROF_MIN_SAMPLES)) *
                       clamp01((nt - sbest) / (2 * NPL_PROF_PHASE_GAIN));
-    snprintf(out->reason, sizeof out->reason,
-             "phase-changing: owners change at phase%s %s, again and again; %s first, next-touch "
-             "re-armed there predicts %.2f local against %.2f for the best single placement "
-             "(%.0f samples)%s", ntargets > 1 ? "s" : "", ids, first->policy, nt, sbest, w->S,
-             cost);
-    return 1;
+    int n = snprintf(out->reason, sizeof out->reason,
+                     "phase-changing: owners change at phase%s %s, again and again; %s first, "
+                     "next-touch re-armed there predicts %.2f local against %.2f for the best "
+                     "single placement (%.0f samples)%s", ntargets > 1 ? "s" : "", ids,
+                     first->policy, nt, sbest, w->S, cost);
+    return n >= 0 ? 1 : -1; /* a reason longer than its buffer is cut, never overrun */
 }
 
 /* The steady state a single placement is fitted on: the stretch of phases, between one-time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_rules.c - PURE: the rules that name a pattern and a policy from the scored
  * candidates, the guard, and the even split of a static schedule (docs/AUTO.md, "Rules"). */
 #define _GNU_SOURCE

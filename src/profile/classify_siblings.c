@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_siblings.c - PURE: an explicit map scaled to another size, and the advice of a
  * thinly sampled array followed from the best-sampled array of its call site (docs/AUTO.md). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* collect.c - the raw profile that the sampler filled (struct npl_raw, shared memory) becomes a
  * profile of format v1 (struct npl_profile): sites by object path and build-id, chunks, first
  * touches, sample rows per array, threads and their nodes, phases and their transitions. Pure
@@ -220,6 +221,9 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     uint64_t exposed = 0;
     for (uint32_t t = 0; t < nthreads; t++)
         exposed |= r->exposure_ns[t];
+    p->has_concurrency = exposed != 0;
+    p->rounds_crowded = r->rounds_crowded;
+    p->rounds_together = r->rounds_together;
     if (exposed) {
         if (!(p->thread_exposure = malloc(nthreads * sizeof *p->thread_exposure)))
             goto oom;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* format.c - the profile format v1 (docs/AUTO.md, docs/schema/profile.schema.json): its schema,
  * read strictly on json.c's lexer (the writer: format_write.c; an array's advice: format_advice.c).
  *
@@ -258,13 +259,15 @@ static int run(struct npl__jr *r, struct npl_profile *p)
     return 0;
 }
 
-/* "measured": {"local": N, "remote": N, "unknown": N}, all three required */
-static int measured(struct npl__jr *r, uint64_t out[3])
+/* An object of counts, each name of names (NULL-ended) required once: out[i] */
+static int counts(struct npl__jr *r, const char *const *names, uint64_t *out)
 {
-    static const char *const names[] = {"local", "remote", "unknown", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
+    unsigned all = 0;
+    for (int i = 0; names[i]; i++)
+        all |= 1u << i;
     if (npl__jr_enter(r, '{', "an object") < 0)
         return -1;
     while ((k = npl__jr_obj_next(r, &first, key, sizeof key)) == 1) {
@@ -276,13 +279,36 @@ static int measured(struct npl__jr *r, uint64_t out[3])
         if (rc < 0)
             return -1;
     }
-    return k < 0 ? -1 : npl__jr_require(r, &m, 0x7);
+    return k < 0 ? -1 : npl__jr_require(r, &m, all);
+}
+
+/* "measured": {"local": N, "remote": N, "unknown": N}, all three required */
+static int measured(struct npl__jr *r, uint64_t out[3])
+{
+    static const char *const names[] = {"local", "remote", "unknown", NULL};
+    return counts(r, names, out);
+}
+
+/* "concurrency": {"rounds": N, "together": M}, M <= N, both required */
+static int concurrency(struct npl__jr *r, struct npl_profile *p)
+{
+    static const char *const names[] = {"rounds", "together", NULL};
+    uint64_t v[2] = {0, 0};
+    if (counts(r, names, v) < 0)
+        return -1;
+    if (v[1] > v[0])
+        return npl__jr_fail(r, "together (%llu) exceeds rounds (%llu)", (unsigned long long)v[1],
+                            (unsigned long long)v[0]);
+    p->rounds_crowded = v[0];
+    p->rounds_together = v[1];
+    p->has_concurrency = 1;
+    return 0;
 }
 
 static int sampling(struct npl__jr *r, struct npl_profile *p)
 {
     static const char *const names[] = {"backend", "rate", "samples", "seconds", "rw_known",
-                                        "measured", NULL};
+                                        "measured", "concurrency", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -314,6 +340,7 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
                 rc = measured(r, p->measured);
                 p->has_measured = rc == 0;
                 break;
+            case 6: rc = concurrency(r, p); break;
             }
         }
         free(b);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* format.h - the profile format v1's schema pieces shared by its reader (format.c) and writer
  * (format_write.c): an array's advice (format_advice.c). Internal to src/profile/. */
 #ifndef NPL_PROFILE_FORMAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* format_advice.c - an array's advice in the profile format v1: its reader (on json.c's lexer),
  * its writer and its release. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* format_write.c - the profile format v1's writer: struct npl_profile as the schema's JSON, on
  * json.c's writer (an array's advice: format_advice.c). */
 #define _GNU_SOURCE
@@ -135,6 +136,13 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
     npl__jw_s(&b, p->rw_known ? "true" : "false");
     if (p->has_measured)
         write_measured(&b, p->measured);
+    if (p->has_concurrency) {
+        npl__jw_s(&b, ", \"concurrency\": {\"rounds\": ");
+        npl__jw_u(&b, p->rounds_crowded);
+        npl__jw_s(&b, ", \"together\": ");
+        npl__jw_u(&b, p->rounds_together);
+        npl__jw_s(&b, "}");
+    }
     npl__jw_s(&b, "},\n \"phases\": [");
     for (uint32_t i = 0; i < p->nphases; i++) {
         const struct npl_prof_phase *ph = &p->phases[i];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* json.c - the profile format's own JSON: a strict pull lexer and a growing-buffer writer, with no
  * JSON library (an interposed process links none; hwloc's topology-xml-nolibxml.c beside
  * topology-xml.c is the same choice). The schema that uses them is format.c (the reader),
@@ -360,7 +361,7 @@ int npl__jr_integer(struct npl__jr *r, int64_t min, uint64_t max, int64_t *out)
 
 int npl__jr_u64(struct npl__jr *r, uint64_t max, uint64_t *out)
 {
-    int64_t v;
+    int64_t v = 0;
     if (npl__jr_integer(r, 0, max, &v) < 0)
         return -1;
     *out = (uint64_t)v;

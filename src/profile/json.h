@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* json.h - the profile format's own JSON (json.c): a strict pull lexer (npl__jr_) and a
  * growing-buffer writer (npl__jw_), no JSON library. Internal to src/profile/. */
 #ifndef NPL_PROFILE_JSON_H

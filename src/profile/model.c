@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* model.c - the profile model's own functions (profile.h): errors, pattern names, release, the
  * profile's machine as a synthetic topology, a site's label. */
 #define _GNU_SOURCE

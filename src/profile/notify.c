@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* notify.c - under `numaplace profile`, the library tells the interposer about its own arrays
  * (npl_alloc_array, npl_alloc_auto): the interposer exports numaplace_preload_track and
  * numaplace_preload_untrack (preload/profile.c); without it they are not found and nothing

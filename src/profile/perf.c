@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* perf.c - the perf backend's pure parts (its system calls: backend_perf.c): decoding a perf
  * ring buffer's records and a sysfs event's terms (docs/PROFILE.md §8). No system call, no lock,
  * no allocation. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* profile/profile.h - measured access profiles (docs/AUTO.md, docs/PROFILE.md): the profile format
  * v1 (the model's functions: model.c; its schema: format.c reads, format_write.c writes,
  * format_advice.c an array's advice; on its own JSON lexer and writer, json.c: no dependency),
@@ -198,6 +199,9 @@ struct npl_profile {
     int rw_known;                  /* reads and writes told apart */
     int has_measured;              /* sampling.measured: the sum over the arrays */
     uint64_t measured[3];          /* NPL_MEASURED_* */
+    int has_concurrency;           /* sampling.concurrency (optional): */
+    uint64_t rounds_crowded;       /* rounds (pages armed) in which two threads or more ran */
+    uint64_t rounds_together;      /* of them, rounds in which they ran together */
     struct npl_prof_phase *phases; /* in the order of their first entry */
     uint32_t nphases;
     struct npl_prof_transition *transitions;
@@ -262,6 +266,17 @@ struct npl_prof_input {
  * uncertainties keep their meaning). Returns 1 when some weight differs from 1, else 0 (all 1:
  * no exposure, or all equal). Pure. */
 #define NPL_PROF_EXPOSURE_CAP 8.0
+/* A round in which k threads ran (each at least 1/10 of it) counts as "together" when their CPU
+ * time sums to at least NPL_PROF_TOGETHER x k rounds' time: a thread alone on its CPU runs the
+ * whole round unless it waits; two threads to a CPU run half of it each */
+#define NPL_PROF_TOGETHER 0.6
+#define NPL_PROF_CROWDED_MIN 5 /* rounds of two threads or more before a warning is given */
+/* One line (no newline) when the profile's threads did not run together: in most rounds in
+ * which two threads or more ran (at least NPL_PROF_CROWDED_MIN), they shared CPUs (an
+ * oversubscribed machine, a guest's virtual CPUs); or the exposures of the threads that were
+ * sampled differ by more than NPL_PROF_EXPOSURE_CAP (beyond it the weights cannot correct them).
+ * Returns 1 (buf: the warning), else 0. Pure. */
+int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size);
 int npl__exposure_weights(const double *exposure, int nthreads,
                           const struct npl_prof_sample *samples, size_t nsamples, double *weight);
 
@@ -363,7 +378,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 9
+#define NPL_RAW_VERSION 10
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -457,6 +472,9 @@ struct npl_raw {
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
     _Atomic uint64_t exposure_ns[NPL_RAW_THREADS]; /* CPU ns each thread ran in the sampler's
                                                     * rounds while pages were armed */
+    _Atomic uint64_t rounds_crowded, rounds_together; /* rounds (pages armed) in which two
+                                                       * threads or more ran; of them, those in
+                                                       * which they ran together (concurrency) */
     struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];
     struct npl_raw_trans trans[NPL_RAW_TRANS];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* raw.c - the raw profile's tables (struct npl_raw, shared by the program's interposer and the
  * command): the sampled accesses' rows and counters, the thread ids, the arrays by address, the
  * objects, phases and transitions. The counters are called from a signal handler: no system call,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sampler.c - the portable access sampler of `numaplace profile`: AutoNUMA's hinting faults in
  * user space (docs/AUTO.md, "Sampling").
  *
@@ -744,8 +745,13 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
  * the last round counts as its exposure when pages were armed meanwhile (armed) */
 static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
 static uint64_t clock_ns[NPL_RAW_TIDS];
+static uint64_t clock_round; /* when the clocks were last read (CLOCK_MONOTONIC ns) */
 static void thread_clocks(int armed)
 {
+    /* the threads that ran at least a tenth of the round: how many, their CPU time together */
+    uint64_t now = npl__now_ns(), span = clock_round && now > clock_round ? now - clock_round : 0;
+    uint64_t ran = 0, busy = 0;
+    clock_round = now;
     for (size_t i = 0; i < NPL_RAW_TIDS; i++) {
         int32_t tid = atomic_load_explicit(&R->tids[i].tid, memory_order_relaxed);
         struct timespec ts;
@@ -755,10 +761,20 @@ static void thread_clocks(int armed)
         }
         uint64_t c = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
         int32_t t = atomic_load_explicit(&R->tids[i].thread, memory_order_relaxed);
-        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS)
+        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS) {
             atomic_fetch_add_explicit(&R->exposure_ns[t], c - clock_ns[i], memory_order_relaxed);
+            if (span && c - clock_ns[i] >= span / 10) {
+                ran++;
+                busy += c - clock_ns[i];
+            }
+        }
         clock_tid[i] = tid;
         clock_ns[i] = c;
+    }
+    if (ran >= 2) { /* NPL_PROF_TOGETHER: did they run at once, or take turns on fewer CPUs? */
+        atomic_fetch_add_explicit(&R->rounds_crowded, 1, memory_order_relaxed);
+        if ((double)busy >= NPL_PROF_TOGETHER * (double)ran * (double)span)
+            atomic_fetch_add_explicit(&R->rounds_together, 1, memory_order_relaxed);
     }
 }
 

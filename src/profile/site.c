@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* site.c - where an array comes from, the same on every run: the ELF object (path and GNU
  * build-id) and an offset in it, never an address (docs/AUTO.md, "Site identity").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check.c - intended against actual: the verdict of npl_check, from an intended node per page
  * (arrays/ computes it from the plans an array was placed with) and one query of the kernel. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hugepages.c - what a range really got: 2 MiB pages (hugetlb or transparent) or base pages,
  * per node.
  *

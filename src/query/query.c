@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* query.c - where pages really are (move_pages with a NULL node list, batched) and
  * histograms. */
 #define _GNU_SOURCE

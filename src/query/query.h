@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* query/query.h - where pages really are (not installed): page nodes and histograms
  * (query.c), huge pages per node (hugepages.c), intended against actual (check.c). Below it:
  * topology/, sys/, base/; it never places anything. */

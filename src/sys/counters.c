@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* counters.c - every number the library counts, in one place: system calls by kind (atomics, so
  * a signal handler may count), placements, live arrays and migrations (one lock). Read by
  * npl_get_stats and npl_get_migrate_stats. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* faults.c - the library's one SIGSEGV/SIGBUS handler, shared with the program (signal chaining,
  * the design of OpenJDK's libjsig).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* procfs.c - the one reader of /proc and /sys, under a root that can be redirected
  * ($NUMAPLACE_FSROOT): a strict /proc/PID/maps parser, the range check, and the page-frame
  * files (pagemap, kpageflags, smaps) that locate huge pages. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sys/sys.h - the library's contact with the kernel (not installed): the NUMA system calls
  * (syscalls.c, counted), the reader of /proc and /sys under one redirectable root (procfs.c),
  * the library's counters (counters.c), and the one SIGSEGV/SIGBUS handler that numaplace's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* syscalls.c - the only file that makes NUMA system calls. Raw syscall(2) so that the library
  * needs no libnuma at run time; every call is counted (counters.c: statistics, benchmarks). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* threads.c - pin_thread done well: the n-th thread on the n-th allowed CPU of a strategy.
  * The order is pure (topology + strategy); pinning is one sched_setaffinity. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* topology.c - discovery of nodes, CPUs, memory and distances (hwloc), and what this process
  * may use (its CPU affinity at load time, its cpuset's Mems_allowed). The result is a plain
  * struct npl_topo that the pure layers read; a synthetic topology is the same struct. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* topology/topology.h - the machine (not installed): hwloc -> struct npl_topo (topology.c) and
  * threads on it (threads.c: pin orders, pure; pinning, one sched_setaffinity). Below it: sys/,
  * base/. */

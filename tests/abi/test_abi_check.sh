@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Self-test of scripts/abi_check.sh (run by `scripts/abi_check.sh --selftest`, part of
 # scripts/test.sh): proves that the ABI check fails on a change. Two copies of the source tree
 # (with the committed baseline abi/libnumaplace.abi) are changed and built, and each copy's own

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench.auto (ctest): the locality harness's programs (bench/auto/) on this machine, under
 # `numaplace run --pin compact` with 2 threads: every access of the compute phase counted (the
 # exact number each program makes), all local where the machine has one node, the same checksum

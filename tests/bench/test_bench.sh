@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench.quick (ctest): bench/run --quick on this machine (host part only; the 4-node guest part runs
 # in scripts/test.sh's bench stage) must produce results.json that passes bench/run --check (JSON
 # shape, checksums identical across modes/threads/programs, exact locality counts; never speeds),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // guest_bind_cpp --nodes N --cpus-per-node K: numaplace.hpp in the multi-node guest, page by page
 // against independent formulas (not the library's map): array<T> 1D and 2D, set_policy,
 // migrate, the allocator under std::vector, pinned threads. Prints

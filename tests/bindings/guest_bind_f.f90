@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! guest_bind_f --nodes N --cpus-per-node K: the numaplace Fortran module in the multi-node guest,
 ! page by page against independent formulas: columns of a 2D REAL(8) array under cyclic_block,
 ! bind_block columns on the node of the OpenMP thread that owns them (static schedule), planes

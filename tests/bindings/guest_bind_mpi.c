@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_bind_mpi --nodes N --cpus-per-node K: numaplace inside the ranks of an Open MPI job, in the
  * multi-node guest. Without MPI around it, it launches itself twice with mpirun (Open MPI's
  * orterun, one machine: plm isolated, btl self,vader):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // test_cpp - numaplace.hpp on the host (one node: placement is trivial here, the guest program
 // guest_bind_cpp checks it page by page): RAII, checksums, views, policies as values,
 // exceptions carrying errno and text, the allocator with std::vector.

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! test_fortran - the numaplace Fortran module on the host (one node: the guest program
 ! guest_bind_f checks placement page by page): checksums, 1D/2D/3D pointers in column-major
 ! order, policy changes, migration, OpenMP pinning, error codes. Prints

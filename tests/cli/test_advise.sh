@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace advise on the hand-written profiles of tests/profiles/ (2 nodes, 4 threads pinned
 # compact: threads 0-1 on node 0, 2-3 on node 1): the pattern and policy each was written to
 # show, stored advice shown as stored, --json against docs/schema/advise.schema.json, the profiles

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # CLI tests: `numaplace map` known answers (pure), topo, version, and error exits.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}

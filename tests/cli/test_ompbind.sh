@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The program's own OpenMP binding under `numaplace run` (host; the guest version with several
 # nodes is tests/guest/guest_ompbind.c). Without --pin, run must leave it exactly as it is without
 # numaplace: for every binding form (OMP_PLACES in each form, OMP_PROC_BIND, GOMP_CPU_AFFINITY,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # measure/report output places: refused before measuring, with exit 1 and a clear message:
 # symbolic links, non-regular files (/dev/full), a --out DIR that is a file, HOME unset without
 # NUMAPLACE_CONFIG; and the default path is the one the library reads.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace profile and run --profile on the host (one node: placement itself is checked in the
 # guest, tests/guest/guest_profile.c). Exact checks:
 #  - a profiled program's stdout and exit status are those of a plain run (128+N for signal N),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # MPI jobs: numaplace profile --out p.%r.json writes one profile per rank (the rank from the
 # launcher's environment: Open MPI, MPICH/PMI, PMIx, Slurm; %p the pid, %h the host, %% a
 # percent sign); advise merges several profiles of one program by site (one row where every rank

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Where numaplace's outputs go and what they leave behind (issue 36, items 5-8):
 #  - a profile, an advice file, an HTML page: a regular file (a temporary file renamed) or a
 #    character device written in place; a FIFO, a directory that does not exist, a read-only

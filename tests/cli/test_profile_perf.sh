@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace profile's perf backend on the host, end to end, through the software page-fault event
 # (NUMAPLACE_PERF_EVENT=page-faults, a test hook: no machine available had the hardware
 # memory-address events). tests/progs/perf_touch writes every page of three arrays of PAGES pages

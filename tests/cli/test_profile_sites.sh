@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Sites a human can read, profiles that survive a rebuild (cli/sites.c, libdw):
 #  - a program built with -g, profiled: each heap site stored with its function, file:line and
 #    line_offset; advise shows file:line;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace report: results.json validates against docs/schema/report.schema.json,
 # has the host metadata, every repetition with median/min/max, the trust label and the verdict;
 # the text puts the verdict first and points at no source file; --reps is checked; the progress

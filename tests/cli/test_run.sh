@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # CLI tests on the host: run (interposer, pinning, exit codes), where, measure (report: test_report.sh),
 # --help of every subcommand, the man pages, the JSON schema. One node here: placements are
 # trivial but exact; tests/guest/guest_cli.c checks them page by page on several nodes.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace run on programs written the way users write them (tests/progs/*_styles*, spawner):
 # every way to allocate (C, C++, Fortran), pthreads, std::thread, OpenMP under libgomp and libomp,
 # nested regions, exits from threads, signals, clearenv, closed descriptors, self-set affinity,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace where: JSON escaping of mapping names (round trip through python's json), 4,000
 # mappings in one linear pass, a process that exits mid-scan (partial, exit 1), mappings that
 # change mid-scan, a zombie (exit 1).

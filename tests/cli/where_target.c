@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* where_target.c - processes for tests/cli/test_where.sh to run `numaplace where` on.
  *   where_target many N            N separate mappings of one touched page each, then wait
  *   where_target names DIR NAME... one touched file mapping per name (created in DIR), then wait

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # census.sh TABLE LIMITS - every function libc.so.6 exports whose name says it hands the kernel
 # (or libc, from inside) a buffer of the caller's is either wrapped by the interposer (a line of
 # preload/io_calls.def) or a limit with its reason (tests/contract/limits.txt). The patterns

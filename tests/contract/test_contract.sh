@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_contract.sh - numaplace keeps the program's contract with the kernel (issue 36): the
 # calls of tests/progs/contract_calls.c (fortified read/pread/recv/fread, preadv2/pwritev2,
 # recvmmsg/sendmmsg, poll/select in a loop and asleep, getrandom, the stat family, getdents64,

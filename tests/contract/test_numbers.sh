@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_numbers.sh - every numeric NUMAPLACE_* variable the interposer reads (preload/env.h) is
 # honoured over its whole range or refused with one line (and its default kept); run's numeric
 # flags the same, before the program starts (exit 2, one line); profile --rate too.

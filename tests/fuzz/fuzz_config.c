@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the platform config-file parser (npl_config_parse, src/config.c).
  * Any bytes: no crash, no sanitizer report; a rejection is EINVAL/EFBIG/ENOMEM with a message
  * naming the file; an accepted config formats to text that parses again to the same text, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the CPU/node list parser behind npl_topo_restrict() and npl_pin_order()
  * ("0-3,8", "list:...", "compact", "scatter"). Input: CPU list, a newline, node list.
  * Invariants: a failure leaves the topology as it was; a success only removes CPUs/nodes; a pin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the /proc/PID/maps parser of src/procfs.c (npl__maps_parse_buffer), which
  * next-touch, the queries and the range check trust. Input: any bytes, as a maps text.
  * Invariants: no crash or read outside the input (it is copied to a buffer of exactly its size);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the one grammar of sizes and counts (src/base/number.c). The input, up to its
  * first NUL, is the text. An oracle that reads the grammar of base/number.h in 128-bit arithmetic
  * says what each call must answer, and:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the reading of an OpenMP program's own binding variables by `numaplace run`
  * (cli/omp_binding.c, compiled in here). Input: OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY and
  * KMP_AFFINITY on four lines (an empty line: not set). Machine: a synthetic hwloc topology of

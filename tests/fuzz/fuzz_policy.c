@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the policy-string parser, its canonical format (must parse again to the same
  * string), and the pure map of every accepted policy on a synthetic 4-node machine. */
 #include <numaplace.h>

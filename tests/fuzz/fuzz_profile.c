@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the profile format v1 reader (npl__profile_parse, src/profile/format.c) and the
  * classifier behind it. Any bytes: no crash, no sanitizer report, no hang; a rejection is EINVAL
  * (ENOMEM) with a one-line message; an accepted profile writes text that parses again to the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: `numaplace run`'s option parser (cli/run_args.c, compiled in here: the fuzz
  * build links only the library). Input: arguments separated by newlines ("--first\n0\nprog").
  * Invariants: 0 means a program index inside argv and values that re-check as valid; any other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Replays a libFuzzer target's inputs without libFuzzer: `replay FILE|DIR...` calls
  * LLVMFuzzerTestOneInput once per file. Built with gcc in every build (normal, ASan+UBSan, TSan)
  * and run by ctest (fuzz.<target>) over tests/fuzz/corpus/<target>/: every seed, and every crash

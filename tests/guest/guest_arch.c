@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_arch - the architecture's promises, checked page by page INSIDE the multi-node guest:
  *
  *   1. an array keeps the plan it was placed with: changing OMP_NUM_THREADS after placement

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_cli - `numaplace run / where / measure / report` end to end, INSIDE the multi-node guest
  * (also runs on the host: one node, trivial but exact). Two roles in one binary:
  *

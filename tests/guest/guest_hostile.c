@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_hostile - the hostile suite's cases that need several nodes (every guest shape):
  *   guest_hostile --nodes N --cpus-per-node K [--iterations I]
  * (the host's cases: tests/host/test_hostile.c; khugepaged: guest_khugepaged.c)

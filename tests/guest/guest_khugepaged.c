@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_khugepaged - placements stay exact while khugepaged works (every guest shape):
  *   guest_khugepaged --nodes N --cpus-per-node K [--runs R]
  * khugepaged collapses any eligible 2 MiB frame (THP "always", as in the guest, or

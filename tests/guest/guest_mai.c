@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_mai.c - the MAi-compatible API (libnumaplace_mai) in a multi-node guest: every MAi
  * policy, migration and raw placement puts each page exactly where MAi's definition says
  * (expected nodes computed here from the definitions in docs/MAI.md; actual nodes from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_migrate - explicit migration, page-exact, inside the multi-node guest:
  *   guest_migrate --nodes N --cpus-per-node K [--big-mib M]
  * Every path: range to a node, range under a policy, units of an array, whole array; checksums

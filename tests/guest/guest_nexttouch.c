@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_nexttouch - migrate-on-next-touch, page-exact, in the multi-node guest:
  *   guest_nexttouch --nodes N --cpus-per-node K
  * An array first placed on node 0 (serial init); T threads pinned round-robin over the nodes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_omp_sweep - the papers' locality experiment, exact and hardware-independent:
  * for a sweep where each OpenMP thread reads/writes its static block every iteration, the
  * fraction of each thread's block pages that are remote to it, under

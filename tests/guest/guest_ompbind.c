@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_ompbind - an OpenMP program's own binding under numaplace run, in a multi-node guest
  * (adapts to --nodes N --cpus-per-node K; C = N*K CPUs):
  *   1. for every binding form (OMP_PLACES: cores, threads, sockets, ll_caches, numa_domains,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_probe - page-exact probes of the public API INSIDE the multi-node guest:
  *
  *   guest_probe --nodes N --cpus-per-node K

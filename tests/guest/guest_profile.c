@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_profile - numaplace profile -> run --profile in a multi-node guest (adapts to --nodes N
  * --cpus-per-node K; N*K OpenMP threads pinned compact), on a program of three arrays with known
  * patterns (the child role of this program):

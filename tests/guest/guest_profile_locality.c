@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_profile_locality - `numaplace profile` measures the locality it gets (in a guest of >= 2
  * nodes, balancing off): the threads run pinned on node 0's CPUs and read an array again and
  * again (the child role of this program), placed by `--policy bind_all:1` (every page on node 1)

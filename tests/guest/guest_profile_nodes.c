@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_profile_nodes - stored advice naming a node this machine lacks (issue 36, item 7), in a
  * guest of N nodes: a profile taken here, each array's stored policy rewritten to bind_all:N (as
  * from a larger machine: bind_all:7 from 8 nodes on 4), applied with run --verbose --profile.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_regions - `numaplace run --next-touch` on each OpenMP runtime, in the multi-node guest:
  * the program keeps its own runtime, its pages follow its threads, and the re-arm rule backs off
  * and comes back. The programs are unmodified (tests/progs/nt_regions.c, built by gcc for

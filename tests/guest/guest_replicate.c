@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_replicate - per-node replicas and huge pages, inside the multi-node guest:
  *   guest_replicate --nodes N --cpus-per-node K
  * Replicas: each thread's local copy sits on its own node (move_pages), values equal the master

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_run_progs - numaplace run on programs written in different styles, in a multi-node guest
  * (adapts to --nodes N --cpus-per-node K):
  *   1. every C allocation style (malloc, calloc, realloc growing and shrinking, posix_memalign,

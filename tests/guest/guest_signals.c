@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_signals - signal chaining in a multi-node guest, where next-touch really moves pages
  * (adapts to --nodes N --cpus-per-node K). The programs of tests/progs with their own SIGSEGV/
  * SIGBUS handling (sig_styles built by gcc and by clang, sig_api linking the library) run alone

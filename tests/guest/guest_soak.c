@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_soak - a bounded soak test inside the multi-node guest (docs/RELIABILITY.md):
  *   guest_soak --nodes N --cpus-per-node K [--big-mib M] [--seconds S (default 6)]
  * T = min(4, CPUs) pinned threads repeat, until the time limit, cycles of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_tests - page-exact checks of the placement engine, run INSIDE the multi-node guest
  * (tests/guest/run.sh boots tools/numavm with several shapes and runs this program there).
  *

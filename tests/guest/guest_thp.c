@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_thp - THP "always" and the arrays' birth (docs/RELIABILITY.md, "THP straddling"):
  *   guest_thp --nodes N --cpus-per-node K
  * Under THP "always", an anonymous read-write mapping that merges with a read-write neighbour

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of tools/numavm itself, run on the host: a CPU-less and memory-less shape checked from
 # inside by tests/guest/numavm_selftest.sh and from outside (the other shapes' self-tests run in
 # tests/guest/run.sh's boots), balancing is off unless asked, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs inside the guest: in_guest.sh "ARGS" PROGRAM... ; each PROGRAM gets ARGS (a word
 # PROGRAM@A@B gives PROGRAM the extra arguments A B after ARGS). A program passes
 # with exit 0, is skipped with exit 77 (every check skipped: tests/unit/check.h), and fails with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs INSIDE a tools/numavm guest and checks that the guest has exactly the requested shape:
 #   tools/numavm --nodes 4 --cpus-per-node 2 --cpuless 3 --add tests/guest/numavm_selftest.sh \
 #       -- numavm_selftest.sh --nodes 4 --cpus-per-node 2 --cpuless 3

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Boots one multi-node guest per shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside it as `PROGRAM --nodes N --cpus-per-node K`; then one boot with
 # automatic NUMA balancing on. Before them (whole runs only): the harness self-test and the .deb
@@ -110,7 +111,7 @@ declare -A SECONDS_OF=(
     [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=5 [guest_soak]=87 [guest_tests]=50
     [guest_thp]=2 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
     [guest_profile]=214 [guest_profile_locality]=150 [guest_run_progs]=150
-    [guest_ompbind]=150 [guest_regions]=150 [guest_signals]=150
+    [guest_ompbind]=150 [guest_regions]=150 [guest_signals]=150 [guest_advice]=478
 )
 FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=900
 est() { # programs...: their measured seconds, scaled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* deny_numa.h - a kernel or container without the NUMA system calls, as a seccomp profile makes
  * it: mbind, set_mempolicy, get_mempolicy and move_pages (and migrate_pages when asked) fail with
  * `err` (ENOSYS or EPERM) in the calling process from now on. 0, or -1 with errno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rearm_race.h - re-arming a next-touch array while other threads write to it must finish, and
  * every write must survive (tests/host/test_nexttouch.c on the host, tests/guest/guest_hostile.c
  * in the multi-node guest, where every resolved chunk moves pages between nodes).

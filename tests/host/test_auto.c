@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_auto.c - the library's "auto" policy (include/numaplace/profile.h): the program profiles
  * itself (`numaplace profile -- test_auto --child`), then allocates the same arrays from the same
  * call sites with npl_alloc_auto(profile): each gets the policy the profile advises for its site

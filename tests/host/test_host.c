@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host tests of the syscall layer on this (one-node) machine: allocation, queries, errors,
  * system-call and mapping counts, pinning, and a kernel without NUMA system calls (seccomp).
  * Multi-node placement is proven in the guest (tests/guest). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hostile input and concurrency on the host (docs/RELIABILITY.md):
  *   - every public function with NULL, invalid, negative, duplicate or out-of-range arguments,
  *     zero and overflowing sizes, unaligned and unmapped ranges, unknown pointers: -1 + the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Hostile input to the numaplace command (round 3): every usage error exits 2 with exactly one
 # line on stderr and nothing on stdout, fast (never a hang, never the usage text dumped on
 # stderr). Cases that failed before: no command / unknown command / run's parse errors printed

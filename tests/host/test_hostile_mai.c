@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_hostile_mai.c - hostile input to the MAi-compatible API (round 3): a policy or migration
  * call that fails must leave the array as it was: no page faulted in or moved by a first block
  * before a later node is found bad, and next-touch still armed when the arguments are bad. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Hostile suite, signal chaining: a program's own SIGSEGV/SIGBUS handling meets numaplace's
 # next-touch faults (docs/RELIABILITY.md, docs/NEXT_TOUCH.md).
 #  1. tests/progs/sig_styles (gcc/libgomp and clang/libomp builds), every mode: handler installed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host tests of user-space next-touch (one node here: placement is trivial, but the mechanism —
  * protection, the signal handler, concurrency, chaining, EFAULT, mappings, fork — is all real).
  * Page placement by the toucher is checked in the guest (tests/guest/guest_nexttouch.c). */

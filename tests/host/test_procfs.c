@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host tests of src/procfs.c: the /proc reader under a redirected root (NUMAPLACE_FSROOT), the
  * strict maps parser on hostile lines (paths with spaces, very long lines, a path whose tail looks
  * like a mapping, deleted files, malformed fields), the range check (holes, read-only, pages

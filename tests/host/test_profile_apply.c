@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_profile_apply.c - `numaplace run --profile` gives each array of one call site the advice of
  * its own ordinal, and the kernel holds it: the child allocates three arrays through one helper
  * (as real codes do), used blocked by two threads, touched once, and used by the main thread alone
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB (1u << 20)
@@ -35,16 +37,34 @@ static __attribute__((noinline)) char *alloc_one(size_t bytes)
     return p;
 }
 
-/* thread t of 2: half t of arr[0] (blocked); thread 0 alone: all of arr[2] (serial) */
+static _Atomic int stop; /* thread 0 ends the passes; both read it between two barriers */
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* thread t of 2: half t of arr[0] (blocked); thread 0 alone: all of arr[2] (serial); at least
+ * 300 passes and 0.5 s, so that a loaded machine's profile still has the samples to classify
+ * all three (a fixed count ran too short once under load: too few samples) */
 static void *work(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    for (int rep = 0; rep < 300; rep++) {
+    double t0 = seconds();
+    for (int rep = 0;; rep++) {
         pthread_barrier_wait(&lockstep);
+        int done = stop;
+        pthread_barrier_wait(&lockstep); /* both have read it before thread 0 may write it */
+        if (done)
+            break;
         for (size_t k = t * BYTES / 2; k < (size_t)(t + 1) * BYTES / 2; k += 512)
             ((volatile char *)arr[0])[k] += 1;
         for (size_t k = 0; !t && k < BYTES; k += 512)
             ((volatile char *)arr[2])[k] += 1;
+        if (!t && rep >= 300 && seconds() - t0 >= 0.5)
+            stop = 1;
     }
     return NULL;
 }

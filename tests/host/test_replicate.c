@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_replicate - replicas and huge pages on this (one-node) host: error paths, the one-copy
  * degradation, the accessor from many threads, npl_node_master_cpu, the THP advice and the
  * per-node huge/base report (cross-checked with /proc/self/smaps), and the hugetlb fallback. */

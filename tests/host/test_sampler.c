@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_sampler.c - the portable sampler (src/profile/sampler.c) driven through the library itself,
  * without the interposer, so that the sanitizer builds run it too (ASan, TSan: its fault handler's
  * lock-free slots, the sampler thread against the writers): a raw profile file as `numaplace

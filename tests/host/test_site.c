@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_site.c - site identity (src/profile/site.c): an allocation site is (object, build-id,
  * offset from the object's load bias, ordinal at the site), the same on every run under address
  * randomisation; different sites differ; ordinals count per site; a call made from inside the C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* deb_probe - run under `numaplace run --policy cyclic` in the guest by tests/install/test_deb.sh:
  * prints which libnumaplace_preload.so is mapped, then mallocs 8 MiB (placed by the interposer),
  * touches it and counts its pages per node with move_pages(2) (no libnuma in the guest). */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The .debs (cpack -G DEB: libnumaplace0, libnumaplace-mai0, libnumaplace-dev, numaplace; the
 # guest installs the library and the tools) installed into a clean root: a QEMU guest (tools/numavm) whose root is a
 # busybox initramfs with no numaplace in it (--install-tree none). Why the guest: installing the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # numaplace as a new user gets it: `cmake --install` into a temporary prefix, then from there
 #   1. the installed files (headers, versioned library, static library, CLI, helper library,
 #      man pages, numaplace.pc, CMake package), exactly;

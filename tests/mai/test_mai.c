@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_mai.c - host tests of libnumaplace_mai (the MAi-compatible API): config parsing, MAi's
  * array layouts, the block rules against numaplace's page maps, error paths (bad config,
  * unknown type, overflowing sizes, bad arguments: NULL/-1 + errno, no crash) and placement on

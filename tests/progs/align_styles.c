@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* align_styles - every C entry point of the allocator at every power-of-two alignment from 8 bytes
  * to 2 MiB, as codes that want SIMD rows, cache lines, pages or huge pages ask for memory:
  * malloc, calloc, realloc (growing a block), reallocarray, valloc, pvalloc, and posix_memalign,

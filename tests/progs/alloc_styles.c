@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* alloc_styles - every way C code gets memory, with a checksum of the data written through each:
  * malloc, calloc (checked zero), realloc shrinking, growing, to small and from small, posix_memalign,
  * aligned_alloc, valloc, memalign, pvalloc, reallocarray, mmap, open_memstream (the C library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* contract_calls.c - calls into large blocks numaplace tracks (tests/contract/test_contract.sh):
  * every class of call that hands the kernel a buffer, and the program's own protections. It
  * prints one line per case (return value, errno, a checksum of the bytes, faults seen); the run

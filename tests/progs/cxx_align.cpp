@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cxx_align - C++17 allocation at every alignment: operator new and new[] with std::align_val_t
  * from 8 bytes to 2 MiB (plain, nothrow, and freed with the sized and the aligned deletes),
  * new T[] of alignas(64) and alignas(4096) types, nothrow new of a plain array, std::vector of an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cxx_plugin - a C++ plugin that a C program loads with dlopen(RTLD_LOCAL), as Python loads its
  * extension modules: its operator new binds to the interposer's, while its C++ runtime is not in
  * the global scope (tests/progs/dlopen_cxx.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cxx_styles - C++ the usual way: std::vector growth by push_back, new[] (also over-aligned),
  * std::thread workers reading shared data, unique_ptr<int[]>, shrink_to_fit. Prints a sum that
  * numaplace run must not change (tests/cli/test_run_progs.sh). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dlopen_cxx - a C program that loads a C++ plugin with dlopen(RTLD_LOCAL) and calls it, as an
  * interpreter loads an extension module: `numaplace run` must not change its output.
  *   dlopen_cxx PLUGIN.so */

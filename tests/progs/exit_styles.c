@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* exit_styles - ways a program ends or treats its process state, for `numaplace run`:
  *   exit_styles MODE [FILE]   MODE: none | thread (exit(42) from a thread) | abort | segv |
  *   term (SIGTERM to itself) | mainexit (pthread_exit in main, another thread ends it) |

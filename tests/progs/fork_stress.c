@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fork_stress - fork safety of libnumaplace_preload.so (run under LD_PRELOAD with a policy and a
  * small NUMAPLACE_THRESHOLD): 4 threads malloc/touch/free large blocks without pause while the
  * main thread forks 400 children; each child mallocs and frees a large block and _exit(0)s.

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! fortran_omp - Fortran ALLOCATE with OpenMP loops; prints a sum numaplace run must not change
 ! (tests/cli/test_run_progs.sh).
 program fo

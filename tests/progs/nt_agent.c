@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nt_agent - a shared library that arms next-touch inside a JVM: loaded with LD_PRELOAD, its
  * constructor arms a 4 MiB range before the JVM starts and installs its own SIGSEGV handler
  * (which takes the JVM's implicit null checks, safepoint polls and stack banging); a thread then

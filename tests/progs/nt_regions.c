@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nt_regions - an unmodified OpenMP program that checks what `numaplace run --next-touch` did to
  * it (tests/guest/guest_regions.c runs it). Built by gcc (nt_regions_gcc: libgomp) and by clang
  * (nt_regions_clang: libomp); links nothing of numaplace: pages are asked of the kernel

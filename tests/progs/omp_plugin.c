@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* omp_plugin - an OpenMP library that a program without OpenMP loads with dlopen(RTLD_LOCAL), as
  * Python loads an extension module: libgomp is then outside the global scope, where the
  * interposer's GOMP_parallel* wrappers look for the next definition first. Built twice from this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* omp_probe - where an OpenMP program's threads run: one line per thread,
  *   thread T cpu C mask M runtime R
  * C from sched_getcpu() inside the parallel region, M the thread's affinity mask as a CPU list,

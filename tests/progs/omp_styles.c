@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* omp_styles - an OpenMP stencil (first-touch init, 3 sweeps, a reduction) and a nested region
  * (2 x 2). Built by gcc (libgomp) and clang (libomp) as omp_styles_gcc / omp_styles_clang; prints
  * "sum S nested 4", which numaplace run must not change (tests/cli/test_run_progs.sh). */

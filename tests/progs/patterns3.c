@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* patterns3.c - three arrays of known access patterns, for `numaplace profile` tests:
  *   blk  blocked: thread t reads and writes its static share of the array
  *   cyc  cyclic(k): page p is touched by thread (p / K) mod T (K = 4 pages)

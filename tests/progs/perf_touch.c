@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* perf_touch.c - known first touches for the perf backend's test (tests/cli/test_profile_perf.sh):
  * three arrays of PAGES pages each, malloc'ed by the main thread (thread 0); thread 1 (the first
  * created) writes every page of the first, thread 2 every page of the second (after thread 1 has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* printer - prints through stdio without flushing and exits with status argv[1] (default 0);
  * with OMP defined (printer_omp) it runs an OpenMP region first. `numaplace run` must keep both
  * the output and the status (tests/cli/test_run.sh). */

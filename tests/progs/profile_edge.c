@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* profile_edge.c - programs that `numaplace profile` must not change (tests/cli/test_profile.sh):
  * each mode allocates arrays over the 1 MiB threshold, touches them, and prints what it saw.
  *   fork      the parent and a forked child both allocate and touch arrays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sig_api - a program that arms next-touch itself (npl_next_touch_arm) and handles its own
  * SIGSEGV faults (a guard page, recovered with siglongjmp): the library's side of signal
  * chaining. tests/host/test_hostile_signals.sh runs each mode with NPL_SIG_NOARM=1 (nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sig_styles - an OpenMP program with its own SIGSEGV/SIGBUS handling, the way runtimes, crash
  * reporters and guard-page code do it; tests/host/test_hostile_signals.sh runs every mode alone
  * and under `numaplace run --next-touch` and requires the same exit status and the same stdout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* site_lines.c - two large arrays from two call sites, for the sites named by file:line and a
  * profile applied to a rebuilt binary (tests/cli/test_profile_sites.sh). Built twice: VARIANT 2
  * changes the code of another function (one line, the line numbers stay), so the build-id and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* spawner - starts PROG ARGS the way real programs do and exits with its status:
  *   spawner MODE[,MODE...] PROG [ARGS...]   MODE: system | popen | spawn | spawnp | vfork |
  *       fork | execl | execlp | execv | execvp | execve | execle (one after the other; an exec

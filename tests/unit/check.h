@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* check.h - minimal test helpers: every CHECK counts, every SKIP (skip.h) too; the summary line
  * is "NAME: N passed, M failed, S skipped". */
 #ifndef NPL_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* skip.h - a check that cannot run here is a skip, said with a key and a reason. Outside CI it
  * counts as skipped. Under CI=true it is a failure unless its key is listed in the one file of
  * expected skips (tests/expected-skips.txt; NPL_EXPECTED_SKIPS names another path, as in the

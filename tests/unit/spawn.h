@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* spawn.h - run a program as a child with its output in files (guest and host tests). */
 #ifndef NPL_SPAWN_H
 #define NPL_SPAWN_H

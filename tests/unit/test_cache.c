@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* npl_topo_cache_size: cache sizes recorded from hwloc (synthetic caches, errors, this machine). */
 #include "check.h"
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The per-array classifier (src/profile/classify.c) on synthetic access matrices: every pattern,
  * with 10-20% random samples mixed in, the thresholds at their edges, 1/2/3/4/8-node synthetic
  * machines, compact and scatter thread maps. The expected pattern and policy of each case were
@@ -324,7 +325,7 @@ static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t si
  * that every thread reads alike, the nodes' exposure random in [0.1, 1]: never one node. */
 static void test_stability(npl_topo *t4)
 {
-    int same = 0, spread = 0;
+    int same = 0, spread = 0, same_exposed = 0, same_main = 0;
     for (int run = 0; run < 20; run++) {
         double f[8];
         for (int t = 0; t < 8; t++)
@@ -335,6 +336,20 @@ static void test_stability(npl_topo *t4)
         pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, f);
         advised(t4, &a, pol, sizeof pol);
         same += !strcmp(pol, "bind_block:threads=8");
+        /* the same with the exposures recorded: normalised by them */
+        a.in.thread_exposure = f;
+        advised(t4, &a, pol, sizeof pol);
+        same_exposed += !strcmp(pol, "bind_block:threads=8");
+        arr_free(&a, &m);
+        /* thread 0 (its block and the serial passes) ran a fifth of the others' time while
+         * pages were armed: a fifth of the samples, weighed back by its exposure */
+        double main_short[8];
+        for (int t = 0; t < 8; t++)
+            main_short[t] = t ? f[t] : 0.2 * f[t];
+        pthreads_arr(&a, &m, run % 2 ? 8 : 16, run % 4 >= 2, main_short);
+        a.in.thread_exposure = main_short;
+        advised(t4, &a, pol, sizeof pol);
+        same_main += !strcmp(pol, "bind_block:threads=8");
         arr_free(&a, &m);
         m = mat_new(1, 128, 8);
         double node_f[4];
@@ -352,7 +367,12 @@ static void test_stability(npl_topo *t4)
           "bind_block:threads=8 in %d of 20", same);
     CHECK(spread >= 19, "stable: a table every thread reads, random node exposure: cyclic in %d "
           "of 20", spread);
-    printf("stability: pthreads %d of 20, table %d of 20\n", same, spread);
+    CHECK(same_exposed >= 19, "stable: the same, normalised by the exposures: bind_block:threads=8 "
+          "in %d of 20", same_exposed);
+    CHECK(same_main >= 19, "stable: the same, thread 0 sampled a fifth of the time, normalised: "
+          "bind_block:threads=8 in %d of 20", same_main);
+    printf("stability: pthreads %d of 20 (normalised %d, thread 0 a fifth %d), table %d of 20\n",
+           same, same_exposed, same_main, spread);
 }
 
 static void pthreads_case(const char *name, npl_topo *t4, int passes, int init, struct expect e)
@@ -1257,7 +1277,7 @@ int main(void)
     {
         struct expect blk = {NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL};
         pthreads_case("pthreads: slices, final serial pass", t4, 16, 0, blk);
-        char p16[160];
+        char p16[192]; /* a policy string's size */
         snprintf(p16, sizeof p16, "%s", cases[ncases - 1].adv.policy);
         CHECK(strstr(cases[ncases - 1].adv.reason, "to 115") != NULL,
               "pthreads: the final pass (phase 116) left out: %s", cases[ncases - 1].adv.reason);

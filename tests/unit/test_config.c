@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_config - the platform config parser (src/config.c): good files, every kind of bad file. */
 #include "check.h"
 

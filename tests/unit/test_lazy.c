@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_lazy - which maps have a lazy form (src/place/place_lazy.c), on synthetic topologies:
  * cyclic over nodes in increasing order or a rotation of it is one interleave, with the residue
  * the array's start must have; other orders, skew_mapp, prime_mapp, random and small blocks need

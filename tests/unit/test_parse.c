@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Policy strings: accepted forms, canonical round trip, and clear errors naming the bad part. */
 #include "check.h"
 #include <errno.h>

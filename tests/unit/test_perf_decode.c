@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The perf backend's pure parts (src/profile/perf.c) on synthetic data: ring buffers of perf
  * records decoded (samples with their fields in the kernel's order, records wrapping around the
  * ring's end, PERF_RECORD_LOST counted, other records skipped, corrupt sizes and unsupported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pin orders (pure) on synthetic machines: compact fills a node, one thread per core first;
  * scatter goes round-robin over nodes; lists must be allowed; wrap-around past the end. */
 #include "check.h"

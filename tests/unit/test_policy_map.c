@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Known-answer tests of the pure page->node map. The expected vectors were written by hand
  * from the papers' formulas (MAi; Table 5 of the characterization report) and a prime_mapp
  * example worked by hand, not computed by the library. */

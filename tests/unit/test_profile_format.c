@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The profile format v1 reader and writer (src/profile/format.c): a table of bad inputs, each
  * rejected with EINVAL and a message naming the problem (never a crash); the limits at their
  * edges; files that cannot be profiles; every profile of tests/profiles/ read, written and read
@@ -23,19 +24,23 @@ static const char *BASE =
     "\"kind\":\"heap\"},\"bytes\":8192,\"chunk_bytes\":4096,\"nchunks\":2,\"first_touch\":[0,-1],"
     "\"samples\":[[0,0,0,2,1],[0,1,1,0,3]]}]}";
 
-/* BASE with the first `from` replaced by `to` (malloc'ed) */
-static char *edit(const char *from, const char *to)
+/* text with the first `from` replaced by `to` (malloc'ed) */
+static char *edit_in(const char *text, const char *from, const char *to)
 {
-    const char *at = strstr(BASE, from);
+    const char *at = strstr(text, from);
     if (!at) {
-        printf("test bug: \"%s\" is not in BASE\n", from);
+        printf("test bug: \"%s\" is not in the text\n", from);
         exit(2);
     }
-    size_t n = strlen(BASE) - strlen(from) + strlen(to) + 1;
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
     char *s = malloc(n);
-    snprintf(s, n, "%.*s%s%s", (int)(at - BASE), BASE, to, at + strlen(from));
+    snprintf(s, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
     return s;
 }
+
+/* BASE with the first `from` replaced by `to` (malloc'ed) */
+static char *edit(const char *from, const char *to) { return edit_in(BASE, from, to); }
+
 
 static void expect_bad(const char *name, const char *text, size_t len, const char *msg)
 {
@@ -88,6 +93,31 @@ static void round_trip(const char *name, const struct npl_profile *p)
     free(t1);
     free(t2);
     npl__profile_free(q);
+}
+
+/* The warning when threads did not run together (npl__profile_run_warning), on BASE with
+ * sampling.concurrency {rounds, together} (rounds < 0: none) and 3 threads whose exposures are
+ * exp (NULL: none), each sampled; 1 when it warns, the line in why */
+static int run_warning(int rounds, int together, const char *exp, char *why, size_t size)
+{
+    char conc[128] = "", ex[128] = "";
+    if (rounds >= 0)
+        snprintf(conc, sizeof conc, "\"rw_known\":true,\"concurrency\":{\"rounds\":%d,"
+                 "\"together\":%d}", rounds, together);
+    snprintf(ex, sizeof ex, "\"threads\":3,\"thread_nodes\":[0,1,1]%s%s",
+             exp ? ",\"thread_exposure\":" : "", exp ? exp : "");
+    char *a = edit("\"threads\":2,\"thread_nodes\":[0,1]", ex);
+    char *b = edit_in(a, "[0,1,1,0,3]", "[0,1,1,0,3],[0,1,2,1,0]");
+    char *c = rounds >= 0 ? edit_in(b, "\"rw_known\":true", conc) : strdup(b);
+    struct npl_profile *p = good("run warning", c);
+    int w = p ? npl__profile_run_warning(p, why, size) : -1;
+    if (p && rounds >= 0)
+        round_trip("concurrency", p);
+    npl__profile_free(p);
+    free(a);
+    free(b);
+    free(c);
+    return w;
 }
 
 /* Each phase's duration (phases[].seconds) written, read back and weighed: the phase-changing
@@ -490,6 +520,27 @@ int main(int argc, char **argv)
           "directory as argument)", seen[0], seen[1]);
 
     phase_seconds(src);
+
+    /* ---- threads that did not run together: one line (npl__profile_run_warning) ---- */
+    {
+        char why[400] = "";
+        CHECK(run_warning(10, 2, NULL, why, sizeof why) == 1 &&
+                  strstr(why, "did not run together: in 8 of 10 sampler rounds") && !strchr(why, '\n'),
+              "8 of 10 crowded rounds apart: one line: %s", why);
+        CHECK(run_warning(10, 5, NULL, why, sizeof why) == 0, "5 of 10 together: no warning");
+        CHECK(run_warning(4, 0, NULL, why, sizeof why) == 0, "4 rounds only: no warning");
+        CHECK(run_warning(-1, 0, NULL, why, sizeof why) == 0, "no concurrency: no warning");
+        CHECK(run_warning(10, 9, "[0.1,2,0.2]", why, sizeof why) == 1 &&
+                  strstr(why, "thread 1 ran 2 s while pages were armed, thread 2 0.2 s, more than 8x"),
+              "workers' exposures 10x apart: %s", why);
+        CHECK(run_warning(10, 9, "[0.01,2,0.3]", why, sizeof why) == 0,
+              "workers' exposures 6.7x apart, the main thread's 200x less: no warning");
+        CHECK(run_warning(-1, 0, "[1,2,1.1]", why, sizeof why) == 0, "exposures 2x apart: none");
+        bad_edit("\"rw_known\":true", "\"rw_known\":true,\"concurrency\":{\"rounds\":3,\"together\":4}",
+                 "together (4) exceeds rounds (3)");
+        bad_edit("\"rw_known\":true", "\"rw_known\":true,\"concurrency\":{\"rounds\":3}",
+                 "together");
+    }
 
     /* ---- each thread's exposure (run.thread_exposure, optional): read, written, checked ---- */
     {

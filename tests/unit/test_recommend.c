@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_recommend - the report's recommendation rule (cli/report/recommend.c). */
 #include "check.h"
 #include "recommend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_recommend_stats - the report's rule with repetitions (recommend_stats in cli/report/recommend.c):
  * ties by overlapping [min, max] ranges or by the noise threshold, "no measurable difference",
  * the margin and the policy it is measured against. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_term_text.c - npl__term_text (src/base/text.c): what a profile names reaches a terminal
  * with every control character and every byte that is no UTF-8 character written \xNN, valid
  * UTF-8 kept, the result cut between characters, never inside an escape. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Topology on synthetic machines of several shapes: node ids, CPU-less nodes, restriction
  * (cpuset masks), distances, shapes that overflow. */
 #include "check.h"
