@@ -8,7 +8,7 @@
  * it: a write; a next-touch chunk comes to its node).
  *
  * The wrappers come from one table, io_calls.def (the exported names too: io_calls.cmake); what
- * cannot be wrapped is in tests/contract/limits.txt (docs/PROFILE.md, docs/NEXT_TOUCH.md). Each
+ * cannot be wrapped is in tests/contract/limits.txt (docs/AUTO.md §9, docs/NEXT_TOUCH.md). Each
  * wrapper costs two compares per buffer when no array is tracked near it. */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE /* the wrappers define read etc., not the headers' inline checks */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* locality.h - exact local-access counting for the locality harness (bench/auto/, docs/AUTO.md).
+/* locality.h - exact local-access counting for the locality harness (bench/auto/, docs/RESULTS.md "The locality harness").
  *
  * The programs of bench/auto/ are plain OpenMP programs (nothing of numaplace linked: they are run
  * under `numaplace run --policy P`). Each knows its access pattern and counts EVERY access of its

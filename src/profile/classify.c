@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* classify.c - PURE: one array's sampled accesses -> a pattern, a policy, a confidence, a reason
- * and predicted local fractions (docs/AUTO.md, "Classification").
+ * and predicted local fractions (docs/PROFILE.md §7, "The classifier").
  *
  * The pattern is judged on threads, the policy on the machine's nodes:
  *  - the pattern (serial, blocked, cyclic(k), irregular, shared) counts an access as "own" when

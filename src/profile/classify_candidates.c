@@ -2,7 +2,7 @@
 /* classify_candidates.c - PURE: the placements a classifier evaluates, each scored against the
  * sampled matrix through the library's own pure map (npl_plan_map): first touch, bind_all, cyclic,
  * weighted, the thread-level shapes fitted on the owners, explicit per-chunk owners (scored
- * leave-one-out) (docs/AUTO.md, "Classification"). */
+ * leave-one-out) (docs/PROFILE.md §7, "The classifier"). */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"
 

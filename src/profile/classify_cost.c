@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_cost.c - PURE: an objective that sees bandwidth, not only locality, and how sure the
- * samples make it (docs/AUTO.md, "The objective").
+ * samples make it (docs/PROFILE.md §7, the objective).
  *
  * A placement's cost is its remote accesses plus the load it puts on one node's memory: its
  * score is its local fraction less the busiest node's share of the accesses it serves beyond the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_phases.c - PURE: which phases change owners, next-touch when they change again and
- * again, and the steady state a single placement is fitted on (docs/AUTO.md, "Phases"). */
+ * again, and the steady state a single placement is fitted on (docs/PROFILE.md §7, phases). */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_rules.c - PURE: the rules that name a pattern and a policy from the scored
- * candidates, the guard, and the even split of a static schedule (docs/AUTO.md, "Rules"). */
+ * candidates, the guard, and the even split of a static schedule (docs/PROFILE.md §7, rules). */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"
 

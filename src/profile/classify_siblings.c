@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* classify_siblings.c - PURE: an explicit map scaled to another size, and the advice of a
- * thinly sampled array followed from the best-sampled array of its call site (docs/AUTO.md). */
+ * thinly sampled array followed from the best-sampled array of its call site (docs/PROFILE.md §7, rule 6). */
 #define _GNU_SOURCE
 #include "profile/classify_internal.h"
 

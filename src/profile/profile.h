@@ -39,7 +39,7 @@
 #define NPL_PROF_MAX_COUNT ((uint64_t)1 << 40)  /* reads or writes of one sample row */
 #define NPL_PROF_MAX_BYTES ((uint64_t)1 << 50)  /* bytes of one array (1 PiB) */
 
-/* ---- classifier thresholds (docs/AUTO.md says where each comes from) ---- */
+/* ---- classifier thresholds (docs/PROFILE.md §7 says where each comes from) ---- */
 #define NPL_PROF_MIN_SAMPLES 64        /* fewer sampled accesses: too-few-samples, first touch */
 #define NPL_PROF_OWNED 0.80            /* kMAF/anchors: exclusivity >= 0.8 is owned */
 #define NPL_PROF_READ_MOSTLY 0.05      /* Carrefour: write ratio <= 5% counts as read-mostly */

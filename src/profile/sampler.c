@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* sampler.c - the portable access sampler of `numaplace profile`: AutoNUMA's hinting faults in
- * user space (docs/AUTO.md, "Sampling").
+ * user space (docs/PROFILE.md §3).
  *
  *  - First touch: a tracked array is protected PROT_NONE when it is born, in at most
  *    NPL_RAW_UNITS units; the first fault in a unit records the thread (and its node) for the

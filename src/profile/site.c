@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* site.c - where an array comes from, the same on every run: the ELF object (path and GNU
- * build-id) and an offset in it, never an address (docs/AUTO.md, "Site identity").
+ * build-id) and an offset in it, never an address (docs/PROFILE.md §2).
  *
  *  - Heap blocks: the allocator's return address. When it lies in the C, C++ or Fortran runtime
  *    (operator new in libstdc++, strdup in libc, an intrinsic's temporary in libgfortran, the

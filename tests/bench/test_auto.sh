@@ -5,7 +5,7 @@
 # exact number each program makes), all local where the machine has one node, the same checksum
 # under every policy, and the exact profile each writes (AUTO_PROFILE) classified by
 # `numaplace advise` into the pattern its program was written with. The multi-node figures come
-# from bench/auto/run_auto in the 4-node guest (docs/AUTO.md).
+# from bench/auto/run_auto in the 4-node guest (docs/RESULTS.md, "The locality harness").
 # usage: test_auto.sh BUILD_DIR
 set -u
 build=$1

@@ -38,7 +38,7 @@ too-few-samples first_touch - new" "$(rows $P/multi.json)"
 check "stored advice shown as it is" "cyclic cyclic_block:4 - stored
 irregular explicit 1 stored" "$(rows $P/advised.json)"
 # a profile of mg_plain in the 4-node guest, its advice stored by numaplace profile: grid levels
-# of one call site follow its finest level's map (docs/AUTO.md, rule 6). Stored advice is shown
+# of one call site follow its finest level's map (docs/PROFILE.md §7, rule 6). Stored advice is shown
 # as it is (the rule ran before it was written: run again, it freed the profile's own maps)
 "$N" advise --json "$P/guest_mg_stored.json" >$T/mg.json 2>$T/mg.err
 check "stored follower advice: exit 0, nothing on stderr" "0 0" "$? $(wc -c <$T/mg.err)"
@@ -55,7 +55,7 @@ PY
 check "stored follower advice: advise --write, exit 0, the same file" "0 $(cksum <"$P/guest_mg_stored.json" | cut -d' ' -f1)" "$? $(cksum <$T/mg_w.json | cut -d' ' -f1)"
 # exact profiles of the locality harness's programs in the 4-node guest (bench/auto/run_auto
 # --exact-profiles: 8 threads pinned compact, 2 per node): the advice run there reached the per-array
-# oracle (docs/AUTO.md)
+# oracle (docs/RESULTS.md, "The locality harness")
 check "guest auto_multi" "blocked bind_block:threads=8 - new
 cyclic bind_block:pages=4,threads=8 - new
 shared-read-mostly cyclic - new
