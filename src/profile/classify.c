@@ -153,6 +153,28 @@ static void level_free(struct level *L)
     free(L->cands);
 }
 
+/* w->tmulti: the phases where two threads' samples or more were recorded */
+static int competing_phases(struct work *w)
+{
+    const struct npl_prof_input *in = w->in;
+    int *first = malloc((size_t)w->NP * sizeof *first);
+    if (!first || !(w->tmulti = calloc((size_t)w->NP, 1))) {
+        free(first);
+        return -1;
+    }
+    for (int p = 0; p < w->NP; p++)
+        first[p] = -1;
+    for (size_t i = 0; i < in->nsamples; i++) {
+        int p = phase_of(w, &in->samples[i]), t = (int)in->samples[i].thread;
+        if (first[p] < 0)
+            first[p] = t;
+        else if (first[p] != t)
+            w->tmulti[p] = 1;
+    }
+    free(first);
+    return 0;
+}
+
 static int prepare(struct work *w)
 {
     const struct npl_prof_input *in = w->in;
@@ -198,8 +220,13 @@ static int prepare(struct work *w)
             free(keys);
             return npl__cls_oom(w);
         }
+        if (competing_phases(w) < 0) {
+            free(keys);
+            return npl__cls_oom(w);
+        }
+        /* phases are indexes here only where the profile has phases (else all are phase 0) */
         if (!npl__exposure_weights(in->thread_exposure, in->nthreads, in->samples,
-                                   in->nsamples, w->tw)) {
+                                   in->nsamples, in->nphases ? w->tmulti : NULL, w->tw)) {
             free(w->tw);
             w->tw = NULL;
         }
@@ -234,6 +261,7 @@ static void work_free(struct work *w)
     free(w->order);
     free(w->gstart);
     free(w->tw);
+    free(w->tmulti);
     level_free(&w->node);
     level_free(&w->thr);
 }
@@ -364,7 +392,7 @@ static int steady_scores(struct work *w, struct verdict *v)
     double reads = 0, writes = 0;
     for (size_t i = 0; i < in->nsamples; i++)
         if (w->inF[phase_of(w, &in->samples[i])]) {
-            double k = w->tw ? w->tw[in->samples[i].thread] : 1;
+            double k = sample_weight(w, &in->samples[i]);
             reads += (double)in->samples[i].reads * k;
             writes += (double)in->samples[i].writes * k;
         }

@@ -151,7 +151,8 @@ void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_adv
 }
 
 int npl__exposure_weights(const double *exposure, int nthreads,
-                          const struct npl_prof_sample *samples, size_t nsamples, double *weight)
+                          const struct npl_prof_sample *samples, size_t nsamples,
+                          const unsigned char *phase_weighed, double *weight)
 {
     double mean = 0, raw = 0, weighted = 0;
     int n = 0, differ = 0;
@@ -170,6 +171,8 @@ int npl__exposure_weights(const double *exposure, int nthreads,
             weight[t] = dmax(1 / NPL_PROF_EXPOSURE_CAP, dmin(NPL_PROF_EXPOSURE_CAP,
                                                            mean / exposure[t]));
     for (size_t i = 0; i < nsamples; i++) {
+        if (phase_weighed && !phase_weighed[samples[i].phase])
+            continue; /* a phase one thread had alone keeps its counts */
         double a = (double)samples[i].reads + (double)samples[i].writes;
         raw += a;
         weighted += a * weight[samples[i].thread];

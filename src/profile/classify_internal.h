@@ -75,6 +75,8 @@ struct work {
     char note[320];             /* next-touch weighed and not chosen: why (in the reason) */
     double *tw;                 /* each thread's exposure weight (npl__exposure_weights); NULL:
                                  * none (every weight 1) */
+    unsigned char *tmulti;      /* with tw: phase p had two threads' samples or more (only
+                                 * there do threads compete for the armed pages) */
 };
 
 struct placement {
@@ -100,16 +102,23 @@ struct phase_view {
     int change[MAX_SIG_PHASES][MAX_SIG_PHASES];
 };
 
-/* a sample row's accesses, normalised by its thread's exposure (w->tw) */
-static inline double cnt(const struct work *w, const struct npl_prof_sample *s)
-{
-    double n = (double)s->reads + (double)s->writes;
-    return w->tw ? n * w->tw[s->thread] : n;
-}
-
 static inline int phase_of(const struct work *w, const struct npl_prof_sample *s)
 {
     return w->in->nphases ? (int)s->phase : 0;
+}
+
+/* a sample row's weight: its thread's exposure weight (w->tw) in a phase where threads competed
+ * for the armed pages; 1 in a phase one thread had alone (a pthreads main thread's serial pass:
+ * its small exposure, waiting in join, must not multiply that pass's samples) */
+static inline double sample_weight(const struct work *w, const struct npl_prof_sample *s)
+{
+    return w->tw && w->tmulti[phase_of(w, s)] ? w->tw[s->thread] : 1;
+}
+
+/* a sample row's accesses, normalised by its thread's exposure */
+static inline double cnt(const struct work *w, const struct npl_prof_sample *s)
+{
+    return ((double)s->reads + (double)s->writes) * sample_weight(w, s);
 }
 
 static inline const struct npl_prof_sample *sample(const struct work *w, size_t i)

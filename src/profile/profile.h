@@ -277,8 +277,13 @@ struct npl_prof_input {
  * sampled differ by more than NPL_PROF_EXPOSURE_CAP (beyond it the weights cannot correct them).
  * Returns 1 (buf: the warning), else 0. Pure. */
 int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size);
+/* Each thread's weight (mean exposure / its own, capped to [1/CAP, CAP]), scaled so that the
+ * weighted samples of the phases phase_weighed marks (NULL: every phase) keep their total; a
+ * phase one thread had alone keeps its counts (its thread competed with nobody for the armed
+ * pages). Returns 1 when some weight is not 1, else 0 (every weight 1). Pure. */
 int npl__exposure_weights(const double *exposure, int nthreads,
-                          const struct npl_prof_sample *samples, size_t nsamples, double *weight);
+                          const struct npl_prof_sample *samples, size_t nsamples,
+                          const unsigned char *phase_weighed, double *weight);
 
 /* A classifier context: the machine's nodes and the thread count (it builds the helper
  * topologies once). topo: the machine (a synthetic one from npl__profile_topo() or any npl_topo

@@ -363,6 +363,39 @@ static void test_stability(npl_topo *t4)
         spread += !strcmp(pol, "cyclic");
         arr_free(&a, &m);
     }
+    /* a pthreads main thread (thread 0, node 0) that waits in join while 4 workers (threads 1-4,
+     * one a node) each pass over their own quarter 8 times, then makes the final serial pass
+     * alone: its exposure is a twentieth of theirs. That pass is a phase it has alone, whose
+     * samples its small exposure must not multiply: weighed 8x (the cap) it outweighed the
+     * workers' passes in the 4-node guest, and the steady state became the pass */
+    {
+        static const int nodes5[5] = {0, 0, 1, 2, 3};
+        double waiting[5] = {0.05, 1, 1, 1, 1};
+        struct mat m = mat_new(9, 256, 5);
+        for (int p = 0; p < 8; p++)
+            for (int c = 0; c < 256; c++)
+                mat_add(&m, p, c, 1 + c / 64, 0, 6);
+        for (int c = 0; c < 256; c++)
+            mat_add(&m, 8, c, 0, 0, 25);
+        struct arr a;
+        arr_from(&a, &m, nodes5, NULL);
+        for (int i = 0; i < 9; i++) {
+            pt_ph[i] = (struct npl_prof_phase){.id = (uint32_t)(100 + i), .kind = NPL_PHASE_WINDOW,
+                                               .entries = 1};
+            pt_tr[i] = (struct npl_prof_transition){(uint32_t)i, (uint32_t)(i + 1), 1};
+        }
+        a.in.phases = pt_ph;
+        a.in.nphases = 9;
+        a.in.transitions = pt_tr;
+        a.in.ntransitions = 8;
+        a.in.thread_exposure = waiting;
+        char pol[192];
+        advised(t4, &a, pol, sizeof pol);
+        CHECK(!strcmp(pol, "explicit") || !strncmp(pol, "bind_block:threads=4", 20),
+              "pthreads: a main thread that waits, then the final pass, normalised: its "
+              "workers' placement (their map or bind_block:threads=4), not %s", pol);
+        arr_free(&a, &m);
+    }
     CHECK(same >= 19, "stable: pthreads slices + serial passes, 8 or 16 passes, random exposure: "
           "bind_block:threads=8 in %d of 20", same);
     CHECK(spread >= 19, "stable: a table every thread reads, random node exposure: cyclic in %d "
@@ -787,18 +820,18 @@ static void test_exposure(npl_topo *t2)
 {
     struct npl_prof_sample two[2] = {{0, 0, 0, 200, 0, 0, 0}, {0, 1, 1, 100, 0, 0, 0}};
     double exp_half[2] = {1.0, 0.5}, wt[2], none[2] = {0, 0};
-    CHECK(npl__exposure_weights(exp_half, 2, two, 2, wt) == 1, "half the exposure: weights");
+    CHECK(npl__exposure_weights(exp_half, 2, two, 2, NULL, wt) == 1, "half the exposure: weights");
     double a0 = 200 * wt[0], a1 = 100 * wt[1];
     CHECK(a0 / (a0 + a1) > 0.5 - 1e-9 && a0 / (a0 + a1) < 0.5 + 1e-9 && a0 + a1 > 300 - 1e-6 &&
               a0 + a1 < 300 + 1e-6,
           "half the exposure: shares %.3f / %.3f, total %.1f", a0 / (a0 + a1), a1 / (a0 + a1),
           a0 + a1);
-    CHECK(npl__exposure_weights(none, 2, two, 2, wt) == 0 && wt[0] == 1 && wt[1] == 1,
+    CHECK(npl__exposure_weights(none, 2, two, 2, NULL, wt) == 0 && wt[0] == 1 && wt[1] == 1,
           "no exposure recorded: weights 1");
     double same[2] = {0.7, 0.7};
-    CHECK(npl__exposure_weights(same, 2, two, 2, wt) == 0 && wt[0] == 1 && wt[1] == 1,
+    CHECK(npl__exposure_weights(same, 2, two, 2, NULL, wt) == 0 && wt[0] == 1 && wt[1] == 1,
           "equal exposures: weights 1");
-    CHECK(npl__exposure_weights(NULL, 2, two, 2, wt) == 0, "no exposure: weights 1");
+    CHECK(npl__exposure_weights(NULL, 2, two, 2, NULL, wt) == 0, "no exposure: weights 1");
 
     enum { CH = 64 };
     struct npl_prof_sample s[2 * CH];
