@@ -512,6 +512,16 @@ void npl__raw_measured(struct npl_raw *r, uint32_t array, struct npl_raw_row *ro
 void npl__raw_count_node(struct npl_raw *r, uint32_t thread, unsigned node);
 /* The kernel thread tid has thread number `thread` from now on (the table full: not recorded). */
 void npl__raw_set_tid(struct npl_raw *r, int32_t tid, int32_t thread);
+/* the raw profile named first in list (NUMAPLACE_PROFILE_SHM: comma-separated, the spares after
+ * it), mapped read-write; NULL with npl_last_error() */
+struct npl_raw *npl__raw_open(const char *list);
+/* a spare raw profile no image owns yet, now owned by this process (a launcher's next program:
+ * its own profile), or NULL */
+struct npl_raw *npl__raw_claim_spare(void);
+/* the sampler thread, each round: each numbered thread's CPU time since the last round added to
+ * its exposure when pages were armed meanwhile (armed), and the rounds in which two threads or
+ * more ran, together or taking turns */
+void npl__raw_thread_clocks(struct npl_raw *r, int armed);
 /* The thread number of tid, or -1 (a thread never numbered: another process's, or unseen). */
 int npl__raw_thread_of(const struct npl_raw *r, int32_t tid);
 /* The tracked array that held addr at time t_ns (CLOCK_MONOTONIC: tracked at or before it, not

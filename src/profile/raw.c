@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* raw.c - the raw profile's tables (struct npl_raw, shared by the program's interposer and the
  * command): the sampled accesses' rows and counters, the thread ids, the arrays by address, the
- * objects, phases and transitions. The counters are called from a signal handler: no system call,
+ * objects, phases and transitions; opening the raw profile files (the first and the spares a
+ * launcher's next program claims); each thread's exposure, its CPU clock read every sampler round.
+ * The counters are called from a signal handler: no system call,
  * no lock, no allocation there (atomics only); interning an object takes a lock. */
 #define _GNU_SOURCE
+#include "base/base.h"
 #include "profile/profile.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* the row of key, made when there is none; NULL: the table is full. Rows are handed
  * out densely (the memory touched grows with the rows used), each pushed on the front of its hash
@@ -229,3 +239,100 @@ void npl__raw_transition(struct npl_raw *r, uint32_t from, uint32_t to)
     }
 }
 
+/* ---- the raw profile's files ---- */
+/* NUMAPLACE_PROFILE_SHM: the raw profile, then (comma-separated) spare ones that a program the
+ * first one's owner did not become may claim instead (each exec'd child its own profile) */
+#define MAX_SPARES 32
+static char spare_paths[MAX_SPARES][48];
+static int nspares;
+
+static struct npl_raw *map_raw(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return npl__fail(errno, "%s: cannot open the raw profile", path), NULL;
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size != sizeof(struct npl_raw)) {
+        close(fd);
+        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", path), NULL;
+    }
+    void *m = mmap(NULL, sizeof(struct npl_raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return npl__fail(errno, "%s: cannot map the raw profile", path), NULL;
+    struct npl_raw *r = m;
+    if (r->magic != NPL_RAW_MAGIC || r->version != NPL_RAW_VERSION || r->size != sizeof *r) {
+        munmap(m, sizeof *r);
+        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", path), NULL;
+    }
+    return r;
+}
+
+/* a spare raw profile no image owns yet, now owned by this process, or NULL */
+struct npl_raw *npl__raw_claim_spare(void)
+{
+    for (int i = 0; i < nspares; i++) {
+        struct npl_raw *s = map_raw(spare_paths[i]);
+        int32_t expect = 0;
+        if (s && atomic_compare_exchange_strong(&s->owner_pid, &expect, (int32_t)getpid()))
+            return s;
+        if (s)
+            munmap(s, sizeof *s);
+    }
+    return NULL;
+}
+
+/* the raw profile named first in list (NUMAPLACE_PROFILE_SHM's value), mapped; the spare ones
+ * after it remembered for npl__raw_claim_spare; NULL with npl_last_error() */
+struct npl_raw *npl__raw_open(const char *list)
+{
+    char first[PATH_MAX];
+    const char *comma = strchr(list, ',');
+    snprintf(first, sizeof first, "%.*s", comma ? (int)(comma - list) : PATH_MAX - 1, list);
+    for (nspares = 0; comma && nspares < MAX_SPARES; nspares++) {
+        const char *p = comma + 1;
+        comma = strchr(p, ',');
+        snprintf(spare_paths[nspares], sizeof spare_paths[0], "%.*s",
+                 comma ? (int)(comma - p) : (int)sizeof spare_paths[0] - 1, p);
+    }
+    return map_raw(first);
+}
+
+/* ---- each thread's exposure ---- */
+/* Each numbered thread's CPU clock read every round (a thread's clock of the same process:
+ * clock id (~tid << 3) | 6, as glibc's pthread_getcpuclockid makes it): the CPU time it ran since
+ * the last round counts as its exposure when pages were armed meanwhile (armed) */
+static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
+static uint64_t clock_ns[NPL_RAW_TIDS];
+static uint64_t clock_round; /* when the clocks were last read (CLOCK_MONOTONIC ns) */
+void npl__raw_thread_clocks(struct npl_raw *r, int armed)
+{
+    /* the threads that ran at least a tenth of the round: how many, their CPU time together */
+    uint64_t now = npl__now_ns(), span = clock_round && now > clock_round ? now - clock_round : 0;
+    uint64_t ran = 0, busy = 0;
+    clock_round = now;
+    for (size_t i = 0; i < NPL_RAW_TIDS; i++) {
+        int32_t tid = atomic_load_explicit(&r->tids[i].tid, memory_order_relaxed);
+        struct timespec ts;
+        if (!tid || clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0) {
+            clock_tid[i] = 0; /* ended (or none) */
+            continue;
+        }
+        uint64_t c = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        int32_t t = atomic_load_explicit(&r->tids[i].thread, memory_order_relaxed);
+        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS) {
+            atomic_fetch_add_explicit(&r->exposure_ns[t], c - clock_ns[i], memory_order_relaxed);
+            if (span && c - clock_ns[i] >= span / 10) {
+                ran++;
+                busy += c - clock_ns[i];
+            }
+        }
+        clock_tid[i] = tid;
+        clock_ns[i] = c;
+    }
+    if (ran >= 2) { /* NPL_PROF_TOGETHER: did they run at once, or take turns on fewer CPUs? */
+        atomic_fetch_add_explicit(&r->rounds_crowded, 1, memory_order_relaxed);
+        if ((double)busy >= NPL_PROF_TOGETHER * (double)ran * (double)span)
+            atomic_fetch_add_explicit(&r->rounds_together, 1, memory_order_relaxed);
+    }
+}

@@ -341,62 +341,10 @@ int npl__sampler_fault(int sig, siginfo_t *si, void *uctx)
 int npl__sampler_install(void) { return npl__fault_claim(npl__sampler_fault); }
 
 /* ---- the raw profile ---- */
-/* NUMAPLACE_PROFILE_SHM: the raw profile, then (comma-separated) spare ones that a program the
- * first one's owner did not become may claim instead (each exec'd child its own profile) */
-#define MAX_SPARES 32
-static char spare_paths[MAX_SPARES][48];
-static int nspares;
-
-static struct npl_raw *map_raw(const char *path)
-{
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return npl__fail(errno, "%s: cannot open the raw profile", path), NULL;
-    if (fstat(fd, &st) < 0 || (size_t)st.st_size != sizeof(struct npl_raw)) {
-        close(fd);
-        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", path), NULL;
-    }
-    void *m = mmap(NULL, sizeof(struct npl_raw), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return npl__fail(errno, "%s: cannot map the raw profile", path), NULL;
-    struct npl_raw *r = m;
-    if (r->magic != NPL_RAW_MAGIC || r->version != NPL_RAW_VERSION || r->size != sizeof *r) {
-        munmap(m, sizeof *r);
-        return npl__fail(EINVAL, "%s: not a raw profile of this numaplace", path), NULL;
-    }
-    return r;
-}
-
-/* a spare raw profile no image owns yet, now owned by this process, or NULL */
-static struct npl_raw *claim_spare(void)
-{
-    for (int i = 0; i < nspares; i++) {
-        struct npl_raw *s = map_raw(spare_paths[i]);
-        int32_t expect = 0;
-        if (s && atomic_compare_exchange_strong(&s->owner_pid, &expect, (int32_t)getpid()))
-            return s;
-        if (s)
-            munmap(s, sizeof *s);
-    }
-    return NULL;
-}
-
 int npl__sampler_init(const struct npl_sampler_cfg *cfg)
 {
     page = (size_t)sysconf(_SC_PAGESIZE);
-    char first[PATH_MAX];
-    const char *comma = strchr(cfg->shm_path, ',');
-    snprintf(first, sizeof first, "%.*s", comma ? (int)(comma - cfg->shm_path) : PATH_MAX - 1,
-             cfg->shm_path);
-    for (nspares = 0; comma && nspares < MAX_SPARES; nspares++) {
-        const char *p = comma + 1;
-        comma = strchr(p, ',');
-        snprintf(spare_paths[nspares], sizeof spare_paths[0], "%.*s",
-                 comma ? (int)(comma - p) : (int)sizeof spare_paths[0] - 1, p);
-    }
-    struct npl_raw *r = map_raw(first);
+    struct npl_raw *r = npl__raw_open(cfg->shm_path);
     if (!r)
         return -1;
     R = r;
@@ -432,7 +380,7 @@ static int claim(void)
         atomic_store(&R->ft_used, 0);
         atomic_store(&R->nthreads, 0);
     } else if (!atomic_compare_exchange_strong(&R->owner_pid, &expect, (int32_t)getpid())) {
-        struct npl_raw *spare = claim_spare(); /* another program: its own profile */
+        struct npl_raw *spare = npl__raw_claim_spare(); /* another program: its own profile */
         if (!spare) {
             refused = 1; /* another process or program image has it */
             atomic_fetch_add(&R->others, 1);
@@ -740,44 +688,6 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
     return failed ? 0 : k;
 }
 
-/* Each numbered thread's CPU clock read every round (a thread's clock of the same process:
- * clock id (~tid << 3) | 6, as glibc's pthread_getcpuclockid makes it): the CPU time it ran since
- * the last round counts as its exposure when pages were armed meanwhile (armed) */
-static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
-static uint64_t clock_ns[NPL_RAW_TIDS];
-static uint64_t clock_round; /* when the clocks were last read (CLOCK_MONOTONIC ns) */
-static void thread_clocks(int armed)
-{
-    /* the threads that ran at least a tenth of the round: how many, their CPU time together */
-    uint64_t now = npl__now_ns(), span = clock_round && now > clock_round ? now - clock_round : 0;
-    uint64_t ran = 0, busy = 0;
-    clock_round = now;
-    for (size_t i = 0; i < NPL_RAW_TIDS; i++) {
-        int32_t tid = atomic_load_explicit(&R->tids[i].tid, memory_order_relaxed);
-        struct timespec ts;
-        if (!tid || clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0) {
-            clock_tid[i] = 0; /* ended (or none) */
-            continue;
-        }
-        uint64_t c = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        int32_t t = atomic_load_explicit(&R->tids[i].thread, memory_order_relaxed);
-        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS) {
-            atomic_fetch_add_explicit(&R->exposure_ns[t], c - clock_ns[i], memory_order_relaxed);
-            if (span && c - clock_ns[i] >= span / 10) {
-                ran++;
-                busy += c - clock_ns[i];
-            }
-        }
-        clock_tid[i] = tid;
-        clock_ns[i] = c;
-    }
-    if (ran >= 2) { /* NPL_PROF_TOGETHER: did they run at once, or take turns on fewer CPUs? */
-        atomic_fetch_add_explicit(&R->rounds_crowded, 1, memory_order_relaxed);
-        if ((double)busy >= NPL_PROF_TOGETHER * (double)ran * (double)span)
-            atomic_fetch_add_explicit(&R->rounds_together, 1, memory_order_relaxed);
-    }
-}
-
 static void round_once(double *last_window)
 {
     /* pages armed since the last round (or the perf backend, always sampling): the threads'
@@ -787,7 +697,7 @@ static void round_once(double *last_window)
         uint32_t st = S_STATE(atomic_load(&slots[k].word));
         armed = st == S_ARMED || st == S_READ || st == S_BUSY || st == S_DONE;
     }
-    thread_clocks(armed);
+    npl__raw_thread_clocks(R, armed);
     /* pages untouched for MAX_AGE_NS are given back (idle), read ones after READ_AGE_NS; done
      * ones freed. Ages are in time, not rounds: a round is late when the threads are busy */
     atomic_fetch_add(&epoch, 1); /* before any page is forgotten: late faults retry */
