@@ -101,16 +101,23 @@ static int child(int report)
     return 0;
 }
 
-/* In the profile file at path, the array at ordinal `ordinal`: the value of its first `key`
- * after the ordinal (a string or a list: up to the closing quote or bracket) replaced by value */
-static int edit_advice(const char *path, int ordinal, const char *key, const char *value)
+/* the file at path as one string (empty when it cannot be read), in a buffer the next call reuses */
+static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "r");
     static char text[1 << 22];
+    FILE *f = fopen(path, "r");
     size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
     if (f)
         fclose(f);
     text[n] = 0;
+    return text;
+}
+
+/* In the profile file at path, the array at ordinal `ordinal`: the value of its first `key`
+ * after the ordinal (a string or a list: up to the closing quote or bracket) replaced by value */
+static int edit_advice(const char *path, int ordinal, const char *key, const char *value)
+{
+    char *text = read_text(path);
     char ord[32];
     snprintf(ord, sizeof ord, "\"ordinal\": %d,", ordinal);
     char *o = strstr(text, ord), *k = o ? strstr(o, key) : NULL;
@@ -118,7 +125,7 @@ static int edit_advice(const char *path, int ordinal, const char *key, const cha
     char *end = v ? strchr(v + 1, *v == '"' ? '"' : ']') : NULL;
     if (!end)
         return -1;
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (!f)
         return -1;
     fprintf(f, "%.*s%s%s", (int)(v - text), text, value, end + 1);
@@ -129,15 +136,10 @@ static int edit_advice(const char *path, int ordinal, const char *key, const cha
  * depend on how the child was scheduled, so a hand edit names a phase that exists */
 static int last_phase_id(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    static char text[1 << 22];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = 0;
-    char *ph = strstr(text, "\"phases\": ["), *end = ph ? strstr(ph, "\"transitions\"") : NULL;
+    const char *text = read_text(path);
+    const char *ph = strstr(text, "\"phases\": ["), *end = ph ? strstr(ph, "\"transitions\"") : NULL;
     int id = -1;
-    for (char *q = ph; q && end && (q = strstr(q, "\"id\": ")) && q < end; q++)
+    for (const char *q = ph; q && end && (q = strstr(q, "\"id\": ")) && q < end; q++)
         id = atoi(q + strlen("\"id\": "));
     return id;
 }
