@@ -21,12 +21,22 @@ struct numbered {
     void *arg;
     int n;
 };
+static void thread_ended(void *unused)
+{
+    (void)unused;
+    npl__sampler_thread_end();
+}
 static void *numbered_start(void *p)
 {
     struct numbered c = *(struct numbered *)p;
     free(p);
     npl__sampler_set_thread(c.n);
-    return c.start(c.arg);
+    npl__sampler_thread_begin();
+    void *r;
+    pthread_cleanup_push(thread_ended, NULL); /* returned, pthread_exit or cancelled */
+    r = c.start(c.arg);
+    pthread_cleanup_pop(1);
+    return r;
 }
 
 EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),

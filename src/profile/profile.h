@@ -671,6 +671,9 @@ int npl__sampler_lend_range(void *base, size_t len, int (*fn)(void *), void *arg
 void npl__sampler_set_thread(int n);
 void npl__sampler_set_omp_thread(int n);
 int npl__sampler_next_thread(void); /* the next creation number (the interposer's numbering) */
+/* a numbered thread begins / ends its start routine (the main thread alone again: its own phase) */
+void npl__sampler_thread_begin(void);
+void npl__sampler_thread_end(void);
 /* Phases: an outermost OpenMP parallel region begins at code / ends. */
 void npl__sampler_region_begin(const void *code);
 void npl__sampler_region_end(void);

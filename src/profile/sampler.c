@@ -67,6 +67,11 @@ static _Atomic int stopping;
 static _Atomic unsigned epoch;     /* rounds whose pages were given back */
 static _Atomic uint32_t cur_phase, serial_phase = NPL_RAW_NONE, last_region = NPL_RAW_NONE;
 static _Atomic int region_depth, regions_seen;
+/* pthreads (no region seen): the numbered threads running; the time window now; the phase of the
+ * main thread alone after its threads ended (npl__sampler_thread_begin/_end) */
+static int workers_alive, workers_started, alone;
+static uint32_t window_phase, alone_phase = NPL_RAW_NONE;
+static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER; /* phase changes */
 static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
 static _Atomic int next_thread_no = 1;
 static TLS int thread_no = -1, omp_no = -1;
@@ -711,12 +716,13 @@ static void round_once(double *last_window)
     double secs = npl__now();
     if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
         *last_window = secs;
+        pthread_mutex_lock(&phase_lock);
         if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
-            uint32_t from = atomic_load(&cur_phase);
-            uint32_t ph = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-            set_phase(ph);
-            (void)from;
+            window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+            if (!alone) /* the main thread alone stays in its phase; the window waits */
+                set_phase(window_phase);
         }
+        pthread_mutex_unlock(&phase_lock);
     }
     /* the pages of this round: weighted by the arrays' sizes, each weighing at least
      * SMALL_WEIGHT pages, so that a small array heavily used (a CG vector beside its matrix)
@@ -808,7 +814,38 @@ void npl__sampler_set_omp_thread(int n)
     publish_thread();
 }
 
-static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A numbered thread begins or ends its start routine. In a program without regions, the main
+ * thread alone again after its threads ended (a final pass, a checksum, serial work between
+ * fork-joins) records into a phase of its own, not the time window its threads shared: there
+ * the exposure weights would multiply its samples by its small exposure (it waited in join),
+ * and a pass made once becomes a one-time phase the steady state leaves out. The first thread
+ * also starts a new window, so that the main thread's samples before it stay apart. */
+void npl__sampler_thread_begin(void)
+{
+    pthread_mutex_lock(&phase_lock);
+    if (workers_alive++ == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
+        if (!workers_started && atomic_load(&R->nphases) < NPL_RAW_WINDOWS)
+            window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+        if (alone || !workers_started)
+            set_phase(window_phase);
+        alone = 0;
+    }
+    workers_started = 1;
+    pthread_mutex_unlock(&phase_lock);
+}
+
+void npl__sampler_thread_end(void)
+{
+    pthread_mutex_lock(&phase_lock);
+    if (--workers_alive == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
+        if (alone_phase == NPL_RAW_NONE)
+            alone_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+        atomic_fetch_add(&R->phases[alone_phase].entries, 1);
+        set_phase(alone_phase);
+        alone = 1;
+    }
+    pthread_mutex_unlock(&phase_lock);
+}
 
 void npl__sampler_region_begin(const void *code)
 {

@@ -175,6 +175,23 @@ import json, sys
 for a in json.load(open(sys.argv[1]))["arrays"]:
     if a["site"]["kind"] == "heap" and a["bytes"] >= 1 << 20:
         print(a["bytes"], a["chunk_bytes"], a["nchunks"])' $T/odd.json)"
+# pthreads, the main thread alone after the joins (a final pass): its samples in a phase of their
+# own, entered once, which no other thread's samples share (there the exposure weights would
+# multiply them by its small exposure: guest_advice's case a). Its samples exist: 0.3 s of passes.
+$N profile --out $T/fin.json -- "$P/profile_edge" final >$T/out 2>$T/err
+check "profile_edge final: status 0, the program's output" "0 1" "$? $(grep -c '^final 1$' $T/out)"
+check "profile_edge final: thread 0's samples in one phase of its own, entered once" "main 1 alone 1 entered 1 workers 2" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+a = [a for a in p["arrays"] if a["bytes"] == 8 << 20][0]
+by = {}
+for r in a["samples"]:
+    by.setdefault(r[0], set()).add(r[2])
+main = [ph for ph, ts in by.items() if 0 in ts]
+entries = {x["id"]: x["entries"] for x in p["phases"]}
+workers = set().union(*[ts for ts in by.values() if 0 not in ts]) if len(by) > len(main) else set()
+print("main", len(main), "alone", sum(by[ph] == {0} for ph in main),
+      "entered", entries.get(main[0]) if main else None, "workers", len(workers))' $T/fin.json)"
 # a bad argument or a missing program: its one line, nothing about sampling said before it
 env -u OMP_WAIT_POLICY $N profile --backend fault --pin bogus --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --pin bogus: status 2, one line, no sampling line" "2 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"

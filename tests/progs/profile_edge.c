@@ -11,6 +11,8 @@
  *             stdout: the bytes must come back unchanged (no EFAULT from protected pages)
  *   exit N    exit status N after touching; kill: dies of SIGTERM after touching
  *   static    a 4 MiB static array written by the main thread and read back
+ *   final     two pthreads each initialise and update their half of an 8 MiB array for 0.4 s,
+ *             then the main thread alone reads it all for 0.3 s (a final pass, after the joins)
  *   odd       an array of 3 MiB + 1,000 bytes (not a whole number of pages), written and read
  *   sparse    a 256 MiB block of which one byte a MiB is written: prints the resident KiB the
  *             block added before it was touched and after ("sparse untouched U touched T sum S") */
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB (1u << 20)
@@ -112,6 +115,46 @@ static int io(const char *file)
     return 0;
 }
 
+/* final: the workers' slices, then the main thread alone */
+static double *fin;
+static size_t fin_n;
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+static void *fin_worker(void *arg)
+{
+    size_t t = (size_t)(uintptr_t)arg, lo = t * fin_n / 2, hi = (t + 1) * fin_n / 2;
+    for (size_t i = lo; i < hi; i++)
+        fin[i] = (double)(i % 13);
+    for (double t0 = seconds(); seconds() - t0 < 0.4;)
+        for (size_t i = lo; i < hi; i++)
+            fin[i] = fin[i] * 0.5 + 1;
+    return NULL;
+}
+static int final_pass(void)
+{
+    fin_n = 8 * MIB / sizeof(double);
+    if (!(fin = malloc(fin_n * sizeof *fin)))
+        return 3;
+    pthread_t th[2];
+    for (size_t t = 0; t < 2; t++)
+        if (pthread_create(&th[t], NULL, fin_worker, (void *)(uintptr_t)t))
+            return 3;
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    double sum = 0;
+    long passes = 0;
+    for (double t0 = seconds(); seconds() - t0 < 0.3; passes++)
+        for (size_t i = 0; i < fin_n; i++)
+            sum += fin[i];
+    printf("final %d\n", passes > 0 && sum > 0);
+    free(fin);
+    return 0;
+}
+
 /* VmRSS of this process in KiB, or -1 */
 static long resident_kib(void)
 {
@@ -133,6 +176,8 @@ int main(int argc, char **argv)
         printf("touch %.1f\n", touch(8, 1));
         return 0;
     }
+    if (!strcmp(mode, "final"))
+        return final_pass();
     if (!strcmp(mode, "odd")) {
         size_t n = 3 * MIB + 1000;
         unsigned char *a = malloc(n);
