@@ -136,6 +136,35 @@ static int is_dynamic(const char *path)
     return dyn;
 }
 
+/* 1 when the ELF's dynamic string table names omp_init_allocator (the C or gfortran entry): the
+ * program makes OpenMP allocators, whose partition trait only the interposer honours */
+static int makes_omp_allocators(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+    Elf64_Ehdr eh;
+    if (fd < 0)
+        return 0;
+    if (read(fd, &eh, sizeof eh) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr)) {
+        for (int i = 0; i < eh.e_shnum && i < 4096 && !found; i++) {
+            Elf64_Shdr sh, str;
+            if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + (size_t)i * sizeof sh)) !=
+                    (ssize_t)sizeof sh || sh.sh_type != SHT_DYNSYM ||
+                pread(fd, &str, sizeof str, (off_t)(eh.e_shoff + (size_t)sh.sh_link * sizeof str)) !=
+                    (ssize_t)sizeof str || str.sh_size > (16u << 20))
+                continue;
+            char *names = malloc(str.sh_size + 1);
+            if (names && pread(fd, names, str.sh_size, (off_t)str.sh_offset) == (ssize_t)str.sh_size) {
+                names[str.sh_size] = 0;
+                found = memmem(names, str.sh_size, "omp_init_allocator", 18) != NULL;
+            }
+            free(names);
+        }
+    }
+    close(fd);
+    return found;
+}
+
 /* Everything run decides before exec: the command line merged with the config file. */
 struct run_ctx {
     struct run_args a;
@@ -344,7 +373,9 @@ static int find_helpers(struct run_ctx *c)
     int nt = c->a.next_touch;
     /* a static program ignores LD_PRELOAD, but its dynamically linked children (a static shell's
      * commands) get the interposer: when the library is missing there, nothing is lost */
-    c->need_preload = *c->polstr || c->pin || c->a.huge || nt || c->profiling || c->a.profile;
+    /* OpenMP allocators: their partition trait is honoured by the interposer alone */
+    c->need_preload = *c->polstr || c->pin || c->a.huge || nt || c->profiling || c->a.profile ||
+                      (c->dynamic && makes_omp_allocators(c->prog));
     int found = c->need_preload && find_beside(NPL_ENV_PRELOAD, "libnumaplace_preload.so",
                                                c->preload, sizeof c->preload) == 0;
     if (c->need_preload && !found && c->dynamic) {

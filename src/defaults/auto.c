@@ -63,7 +63,12 @@ static const struct npl_prof_array *advice_for(const npl_profile *p, const void 
 
 void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flags)
 {
-    const void *site = __builtin_return_address(0);
+    return npl__alloc_auto_at(p, shape, flags, __builtin_return_address(0));
+}
+
+void *npl__alloc_auto_at(const npl_profile *p, const npl_shape *shape, unsigned flags,
+                         const void *site)
+{
     size_t bytes;
     if (npl_shape_bytes(shape, &bytes) < 0)
         return NULL;

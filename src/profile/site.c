@@ -48,12 +48,13 @@ static void lock(void)
 }
 static void unlock(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
 
-/* C, C++ and Fortran runtimes (and numaplace itself): an allocation made inside them belongs to
+/* C, C++, Fortran and OpenMP runtimes (and numaplace itself: omp_alloc's caller): an allocation made inside them belongs to
  * their caller */
 static int is_runtime(const char *path)
 {
     static const char *const prefixes[] = {"libc.so", "libstdc++.so", "libgcc_s.so", "libc++.so",
                                            "libc++abi.so", "libgfortran.so", "ld-linux",
+                                           "libgomp.so", "libomp.so", "libiomp5.so",
                                            "libnumaplace_preload.so", "libnumaplace.so"};
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;

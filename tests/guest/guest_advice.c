@@ -420,21 +420,6 @@ struct result {
     struct fig f[MAXA];
 };
 
-/* a file's text (NULL: none, or empty) */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *text = NULL;
-    size_t cap = 0;
-    if (f && getdelim(&text, &cap, 0, f) < 0) {
-        free(text);
-        text = NULL;
-    }
-    if (f)
-        fclose(f);
-    return text;
-}
-
 /* the child's line of array sp (its case's) */
 static int parse_array(const char *o, const struct array_spec *sp, struct fig *f)
 {

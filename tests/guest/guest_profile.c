@@ -137,25 +137,6 @@ static int run_to(const char *out, const char *err, char *const argv[])
     return spawn_to(out, err, argv);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    if (s && fread(s, 1, (size_t)len, f) != (size_t)len) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[len] = 0;
-    fclose(f);
-    return s;
-}
-
 /* the k-th `"KEY": "VALUE"` of the arrays' advice (the profile lists arrays in allocation order) */
 static int advice_field(const char *json, const char *key, int k, char *out, size_t size)
 {

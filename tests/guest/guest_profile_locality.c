@@ -202,19 +202,6 @@ static int child(size_t mib, int passes, int use_auto)
     return 0;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *b = malloc(1 << 20);
-    size_t n = b ? fread(b, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (b)
-        b[n] = 0;
-    return b;
-}
-
 /* "numaplace profile: sampled accesses on the accessing thread's node: P% (L of T samples;
  * U unknown)" -> L, T, U */
 static int measured_line(const char *err, unsigned long long *l, unsigned long long *t,

@@ -35,7 +35,7 @@ static int run(char *const argv[], const char *out, const char *err)
     return spawn_to(out, err, argv);
 }
 
-static char *slurp(const char *path)
+static char *text_of(const char *path) /* a static buffer: never NULL */
 {
     static char buf[1 << 20];
     FILE *f = fopen(path, "r");
@@ -62,7 +62,7 @@ static long field(const char *line, const char *key)
 static struct nt summary(const char *err)
 {
     struct nt s = {0};
-    const char *line = strstr(slurp(err), "{\"event\": \"next_touch\"");
+    const char *line = strstr(text_of(err), "{\"event\": \"next_touch\"");
     if (!line)
         return s;
     s.found = 1;
@@ -124,7 +124,7 @@ static void test_build(const char *build)
     struct nt s, s25, s50;
     /* 1. one region after a serial init */
     int rc = nt_run(prog, "first", NULL, &s);
-    const char *out = slurp("/tmp/gr_out.txt");
+    const char *out = text_of("/tmp/gr_out.txt");
     CHECK(rc == 0 && strstr(out, "writes: ok"), "%s first: every page of each block on its "
           "owner's node after the region, every write kept (status %d)", build, rc);
     CHECK(strstr(out, gcc ? "runtime libgomp=1 libomp=0" : "runtime libgomp=0 libomp=1") != NULL,
@@ -168,7 +168,7 @@ static void test_build(const char *build)
           "%ld samples)", build, s.backoffs, s.reenabled, s.sample);
     /* 5. system calls on the array while regions that touch none of it keep arming it */
     rc = nt_run(prog, "io", NULL, &s);
-    out = slurp("/tmp/gr_out.txt");
+    out = text_of("/tmp/gr_out.txt");
     const char *io = strstr(out, "io: write ");
     long w = -1, r = -1, fr = -1, v = -1, fw = -1, pr = -1, pw = -1, n = -2;
     int got = io ? sscanf(io, "io: write %ld pread %ld fread %ld readv %ld fwrite %ld "
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     char *argv5[] = {"numaplace", "run", "--next-touch", "--json", "--", "printer", "3", NULL};
     int rc = run(argv5, "/tmp/gr_out.txt", "/tmp/gr_err.txt");
     struct nt s = summary("/tmp/gr_err.txt");
-    CHECK(rc == 3 && strstr(slurp("/tmp/gr_out.txt"), "buffered line") && s.found &&
+    CHECK(rc == 3 && strstr(text_of("/tmp/gr_out.txt"), "buffered line") && s.found &&
               s.regions == 0 && !strcmp(s.source, "none"),
           "a program without OpenMP under --next-touch: runs, status 3 and its output kept, no "
           "region (status %d, regions %ld, source %s)", rc, s.regions, s.source);

@@ -109,7 +109,7 @@ declare -A SECONDS_OF=(
     [guest_bind_mpi]=44 [guest_cli]=99 [guest_cli@--measure-report]=300 [guest_hostile]=53
     [guest_khugepaged]=5 [guest_mai]=1 [guest_migrate]=10 [guest_nexttouch]=58
     [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=5 [guest_soak]=87 [guest_tests]=50
-    [guest_thp]=2 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
+    [guest_thp]=2 [guest_omp_alloc]=12 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
     [guest_profile]=214 [guest_profile_locality]=492 [guest_run_progs]=150
     [guest_ompbind]=150 [guest_regions]=150 [guest_signals]=150 [guest_advice]=478
 )

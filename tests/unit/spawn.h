@@ -3,6 +3,7 @@
 #ifndef NPL_SPAWN_H
 #define NPL_SPAWN_H
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -31,5 +32,21 @@ static inline int spawn_to(const char *out, const char *err, char *const argv[])
     if (waitpid(pid, &st, 0) < 0)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* a file's whole text, malloc'd (an empty file: ""; NULL: no file, or no memory) */
+static inline char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    size_t cap = 0;
+    if (getdelim(&text, &cap, 0, f) < 0) {
+        free(text);
+        text = calloc(1, 1);
+    }
+    fclose(f);
+    return text;
 }
 #endif
