@@ -38,13 +38,13 @@ static int usage(FILE *f, int rc)
     fprintf(f,
             "usage: numaplace profile [--out FILE] [--rate R] [--backend B] [RUN OPTIONS] -- PROG "
             "[ARGS...]\n"
-            "  --out FILE       the profile (default PROG.profile.json, PROG's base name, here)\n"
+            "  -o, --out FILE   the profile (default PROG.profile.json, PROG's base name, here)\n"
             "  --rate R         samples per second (default %.0f): sampled pages (fault), memory\n"
             "                   accesses in all (perf); the overhead grows with it\n"
             "  --backend B      auto (default: perf where the machine has memory-address samples,\n"
             "                   else fault, saying why), fault (protection faults), perf (those\n"
             "                   samples, or exit status 2)\n"
-            "  --pin S, --nodes SET, --threshold B, --huge thp|2M, -v/--verbose: as numaplace run\n"
+            "  -c/--pin S, -n/--nodes SET, -t/--threshold B, --huge thp|2M, -v/--verbose: as numaplace run\n"
             "                   (arrays of --threshold bytes or more are profiled; default 1M)\n"
             "  PROG's output and exit status are its own; the advice table goes to stderr, and so\n"
             "  does a progress line every 5 s on a terminal or with --verbose\n"
@@ -328,7 +328,7 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate,
         if (a[0] != '-')
             break; /* the program: options end here, as for run */
         const char *val = NULL;
-        int is_out = !strncmp(a, "--out", 5) && (a[5] == 0 || a[5] == '=');
+        int is_out = (!strncmp(a, "--out", 5) && (a[5] == 0 || a[5] == '=')) || !strcmp(a, "-o");
         int is_rate = !strncmp(a, "--rate", 6) && (a[6] == 0 || a[6] == '=');
         int is_backend = !strncmp(a, "--backend", 9) && (a[9] == 0 || a[9] == '=');
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -337,7 +337,8 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate,
             argv[w++] = argv[i];
             /* run's options with a value: keep the value with it */
             static const char *const valued[] = {"--policy", "--pin", "--nodes", "--huge",
-                                                 "--threshold", "--first", "--profile"};
+                                                 "--threshold", "--first", "--profile",
+                                                 "-p", "-c", "-n", "-t"};
             for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
                 if (!strcmp(a, valued[k]) && i + 1 < *argc)
                     argv[w++] = argv[++i];

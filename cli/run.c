@@ -54,16 +54,17 @@ static int usage(FILE *f, int rc)
 {
     fprintf(f,
             "usage: numaplace run [OPTIONS] -- PROG [ARGS...]\n"
-            "  --policy STR     a numaplace policy (cyclic, bind_all:1, skew_mapp, weighted:0=3,1=1, ...)\n"
+            "  -p, --policy STR a numaplace policy (cyclic, bind_all:1, skew_mapp, weighted:0=3,1=1, ...)\n"
             "                   cyclic/bind_all: process-wide kernel policy (static programs too);\n"
             "                   any policy: large allocations of dynamic programs (interposed malloc)\n"
-            "  --pin S          compact | scatter | CPU list | likwid-style domains (S0:0-3, M1:0-1,\n"
+            "  -c, --pin S      compact | scatter | CPU list | likwid-style domains (S0:0-3, M1:0-1,\n"
             "                   N:0-7, C0:0-1, E:N:8:1:2, joined by @): thread n (main = 0, then\n"
             "                   creation order) on the n-th CPU of S, counted inside the cpuset;\n"
             "                   without --pin threads are free\n"
-            "  --nodes SET      use only these nodes (memory and CPUs), e.g. 0-1\n"
+            "  -n, --nodes SET  use only these nodes (memory and CPUs), e.g. 0-1; numactl's all,\n"
+            "                   !LIST (all but LIST) and +LIST (positions among the allowed)\n"
             "  --huge thp|2M    large allocations on transparent or 2 MiB hugetlb pages\n"
-            "  --threshold B    allocations of at least B bytes are placed (default 1M; K/M/G)\n"
+            "  -t, --threshold B allocations of at least B bytes are placed (default 1M; K/M/G)\n"
             "  --first N        only the first N (>= 1) large allocations are placed\n"
             "  --next-touch     pages follow the threads that touch them first at new OpenMP\n"
             "                   parallel regions, on the program's own runtime (libgomp or libomp)\n"
@@ -171,7 +172,7 @@ struct run_ctx {
     const npl_config *cfg;
     const npl_topo *topo;
     const char *policy, *pin, *nodes, *threshold;
-    char cfg_nodes[256], cfg_thr[64], cfg_pin[256];
+    char cfg_nodes[256], cfg_thr[64], cfg_pin[256], nodes_buf[1024];
     hwloc_bitmap_t nodeset; /* --nodes, NULL if none */
     char prog[4096];
     int dynamic;
@@ -242,9 +243,70 @@ static int parse_nodes(const char *set, hwloc_bitmap_t out)
     return rc;
 }
 
-/* --nodes: a list like 0-1,3; every node exists, is allowed and has memory */
+/* numactl's node syntax: "all" (the allowed nodes with memory), "!LIST" (those but LIST),
+ * "+LIST" (positions among them, as numactl's cpuset-relative form): rewritten to a plain list
+ * in buf. 0 (c->nodes is the plain list), or EXIT_USAGE with a message. */
+static int numactl_nodes(struct run_ctx *c, char *buf, size_t size)
+{
+    const char *set = c->nodes;
+    if (strcmp(set, "all") && set[0] != '!' && set[0] != '+')
+        return 0;
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc(), named = hwloc_bitmap_alloc(),
+                   out = hwloc_bitmap_alloc();
+    int rc = allowed && named && out ? 0 : EXIT_FAILED;
+    for (int id = 0; !rc && id <= npl_topo_max_node_id(c->topo); id++) {
+        struct npl_node_info info;
+        if (npl_topo_node_index(c->topo, id) >= 0 && npl_topo_node_info(c->topo, id, &info) == 0 &&
+            info.allowed && info.memory_bytes)
+            hwloc_bitmap_set(allowed, (unsigned)id);
+    }
+    if (!rc && strcmp(set, "all") && parse_nodes(set + 1, named) < 0) {
+        fprintf(stderr, "numaplace run: --nodes %s: expected all, !LIST or +LIST with a node "
+                        "list like 0-1,3 after the sign\n", set);
+        rc = EXIT_USAGE;
+    }
+    if (!rc && !strcmp(set, "all")) {
+        hwloc_bitmap_copy(out, allowed);
+    } else if (!rc && set[0] == '!') {
+        hwloc_bitmap_andnot(out, allowed, named);
+    } else if (!rc) { /* +LIST: the k-th allowed node for each k */
+        unsigned k;
+        hwloc_bitmap_foreach_begin(k, named) {
+            int id = hwloc_bitmap_first(allowed);
+            for (unsigned i = 0; i < k && id >= 0; i++)
+                id = hwloc_bitmap_next(allowed, id);
+            if (id < 0) {
+                fprintf(stderr, "numaplace run: --nodes %s: position %u is past this process's "
+                                "%d allowed nodes with memory\n", set, k,
+                        hwloc_bitmap_weight(allowed));
+                rc = EXIT_USAGE;
+                break;
+            }
+            hwloc_bitmap_set(out, (unsigned)id);
+        }
+        hwloc_bitmap_foreach_end();
+    }
+    if (!rc && hwloc_bitmap_iszero(out)) {
+        fprintf(stderr, "numaplace run: --nodes %s: no allowed node with memory left\n", set);
+        rc = EXIT_USAGE;
+    }
+    if (!rc && hwloc_bitmap_list_snprintf(buf, size, out) >= (int)size)
+        rc = EXIT_FAILED;
+    if (!rc)
+        c->nodes = buf;
+    hwloc_bitmap_free(allowed);
+    hwloc_bitmap_free(named);
+    hwloc_bitmap_free(out);
+    return rc;
+}
+
+/* --nodes: a list like 0-1,3 (or numactl's all, !LIST, +LIST); every node exists, is allowed
+ * and has memory */
 static int check_nodes(struct run_ctx *c)
 {
+    int rc = numactl_nodes(c, c->nodes_buf, sizeof c->nodes_buf);
+    if (rc)
+        return rc;
     const char *set = c->nodes;
     if (!(c->nodeset = hwloc_bitmap_alloc()))
         return EXIT_FAILED;

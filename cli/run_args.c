@@ -48,9 +48,12 @@ int run_parse_args(int argc, char **argv, struct run_args *a, FILE *err)
     opterr = 0;
     int c;
     /* "+": options end at the program's name (its own options are its own) */
-    while ((c = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
+    /* short forms of the common flags: -p policy, -c pin (likwid-pin's -c), -n nodes,
+     * -t threshold */
+    while ((c = getopt_long(argc, argv, "+hvp:c:n:t:", opts, NULL)) != -1) {
         switch (c) {
         case 'p': a->policy = optarg; break;
+        case 'c':
         case 'P': a->pin = optarg; break;
         case 'n': a->nodes = optarg; break;
         case 'H': a->huge = optarg; break;

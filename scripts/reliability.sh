@@ -9,7 +9,7 @@
 #   3. valgrind memcheck on the CLI's fast subcommands and error paths (build-rel/numaplace)
 #   4. libFuzzer (clang-14, ASan+UBSan) on every tests/fuzz/fuzz_NAME.c (policy strings, CPU/node
 #      lists, the config file, sizes and counts), seeded from tests/fuzz/corpus/NAME/,
-#      NPL_FUZZ_SECONDS each: 15 s (CI), 60 s with NPL_FULL=1
+#      NPL_FUZZ_SECONDS each: 5 s (CI: the corpora are replayed by ctest too), 60 s with NPL_FULL=1
 # (The guest with a CPU-less and a memory-less node, with guest_soak, is tests/guest/harness_test.sh's.)
 # env: NPL_REL_STEPS="asan tsan memcheck fuzz" (a subset), NPL_FUZZ_SECONDS, NPL_FULL=1
 # Exit status: the number of failed steps (0 = all passed).
@@ -17,7 +17,7 @@ set -u
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 T0=$(date +%s)
-FUZZ_S=${NPL_FUZZ_SECONDS:-$([ "${NPL_FULL:-}" = 1 ] && echo 60 || echo 15)}
+FUZZ_S=${NPL_FUZZ_SECONDS:-$([ "${NPL_FULL:-}" = 1 ] && echo 60 || echo 5)}
 
 # ---- packages (Debian 12) ----
 need=""

@@ -192,6 +192,9 @@ entries = {x["id"]: x["entries"] for x in p["phases"]}
 workers = set().union(*[ts for ts in by.values() if 0 not in ts]) if len(by) > len(main) else set()
 print("main", len(main), "alone", sum(by[ph] == {0} for ph in main),
       "entered", entries.get(main[0]) if main else None, "workers", len(workers))' $T/fin.json)"
+# the short forms: -o is --out, run's -p/-c/-n/-t pass through
+$N profile -o $T/short.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>$T/err
+check "profile -o FILE -n 0 -t 64K: status 0, the profile written there" "0 1" "$? $(grep -c '"format": "numaplace-profile"' $T/short.json 2>/dev/null)"
 # a bad argument or a missing program: its one line, nothing about sampling said before it
 env -u OMP_WAIT_POLICY $N profile --backend fault --pin bogus --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --pin bogus: status 2, one line, no sampling line" "2 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"

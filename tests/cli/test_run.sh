@@ -37,6 +37,15 @@ if [ -f "$PRE" ]; then
 check "preload in LD_PRELOAD" 1 "$($N run --policy skew_mapp -- sh -c 'echo $LD_PRELOAD' | grep -c libnumaplace_preload.so)"
 check "policy passed" "skew_mapp" "$($N run --policy skew_mapp -- sh -c 'echo $NUMAPLACE_POLICY')"
 check "--nodes restricts the policy" "cyclic@0" "$($N run --policy cyclic --nodes 0 -- sh -c 'echo $NUMAPLACE_POLICY')"
+# numactl's node syntax (one node here: all and +0 are node 0; !0 leaves none, +1 is past the end)
+check "--nodes all, +0: the allowed nodes" "bind_all:0 bind_all:0" "$($N run --nodes all -- sh -c 'echo $NUMAPLACE_POLICY') $($N run --nodes +0 -- sh -c 'echo $NUMAPLACE_POLICY')"
+$N run --nodes '!0' -- true 2>$T/err
+check "--nodes !0 on one node: status 2, none left" "2 1" "$? $(grep -c 'no allowed node with memory left' $T/err)"
+$N run --nodes +1 -- true 2>$T/err
+check "--nodes +1 on one node: status 2, past the end" "2 1" "$? $(grep -c 'position 1 is past' $T/err)"
+# the short forms: -p policy, -c pin, -n nodes, -t threshold
+check "short options: -p -n -t" "cyclic@0 64K" "$($N run -p cyclic -n 0 -t 64K -- sh -c 'echo $NUMAPLACE_POLICY $NUMAPLACE_THRESHOLD')"
+check "short options: -c is --pin" "$($N run --pin compact -- sh -c 'echo $NUMAPLACE_PIN')" "$($N run -c compact -- sh -c 'echo $NUMAPLACE_PIN')"
 check "--nodes alone: bind_all" "bind_all:0" "$($N run --nodes 0 -- sh -c 'echo $NUMAPLACE_POLICY')"
 check "threshold/first/huge passed" "2M 3 thp" "$($N run --policy cyclic --threshold 2M --first 3 --huge thp -- sh -c 'echo $NUMAPLACE_THRESHOLD $NUMAPLACE_FIRST $NUMAPLACE_HUGE')"
 check "--pin passed to the interposer" "scatter" "$($N run --pin scatter -- sh -c 'echo $NUMAPLACE_PIN')"
