@@ -52,7 +52,27 @@ static void to_stderr(const char *buf, int n, size_t size)
 void npl__preload_say(const char *fmt, const char *a, const char *b)
 {
     char buf[512];
-    to_stderr(buf, snprintf(buf, sizeof buf, fmt, a, b), sizeof buf);
+    int n = snprintf(buf, sizeof buf, fmt, a, b);
+    if (npl__preload.verbose != 2 || n <= 0 || buf[0] == '{') {
+        to_stderr(buf, n, sizeof buf);
+        return;
+    }
+    /* run --json: every line on stderr is JSON; a message is {"event": "message", "text": ...}
+     * (its text JSON-escaped, its newline dropped; no allocation: this runs inside malloc) */
+    char out[sizeof buf * 6 + 48];
+    size_t k = (size_t)snprintf(out, sizeof out, "{\"event\": \"message\", \"text\": \"");
+    for (const unsigned char *c = (const unsigned char *)buf; *c && k + 8 < sizeof out; c++) {
+        if (*c == '\n' && !c[1])
+            break;
+        if (*c == '"' || *c == '\\')
+            k += (size_t)snprintf(out + k, sizeof out - k, "\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f)
+            k += (size_t)snprintf(out + k, sizeof out - k, "\\u%04x", *c);
+        else
+            out[k++] = (char)*c;
+    }
+    k += (size_t)snprintf(out + k, sizeof out - k, "\"}\n");
+    to_stderr(out, (int)k, sizeof out);
 }
 
 /* numaplace run --verbose / --json: one line per large allocation on stderr (no allocation:

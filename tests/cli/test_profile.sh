@@ -211,6 +211,21 @@ r=$?
 check "run --profile, another size: status 0" 0 $r
 check "run --profile, another size: 100% of the profiled bytes matched" 1 "$(grep -c ': 3 of 3 arrays matched again (100.0% of the profiled bytes)' $T/err)"
 grep 'matched again' $T/err
+# run --json --profile: stderr is JSON only (the run's object, then one JSON line per event; the
+# profile's lines as {"event": "message"}), the three arrays' lines and the matched line among them
+OMP_NUM_THREADS=2 $N run --json --profile $T/p3.json -- "$P/patterns3" 8 2 >/dev/null 2>$T/err
+check "run --json --profile: status 0; stderr all JSON: values, messages, arrays' lines, matched" "0 True 4 3 1" "$? $(python3 -c '
+import json, sys
+t = open(sys.argv[1]).read(); d = json.JSONDecoder(); i = 0; vals = []; ok = True
+while i < len(t):
+    while i < len(t) and t[i].isspace(): i += 1
+    if i >= len(t): break
+    try:
+        v, i = d.raw_decode(t, i); vals.append(v)
+    except ValueError:
+        ok = False; break
+m = [v["text"] for v in vals if isinstance(v, dict) and v.get("event") == "message"]
+print(ok, len(m), sum(": profile: 8388608 bytes from " in x for x in m), sum("3 of 3 arrays matched again" in x for x in m))' $T/err)"
 # a profile in which no allocation reached the threshold: said so, no percentage of nothing
 OMP_NUM_THREADS=2 $N profile --threshold 1G --out $T/none.json -- "$P/patterns3" 8 2 >/dev/null 2>$T/err
 check "profile --threshold 1G: status 0, no array in it" "0 0" "$? $(arrays $T/none.json | wc -l)"
