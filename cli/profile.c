@@ -397,127 +397,155 @@ static int policy_kernel_only(const char *spec)
     return -1;
 }
 
-int cmd_profile(int argc, char **argv)
-{
-    const char *out = NULL;
-    uint64_t rate = (uint64_t)NPL_SAMPLER_DEFAULT_RATE;
-    int backend = BACKEND_AUTO;
-    int rc = own_options(&argc, argv, &out, &rate, &backend);
-    if (rc)
-        return rc < 0 ? 0 : rc;
+/* One `numaplace profile` command: what it was asked, where the profile goes, the sampling
+ * chosen, the raw profiles the program records into */
+struct job {
     struct run_args a;
-    if ((rc = run_parse_args(argc, argv, &a, stderr)))
-        return a.help ? usage(stdout, 0) : rc;
-    if (a.help)
-        return usage(stdout, 0);
-    if (a.next_touch || a.first || a.json) {
+    const char *out;
+    char outbuf[PATH_MAX], pattern[PATH_MAX];
+    int per_pid, out_kind;            /* %p in --out; cli_out_check's kind */
+    uint64_t rate, thr;
+    int backend, backend_asked;
+    const struct npl__sampling_backend *be;
+    char what[256], why[512], said[768]; /* the backend's line, said once the program is checked */
+    char shm[PATH_MAX + MAX_SPARES * 48];
+    struct npl_raw *r, *spare[MAX_SPARES];
+    int nspare;
+    char prog[4096];
+    char **pargv;
+    int argc; /* run's part of the command line (own_options took profile's out of argv) */
+    int bind_kind;
+    char bind_detail[1024];
+};
+
+/* the command line: profile's own options, run's, the output name (%r, %h now; %p at the end).
+ * 0, -1 (done: help), or an exit status */
+static int job_parse(struct job *j, int argc, char **argv)
+{
+    int rc = own_options(&argc, argv, &j->out, &j->rate, &j->backend);
+    j->argc = argc;
+    if (rc)
+        return rc < 0 ? -1 : rc;
+    if ((rc = run_parse_args(argc, argv, &j->a, stderr)))
+        return j->a.help ? (usage(stdout, 0), -1) : rc;
+    if (j->a.help)
+        return usage(stdout, 0), -1;
+    if (j->a.next_touch || j->a.first || j->a.json) {
         fprintf(stderr, "numaplace profile: %s: a profile observes the program as it places its "
                         "memory itself (first touch)\n",
-                a.next_touch ? "--next-touch" : a.first ? "--first" : "--json");
+                j->a.next_touch ? "--next-touch" : j->a.first ? "--first" : "--json");
         return EXIT_USAGE;
     }
-    if (a.policy && policy_kernel_only(a.policy) < 0)
+    if (j->a.policy && policy_kernel_only(j->a.policy) < 0)
         return EXIT_USAGE;
-    char outbuf[PATH_MAX], pattern[PATH_MAX] = "";
-    if (!out) {
-        const char *b = strrchr(a.prog_argv[0], '/');
-        snprintf(outbuf, sizeof outbuf, "%s.profile.json", b ? b + 1 : a.prog_argv[0]);
-        out = outbuf;
-    } else if ((rc = cli_expand_name("profile", "--out", out, -1, pattern, sizeof pattern)) ||
-               (rc = cli_expand_name("profile", "--out", pattern, (int)getpid(), outbuf,
-                                     sizeof outbuf))) {
-        return rc; /* %r, %h now; %p each profiled program's pid, at the end */
-    } else {
-        out = outbuf;
+    if (!j->out) {
+        const char *b = strrchr(j->a.prog_argv[0], '/');
+        snprintf(j->outbuf, sizeof j->outbuf, "%s.profile.json", b ? b + 1 : j->a.prog_argv[0]);
+    } else if ((rc = cli_expand_name("profile", "--out", j->out, -1, j->pattern,
+                                     sizeof j->pattern)) ||
+               (rc = cli_expand_name("profile", "--out", j->pattern, (int)getpid(), j->outbuf,
+                                     sizeof j->outbuf))) {
+        return rc;
     }
-    int per_pid = 0; /* %p: each program the command execs writes its own profile */
-    for (const char *c = pattern; *c; c++)
+    j->out = j->outbuf;
+    for (const char *c = j->pattern; *c; c++) /* %p: each program exec'd writes its own */
         if (*c == '%')
-            per_pid |= *++c == 'p';
+            j->per_pid |= *++c == 'p';
     /* where the profile goes, checked before a long run, not after it */
-    int out_kind = cli_out_check("profile", out);
-    if (out_kind < 0)
+    if ((j->out_kind = cli_out_check("profile", j->out)) < 0)
         return EXIT_FAILED;
-    uint64_t thr = NPL_ENV_THRESHOLD_DEFAULT;
-    if (a.threshold && npl_env_parse_threshold(a.threshold, &thr) < 0)
+    j->thr = NPL_ENV_THRESHOLD_DEFAULT;
+    if (j->a.threshold && npl_env_parse_threshold(j->a.threshold, &j->thr) < 0)
         return EXIT_USAGE; /* run_parse_args said so already */
+    return 0;
+}
 
-    /* the backend, said in one line once the arguments and the program are checked */
-    char why[512], what[256], said[768] = "";
-    int backend_asked = backend;
-    const struct npl__sampling_backend *be =
-        npl__sampling_backend_choose(backend, what, sizeof what, why, sizeof why);
-    if (!be) {
+/* the sampling backend, and its line (said once the arguments and the program are checked) */
+static int job_backend(struct job *j)
+{
+    j->backend_asked = j->backend;
+    j->be = npl__sampling_backend_choose(j->backend, j->what, sizeof j->what, j->why,
+                                         sizeof j->why);
+    if (!j->be) {
         fprintf(stderr, "numaplace profile: --backend %s: %s\n",
-                npl__sampling_backend_of(backend)->name, why);
+                npl__sampling_backend_of(j->backend)->name, j->why);
         return EXIT_USAGE;
-    } else if (backend != NPL_BACKEND_FAULT) {
-        if (be->id != NPL_BACKEND_FAULT) {
-            backend = be->id;
-        } else {
-            backend = NPL_BACKEND_FAULT;
-            snprintf(said, sizeof said, "numaplace profile: hardware sampling not used (%s): "
-                     "sampling by protection faults at %llu pages/s\n", why,
-                     (unsigned long long)rate);
-        }
-    } else {
-        snprintf(said, sizeof said, "numaplace profile: sampling by protection faults at %llu "
-                 "pages/s (--backend fault)\n", (unsigned long long)rate);
     }
+    if (j->backend == NPL_BACKEND_FAULT)
+        snprintf(j->said, sizeof j->said, "numaplace profile: sampling by protection faults at "
+                 "%llu pages/s (--backend fault)\n", (unsigned long long)j->rate);
+    else if (j->be->id != NPL_BACKEND_FAULT)
+        j->backend = j->be->id;
+    else {
+        j->backend = NPL_BACKEND_FAULT;
+        snprintf(j->said, sizeof j->said, "numaplace profile: hardware sampling not used (%s): "
+                 "sampling by protection faults at %llu pages/s\n", j->why,
+                 (unsigned long long)j->rate);
+    }
+    return 0;
+}
 
-    char shm[PATH_MAX + MAX_SPARES * 48];
-    struct npl_raw *r = raw_create(shm, PATH_MAX, (size_t)thr), *spare[MAX_SPARES];
-    if (!r) {
+/* the raw profiles (one, and with %p spares for the other programs the command starts: a
+ * script's, a launcher's children), named in the environment the program inherits */
+static int job_raw(struct job *j)
+{
+    if (!(j->r = raw_create(j->shm, PATH_MAX, (size_t)j->thr))) {
         fprintf(stderr, "numaplace profile: cannot create the shared sampling file: %s\n",
                 strerror(errno));
         return EXIT_FAILED;
     }
-    r->backend = backend;
-    /* --out with %p (fault backend): spare raw profiles, one for each other program the command
-     * starts (a script's, a launcher's children), each its own profile named by its pid */
-    int nspare = 0;
-    for (; per_pid && backend == NPL_BACKEND_FAULT && nspare < MAX_SPARES; nspare++) {
-        size_t used = strlen(shm);
-        shm[used] = ',';
-        if (!(spare[nspare] = raw_create(shm + used + 1, 48, (size_t)thr))) {
-            shm[used] = 0;
+    j->r->backend = j->backend;
+    for (; j->per_pid && j->backend == NPL_BACKEND_FAULT && j->nspare < MAX_SPARES; j->nspare++) {
+        size_t used = strlen(j->shm);
+        j->shm[used] = ',';
+        if (!(j->spare[j->nspare] = raw_create(j->shm + used + 1, 48, (size_t)j->thr))) {
+            j->shm[used] = 0;
             break;
         }
-        spare[nspare]->backend = backend;
+        j->spare[j->nspare]->backend = j->backend;
     }
     char ratebuf[32];
-    snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)rate);
-    setenv(NPL_ENV_PROFILE_SHM, shm, 1);
+    snprintf(ratebuf, sizeof ratebuf, "%llu", (unsigned long long)j->rate);
+    setenv(NPL_ENV_PROFILE_SHM, j->shm, 1);
     setenv(NPL_ENV_PROFILE_RATE, ratebuf, 1);
+    return 0;
+}
+
+/* run's setup of the program, then what profile says before it starts */
+static int job_setup(struct job *j, char **argv)
+{
+    int rc = run_setup(j->argc, argv, 1, j->prog, sizeof j->prog, &j->pargv, &j->a);
+    if (rc)
+        return rc == RUN_HELP ? -1 : rc;
+    fputs(j->said, stderr);
+    if (j->per_pid && j->nspare)
+        fprintf(stderr, "numaplace profile: the profiles will go to %s (%%p: the pid of each "
+                        "program it runs that allocates a large array; up to %d)\n", j->pattern,
+                j->nspare + 1);
+    else
+        fprintf(stderr, "numaplace profile: the profile will go to %s%s\n",
+                j->per_pid ? j->pattern : j->out,
+                j->out_kind == 1 ? " (a device: written in place)" : "");
     /* the fault sampler is a thread of the program: OpenMP threads spinning between regions on
      * every CPU leave it little (MG's 8 threads in an emulated 4-node guest: 23 sampler rounds
      * and 1,539 samples in 4 iterations; 79 and 3,705 with passive waiting). Passive waiting
      * changes when idle threads sleep, never what any thread touches. */
-    char prog[4096];
-    char **pargv;
-    if ((rc = run_setup(argc, argv, 1, prog, sizeof prog, &pargv, &a))) {
-        return rc == RUN_HELP ? 0 : rc;
-    }
-    fputs(said, stderr);
-    if (per_pid && nspare)
-        fprintf(stderr, "numaplace profile: the profiles will go to %s (%%p: the pid of each "
-                        "program it runs that allocates a large array; up to %d)\n", pattern,
-                nspare + 1);
-    else
-        fprintf(stderr, "numaplace profile: the profile will go to %s%s\n",
-                per_pid ? pattern : out, out_kind == 1 ? " (a device: written in place)" : "");
-    if (backend == NPL_BACKEND_FAULT && !getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
-        !getenv("KMP_BLOCKTIME")) {
+    if (j->backend == NPL_BACKEND_FAULT && !getenv("OMP_WAIT_POLICY") &&
+        !getenv("GOMP_SPINCOUNT") && !getenv("KMP_BLOCKTIME")) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
         fprintf(stderr, "numaplace profile: OMP_WAIT_POLICY=passive while profiling (idle OpenMP "
                         "threads sleep, so the sampler's thread gets a CPU; set OMP_WAIT_POLICY "
                         "to choose)\n");
     }
-    int bind_kind;
-    char bind_detail[1024];
-    binding_of(a.pin, &bind_kind, bind_detail, sizeof bind_detail);
+    binding_of(j->a.pin, &j->bind_kind, j->bind_detail, sizeof j->bind_detail);
+    return 0;
+}
 
-    /* the child gets the signal dispositions and mask this process had */
+/* The program run and waited for: the child gets the signal dispositions and mask this process
+ * had; perf's child waits at a gate until its events are open (they start at its exec). The
+ * wait status (st), the seconds; 0 or an exit status. */
+static int job_run(struct job *j, int *st, double *seconds)
+{
     struct sigaction ign, old_int, old_quit, fwd, old_term, old_hup;
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
@@ -529,9 +557,8 @@ int cmd_profile(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &chld, &old_mask);
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
-    /* perf: the child waits at a gate until its events are open (they start at its exec) */
     int gate[2] = {-1, -1};
-    if (be->start && pipe2(gate, O_CLOEXEC) < 0) {
+    if (j->be->start && pipe2(gate, O_CLOEXEC) < 0) {
         fprintf(stderr, "numaplace profile: pipe: %s\n", strerror(errno));
         return EXIT_FAILED;
     }
@@ -548,9 +575,9 @@ int cmd_profile(int argc, char **argv)
             while (read(gate[0], &c, 1) < 0 && errno == EINTR)
                 ;
         }
-        execv(prog, pargv);
+        execv(j->prog, j->pargv);
         int e = errno;
-        fprintf(stderr, "numaplace profile: %s: %s\n", prog, strerror(e));
+        fprintf(stderr, "numaplace profile: %s: %s\n", j->prog, strerror(e));
         _exit(e == ENOENT ? 127 : 126);
     }
     if (pid < 0) {
@@ -560,77 +587,100 @@ int cmd_profile(int argc, char **argv)
     struct npl__sampling *ps = NULL;
     if (gate[0] >= 0) {
         close(gate[0]);
-        ps = be->start(pid, rate, why, sizeof why);
+        ps = j->be->start(pid, j->rate, j->why, sizeof j->why);
         if (ps) {
             char per[64];
             if (getenv(NPL_ENV_PERF_EVENT))
                 snprintf(per, sizeof per, "every fault");
             else
-                snprintf(per, sizeof per, "about %llu samples/s", (unsigned long long)rate);
+                snprintf(per, sizeof per, "about %llu samples/s", (unsigned long long)j->rate);
             fprintf(stderr, "numaplace profile: sampling memory addresses with %s: %s, %s\n",
-                    be->name, what, per);
-        } else if (backend_asked == be->id) {
+                    j->be->name, j->what, per);
+        } else if (j->backend_asked == j->be->id) {
             /* the probe passed, the child's events did not open: the program is not started */
-            fprintf(stderr, "numaplace profile: --backend %s: %s\n", be->name, why);
+            fprintf(stderr, "numaplace profile: --backend %s: %s\n", j->be->name, j->why);
             kill(pid, SIGKILL);
             while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
             sigaction(SIGINT, &old_int, NULL);
             sigaction(SIGQUIT, &old_quit, NULL);
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            munmap(r, sizeof *r);
+            munmap(j->r, sizeof *j->r);
             return EXIT_USAGE;
         } else {
             /* the probe passed, the child's events did not open: said, never silent */
-            r->backend = NPL_BACKEND_FAULT;
+            j->r->backend = NPL_BACKEND_FAULT;
             fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by "
-                            "protection faults at %llu pages/s\n", why, (unsigned long long)rate);
+                            "protection faults at %llu pages/s\n", j->why,
+                    (unsigned long long)j->rate);
         }
         close(gate[1]); /* the child execs */
     }
     child_pid = pid;
     sigaction(SIGTERM, &fwd, &old_term);
     sigaction(SIGHUP, &fwd, &old_hup);
-    int st = wait_child(pid, r, be, ps, isatty(2) || a.verbose, t0);
-    double seconds = npl__now() - t0;
+    *st = wait_child(pid, j->r, j->be, ps, isatty(2) || j->a.verbose, t0);
+    *seconds = npl__now() - t0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    if (st == -1) {
+    if (*st == -1) {
         fprintf(stderr, "numaplace profile: waitpid: %s\n", strerror(errno));
         return EXIT_FAILED;
     }
     if (ps) {
         uint64_t got, lost, outside, unknown;
         int rw;
-        be->stats(ps, &got, &lost, &outside, &unknown, &rw);
-        r->rw_known = rw;
+        j->be->stats(ps, &got, &lost, &outside, &unknown, &rw);
+        j->r->rw_known = rw;
         fprintf(stderr, "numaplace profile: %s: %llu samples read, %llu in no tracked array, "
                         "%llu of threads numaplace did not number, %llu lost\n",
-                be->name, (unsigned long long)got, (unsigned long long)outside,
+                j->be->name, (unsigned long long)got, (unsigned long long)outside,
                 (unsigned long long)unknown, (unsigned long long)lost);
-        be->stop(ps);
+        j->be->stop(ps);
     }
-    if (per_pid && (rc = cli_expand_name("profile", "--out", pattern,
-                                         r->owner_pid ? (int)r->owner_pid : (int)pid, outbuf,
-                                         sizeof outbuf)))
-        return rc;
-    int written = profile_finish(r, out, prog, seconds, bind_kind, bind_detail, a.verbose);
-    munmap(r, sizeof *r);
-    for (int k = 0; k < nspare; k++) { /* the other programs, each in its own profile */
-        if (spare[k]->owner_pid &&
-            cli_expand_name("profile", "--out", pattern, (int)spare[k]->owner_pid, outbuf,
-                            sizeof outbuf) == 0) {
-            char sprog[sizeof spare[k]->program + 1];
-            snprintf(sprog, sizeof sprog, "%s", spare[k]->program);
-            int w = profile_finish(spare[k], out, sprog, seconds, bind_kind, bind_detail,
-                                   a.verbose);
+    if (j->per_pid)
+        return cli_expand_name("profile", "--out", j->pattern,
+                               j->r->owner_pid ? (int)j->r->owner_pid : (int)pid, j->outbuf,
+                               sizeof j->outbuf);
+    return 0;
+}
+
+/* the profiles written: the program's, and each other program's (its own, named by its pid) */
+static int job_write(struct job *j, double seconds)
+{
+    int written = profile_finish(j->r, j->out, j->prog, seconds, j->bind_kind, j->bind_detail,
+                                 j->a.verbose);
+    munmap(j->r, sizeof *j->r);
+    for (int k = 0; k < j->nspare; k++) {
+        if (j->spare[k]->owner_pid &&
+            cli_expand_name("profile", "--out", j->pattern, (int)j->spare[k]->owner_pid,
+                            j->outbuf, sizeof j->outbuf) == 0) {
+            char sprog[sizeof j->spare[k]->program + 1];
+            snprintf(sprog, sizeof sprog, "%s", j->spare[k]->program);
+            int w = profile_finish(j->spare[k], j->out, sprog, seconds, j->bind_kind,
+                                   j->bind_detail, j->a.verbose);
             written = written ? written : w;
         }
-        munmap(spare[k], sizeof *spare[k]);
+        munmap(j->spare[k], sizeof *j->spare[k]);
     }
+    return written;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    static struct job j; /* large: not on the stack */
+    memset(&j, 0, sizeof j);
+    j.rate = (uint64_t)NPL_SAMPLER_DEFAULT_RATE;
+    j.backend = BACKEND_AUTO;
+    int rc, st = 0;
+    double seconds = 0;
+    if ((rc = job_parse(&j, argc, argv)) || (rc = job_backend(&j)) || (rc = job_raw(&j)) ||
+        (rc = job_setup(&j, argv)) || (rc = job_run(&j, &st, &seconds)))
+        return rc < 0 ? 0 : rc;
+    int written = job_write(&j, seconds);
     int status = mirror(st);
     return status ? status : written;
 }
