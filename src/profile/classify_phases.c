@@ -260,7 +260,8 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
  * again and again ends a stretch too. A one-time serial pass at the start or at the end (a
  * pthreads program's main thread reading the whole array after its workers' passes) is then
  * left out whatever the run's length, where the last stretch alone would be that pass. Returns
- * the first phase of the stretch (0: the first) and sets *end past its last. */
+ * the first phase of the stretch (0: the first) and sets *end past its last; a stretch of less
+ * than NPL_PROF_STEADY_MIN of the accesses is none (every phase then). */
 static int once(const struct npl_prof_input *in, int p)
 {
     return !in->phases || in->phases[p].entries < 2;
@@ -308,6 +309,13 @@ static int steady_stretch(struct work *w, const struct verdict *v, int *end)
             mass += w->acc[p];
     }
     free(cut);
+    /* a steady state is what the program does most of the time: a stretch of less than half of
+     * the accesses is none (time windows cut at every straggler's window, where one thread ran
+     * alone while the others waited at a barrier, made a minority its steady state) */
+    if (best < NPL_PROF_STEADY_MIN * w->S) {
+        *end = w->NP;
+        return 0;
+    }
     *end = best_end;
     return best_from;
 }
