@@ -293,6 +293,38 @@ static int steady_stretch(struct work *w, const struct verdict *v, int *end)
                      (i == j - 1 && once(in, ph->sig[i]) && once(in, ph->sig[j]))))
                     cut[ph->sig[j]] = 1;
     }
+    /* without phases entered again and again (time windows), a one-time pass of one thread
+     * alone at the start or at the end (a pthreads main thread's initialisation or final pass,
+     * in a phase of its own: the sampler's) is never the steady state, whatever its share of
+     * the samples, when other threads made the rest: a stretch of its own that weighs nothing */
+    int *only = malloc((size_t)w->NP * sizeof *only), first = -1, last = -1, lone[2] = {-1, -1};
+    if (!only) {
+        free(cut);
+        return npl__cls_oom(w);
+    }
+    for (int p = 0; p < w->NP; p++)
+        only[p] = -1; /* -1: no sample; -2: two threads or more; else the one thread */
+    for (size_t i = 0; i < in->nsamples; i++) {
+        int p = phase_of(w, &in->samples[i]), t = (int)in->samples[i].thread;
+        only[p] = only[p] == -1 ? t : only[p] == t ? t : -2;
+    }
+    for (int p = 0; p < w->NP; p++)
+        if (only[p] != -1) {
+            first = first < 0 ? p : first;
+            last = p;
+        }
+    int recurring = 0; /* regions entered again and again: one-time passes are left out so */
+    for (int p = 0; in->phases && p < w->NP; p++)
+        recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
+    for (int k = 0; !recurring && first >= 0 && first < last && k < 2; k++) {
+        int p = k ? last : first;
+        if (only[p] >= 0 && once(in, p)) {
+            lone[k] = p;
+            cut[p] = 1;
+            cut[p + 1] = 1;
+        }
+    }
+    free(only);
     int from = 0, best_from = 0, best_end = w->NP;
     double mass = 0, best = -1;
     for (int p = 0; p <= w->NP; p++) {
@@ -305,14 +337,17 @@ static int steady_stretch(struct work *w, const struct verdict *v, int *end)
             from = p;
             mass = 0;
         }
-        if (p < w->NP)
+        if (p < w->NP && p != lone[0] && p != lone[1])
             mass += w->acc[p];
     }
     free(cut);
     /* a steady state is what the program does most of the time: a stretch of less than half of
-     * the accesses is none (time windows cut at every straggler's window, where one thread ran
+     * the accesses (but such lone passes) is none (time windows cut at every straggler's window, where one thread ran
      * alone while the others waited at a barrier, made a minority its steady state) */
-    if (best < NPL_PROF_STEADY_MIN * w->S) {
+    double all = w->S;
+    for (int k = 0; k < 2; k++)
+        all -= lone[k] >= 0 && (k == 0 || lone[1] != lone[0]) ? w->acc[lone[k]] : 0;
+    if (best < NPL_PROF_STEADY_MIN * all) {
         *end = w->NP;
         return 0;
     }
