@@ -94,11 +94,10 @@ SHAPE_8=" numavm_selftest.sh guest_tests guest_probe guest_mai "
 # scripts/reliability.sh); guest_cli in the 3-node guest (N > 2: the same branches as 4 nodes)
 ELSEWHERE=" guest_soak guest_cli "
 # Seconds each program took in the 4-node guest (in_guest.sh's "--- PROGRAM: exit R, S s" lines,
-# rounded up): measured 2026-11-28 on the 2-core dev machine at load 10-12 (5 other builds), the
-# common 4-node boot, 493 s of programs in a 543 s boot; guest_profile 213 s alone. The other
-# five 4-node-only programs and
-# guest_cli's --measure-report are estimates (their two boots took 406-498 s for three programs;
-# report --quick is minutes under TCG): replace them with a measured figure when one is printed.
+# rounded up), measured on the 2-core dev machine: the profile chain's programs, guest_ompbind,
+# guest_run_progs, guest_signals, guest_regions and guest_cli's --measure-report in a clean-clone
+# run of the test command (with a guest of another session beside it: upper figures), the
+# others earlier at load 10-12; guest_advice at 8 passes alone (283 s).
 # A boot's timeout is FACTOR x (BOOT_S + the sum of its programs), at least 600 s (numavm's
 # default), so a boot that takes what was measured uses at most 1/FACTOR of its timeout; the
 # 4-node programs are packed into boots of at most PACK_S measured seconds. A program not in the
@@ -106,12 +105,12 @@ ELSEWHERE=" guest_soak guest_cli "
 # scripts/reliability.sh); NPL_GUEST_TIMEOUT overrides the whole timeout.
 declare -A SECONDS_OF=(
     [numavm_selftest.sh]=2 [guest_arch]=21 [guest_bind_cpp]=2 [guest_bind_f]=4
-    [guest_bind_mpi]=44 [guest_cli]=99 [guest_cli@--measure-report]=300 [guest_hostile]=53
+    [guest_bind_mpi]=44 [guest_cli]=99 [guest_cli@--measure-report]=84 [guest_hostile]=53
     [guest_khugepaged]=5 [guest_mai]=1 [guest_migrate]=10 [guest_nexttouch]=58
     [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=5 [guest_soak]=87 [guest_tests]=50
     [guest_thp]=2 [guest_omp_alloc]=12 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
-    [guest_profile]=214 [guest_profile_locality]=492 [guest_run_progs]=150
-    [guest_ompbind]=150 [guest_regions]=150 [guest_signals]=150 [guest_advice]=478
+    [guest_profile]=90 [guest_profile_locality]=341 [guest_run_progs]=40
+    [guest_ompbind]=71 [guest_regions]=57 [guest_signals]=119 [guest_advice]=283
 )
 FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=900
 est() { # programs...: their measured seconds, scaled
