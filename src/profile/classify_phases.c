@@ -347,9 +347,9 @@ static int steady_stretch(struct work *w, const struct verdict *v, int *end)
     double all = w->S;
     for (int k = 0; k < 2; k++)
         all -= lone[k] >= 0 && (k == 0 || lone[1] != lone[0]) ? w->acc[lone[k]] : 0;
-    if (best < NPL_PROF_STEADY_MIN * all) {
-        *end = w->NP;
-        return 0;
+    if (best < NPL_PROF_STEADY_MIN * all) { /* every phase, but the lone passes */
+        *end = lone[1] >= 0 ? lone[1] : w->NP;
+        return lone[0] >= 0 ? lone[0] + 1 : 0;
     }
     *end = best_end;
     return best_from;
