@@ -253,13 +253,7 @@ static int numactl_nodes(struct run_ctx *c, char *buf, size_t size)
         return 0;
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc(), named = hwloc_bitmap_alloc(),
                    out = hwloc_bitmap_alloc();
-    int rc = allowed && named && out ? 0 : EXIT_FAILED;
-    for (int id = 0; !rc && id <= npl_topo_max_node_id(c->topo); id++) {
-        struct npl_node_info info;
-        if (npl_topo_node_index(c->topo, id) >= 0 && npl_topo_node_info(c->topo, id, &info) == 0 &&
-            info.allowed && info.memory_bytes)
-            hwloc_bitmap_set(allowed, (unsigned)id);
-    }
+    int rc = allowed && named && out && npl_topo_nodeset(c->topo, allowed) == 0 ? 0 : EXIT_FAILED;
     if (!rc && strcmp(set, "all") && parse_nodes(set + 1, named) < 0) {
         fprintf(stderr, "numaplace run: --nodes %s: expected all, !LIST or +LIST with a node "
                         "list like 0-1,3 after the sign\n", set);

@@ -267,7 +267,7 @@ static int once(const struct npl_prof_input *in, int p)
     return !in->phases || in->phases[p].entries < 2;
 }
 
-static int steady_stretch(struct work *w, const struct verdict *v, int *end)
+static int steady_stretch(struct work *w, const struct verdict *v, int recurring, int *end)
 {
     const struct npl_prof_input *in = w->in;
     unsigned char *cut = calloc((size_t)w->NP + 1, 1);
@@ -313,9 +313,7 @@ static int steady_stretch(struct work *w, const struct verdict *v, int *end)
             first = first < 0 ? p : first;
             last = p;
         }
-    int recurring = 0; /* regions entered again and again: one-time passes are left out so */
-    for (int p = 0; in->phases && p < w->NP; p++)
-        recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
+    /* recurring: regions entered again and again, where one-time passes are left out so */
     for (int k = 0; !recurring && first >= 0 && first < last && k < 2; k++) {
         int p = k ? last : first;
         if (only[p] >= 0 && once(in, p)) {
@@ -361,12 +359,12 @@ static int steady_stretch(struct work *w, const struct verdict *v, int *end)
 int npl__cls_steady_state(struct work *w, struct verdict *v)
 {
     const struct npl_prof_input *in = w->in;
-    int end = w->NP, steady_from = steady_stretch(w, v, &end);
-    if (steady_from < 0)
-        return -1;
     int recurring = 0, once_after = 0;
     for (int p = 0; in->phases && p < w->NP; p++)
         recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
+    int end = w->NP, steady_from = steady_stretch(w, v, recurring, &end);
+    if (steady_from < 0)
+        return -1;
     for (int p = steady_from; recurring && p < end; p++)
         once_after |= in->phases[p].entries < 2 && w->acc[p] > 0;
     if (steady_from <= 0 && end >= w->NP && !once_after)
