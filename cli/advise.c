@@ -508,6 +508,106 @@ static int write_html(const char *out, const char *path, const struct advice_set
     return cli_close_out("advise", f, out, 0);
 }
 
+/* advise FILE FILE...: several profiles of one program, merged by site */
+static int advise_files(char **paths, int n, int verbose)
+{
+    struct advice_set *sets = calloc((size_t)n, sizeof *sets);
+    int rc = sets ? 0 : EXIT_FAILED, loaded = 0;
+    for (; rc == 0 && loaded < n; loaded++)
+        if ((rc = advise_load("advise", paths[loaded], &sets[loaded])))
+            break;
+    if (rc == 0)
+        rc = several(paths, n, sets, verbose);
+    for (int k = 0; sets && k < loaded; k++)
+        advise_free(&sets[k]);
+    free(sets);
+    return rc;
+}
+
+/* advise --json: one array's object */
+static void array_json(cJSON *arr, const struct npl_prof_array *a,
+                       const struct npl_prof_advice *d, int stored)
+{
+        char label[4200];
+    npl__site_label(&a->site, label, sizeof label);
+    cJSON *o = json_add_obj(arr, NULL);
+    json_add(o, "site", site_json(&a->site));
+    json_add_str(o, "label", label);
+    json_add_num(o, "bytes", (double)a->bytes);
+    json_add_str(o, "pattern", npl__pattern_name(d->pattern));
+    json_add_str(o, "policy", d->policy);
+    cJSON *nt = json_add_arr(o, "next_touch_phases");
+    for (uint32_t k = 0; k < d->nnext_touch; k++)
+        json_add_num(nt, NULL, d->next_touch[k]);
+    json_add_bool(o, "replicate", d->replicate);
+    json_add_num(o, "local_policy", d->local_policy);
+    json_add_num_or_null(o, "local_first_touch", d->local_first_touch);
+    json_add_num(o, "local_best", d->local_best);
+    if (a->has_measured) {
+        cJSON *m = json_add_obj(o, "measured");
+        json_add_num(m, "local", (double)a->measured[NPL_MEASURED_LOCAL]);
+        json_add_num(m, "remote", (double)a->measured[NPL_MEASURED_REMOTE]);
+        json_add_num(m, "unknown", (double)a->measured[NPL_MEASURED_UNKNOWN]);
+        json_add_num_or_null(m, "local_fraction", measured_local(a));
+    } else {
+        json_add(o, "measured", cJSON_CreateNull());
+    }
+    json_add_num(o, "confidence", d->confidence);
+    json_add_num(o, "samples", (double)d->samples);
+    if (d->period_pages)
+        json_add_num(o, "period_pages", (double)d->period_pages);
+    else
+        json_add(o, "period_pages", cJSON_CreateNull());
+    if (d->block_threads)
+        json_add_num(o, "block_threads", d->block_threads);
+    else
+        json_add(o, "block_threads", cJSON_CreateNull());
+    if (d->chunk_nodes)
+        json_add_ints(o, "chunk_nodes", d->chunk_nodes, (int)d->nchunk_nodes);
+    else
+        json_add(o, "chunk_nodes", cJSON_CreateNull());
+    json_add_str(o, "reason", d->reason);
+    json_add_bool(o, "stored", stored);
+    cJSON *cands = json_add_arr(o, "candidates");
+    for (int k = 0; !stored && k < d->ncand; k++) {
+        cJSON *co = json_add_obj(cands, NULL);
+        json_add_str(co, "policy", d->cand[k].policy);
+        json_add_num(co, "local", d->cand[k].local);
+        json_add_bool(co, "scalable", d->cand[k].scalable);
+    }
+}
+
+/* advise --json: the whole profile's object on stdout */
+static int advise_json(const char *path, const struct advice_set *s)
+{
+    const struct npl_profile *p = s->p;
+    cJSON *root = json_object();
+    json_add_str(root, "schema", "numaplace-advise/1");
+    json_add_str(root, "profile", path);
+    cJSON *prog = json_add_obj(root, "program");
+    json_add_str(prog, "path", p->program_path);
+    json_add_str(prog, "build_id", p->program_build_id);
+    json_add_num(root, "threads", p->threads);
+    json_add_ints(root, "nodes", p->nodes, p->nnodes);
+    json_add_str(root, "backend", p->backend == NPL_BACKEND_PERF ? "perf" : "fault");
+    if (p->has_measured) {
+        cJSON *m = json_add_obj(root, "measured");
+        uint64_t l = p->measured[NPL_MEASURED_LOCAL], r = p->measured[NPL_MEASURED_REMOTE];
+        json_add_num(m, "local", (double)l);
+        json_add_num(m, "remote", (double)r);
+        json_add_num(m, "unknown", (double)p->measured[NPL_MEASURED_UNKNOWN]);
+        json_add_num_or_null(m, "local_fraction", l + r ? (double)l / (double)(l + r) : -1);
+    } else {
+        json_add(root, "measured", cJSON_CreateNull());
+    }
+    cJSON *arr = json_add_arr(root, "arrays");
+    for (uint32_t i = 0; i < p->narrays; i++)
+        array_json(arr, &p->arrays[i], &s->adv[i], s->stored[i]);
+    int rc = json_write(stdout, root) < 0 ? EXIT_FAILED : 0;
+    json_free(root);
+    return rc;
+}
+
 int cmd_advise(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
@@ -538,111 +638,23 @@ int cmd_advise(int argc, char **argv)
                         "(several are merged into the table only)\n");
         return EXIT_USAGE;
     }
-    if (optind < argc - 1) { /* several profiles of one program: merged by site */
-        int n = argc - optind;
-        struct advice_set *sets = calloc((size_t)n, sizeof *sets);
-        int rc = sets ? 0 : EXIT_FAILED, loaded = 0;
-        for (; rc == 0 && loaded < n; loaded++)
-            if ((rc = advise_load("advise", argv[optind + loaded], &sets[loaded])))
-                break;
-        if (rc == 0)
-            rc = several(argv + optind, n, sets, verbose);
-        for (int k = 0; sets && k < loaded; k++)
-            advise_free(&sets[k]);
-        free(sets);
-        return rc;
-    }
+    if (optind < argc - 1) /* several profiles of one program: merged by site */
+        return advise_files(argv + optind, argc - optind, verbose);
     const char *path = argv[optind];
     struct advice_set s;
     int rc = advise_load("advise", path, &s);
     if (rc)
         return rc;
-    struct npl_profile *p = s.p;
-    struct npl_prof_advice *adv = s.adv;
-    const int *stored = s.stored;
-    if (rc == 0 && as_json) {
-        cJSON *root = json_object();
-        json_add_str(root, "schema", "numaplace-advise/1");
-        json_add_str(root, "profile", path);
-        cJSON *prog = json_add_obj(root, "program");
-        json_add_str(prog, "path", p->program_path);
-        json_add_str(prog, "build_id", p->program_build_id);
-        json_add_num(root, "threads", p->threads);
-        json_add_ints(root, "nodes", p->nodes, p->nnodes);
-        json_add_str(root, "backend", p->backend == NPL_BACKEND_PERF ? "perf" : "fault");
-        if (p->has_measured) {
-            cJSON *m = json_add_obj(root, "measured");
-            uint64_t l = p->measured[NPL_MEASURED_LOCAL], r = p->measured[NPL_MEASURED_REMOTE];
-            json_add_num(m, "local", (double)l);
-            json_add_num(m, "remote", (double)r);
-            json_add_num(m, "unknown", (double)p->measured[NPL_MEASURED_UNKNOWN]);
-            json_add_num_or_null(m, "local_fraction", l + r ? (double)l / (double)(l + r) : -1);
-        } else {
-            json_add(root, "measured", cJSON_CreateNull());
-        }
-        cJSON *arr = json_add_arr(root, "arrays");
-        for (uint32_t i = 0; i < p->narrays; i++) {
-            const struct npl_prof_array *a = &p->arrays[i];
-            const struct npl_prof_advice *d = &adv[i];
-            char label[4200];
-            npl__site_label(&a->site, label, sizeof label);
-            cJSON *o = json_add_obj(arr, NULL);
-            json_add(o, "site", site_json(&a->site));
-            json_add_str(o, "label", label);
-            json_add_num(o, "bytes", (double)a->bytes);
-            json_add_str(o, "pattern", npl__pattern_name(d->pattern));
-            json_add_str(o, "policy", d->policy);
-            cJSON *nt = json_add_arr(o, "next_touch_phases");
-            for (uint32_t k = 0; k < d->nnext_touch; k++)
-                json_add_num(nt, NULL, d->next_touch[k]);
-            json_add_bool(o, "replicate", d->replicate);
-            json_add_num(o, "local_policy", d->local_policy);
-            json_add_num_or_null(o, "local_first_touch", d->local_first_touch);
-            json_add_num(o, "local_best", d->local_best);
-            if (a->has_measured) {
-                cJSON *m = json_add_obj(o, "measured");
-                json_add_num(m, "local", (double)a->measured[NPL_MEASURED_LOCAL]);
-                json_add_num(m, "remote", (double)a->measured[NPL_MEASURED_REMOTE]);
-                json_add_num(m, "unknown", (double)a->measured[NPL_MEASURED_UNKNOWN]);
-                json_add_num_or_null(m, "local_fraction", measured_local(a));
-            } else {
-                json_add(o, "measured", cJSON_CreateNull());
-            }
-            json_add_num(o, "confidence", d->confidence);
-            json_add_num(o, "samples", (double)d->samples);
-            if (d->period_pages)
-                json_add_num(o, "period_pages", (double)d->period_pages);
-            else
-                json_add(o, "period_pages", cJSON_CreateNull());
-            if (d->block_threads)
-                json_add_num(o, "block_threads", d->block_threads);
-            else
-                json_add(o, "block_threads", cJSON_CreateNull());
-            if (d->chunk_nodes)
-                json_add_ints(o, "chunk_nodes", d->chunk_nodes, (int)d->nchunk_nodes);
-            else
-                json_add(o, "chunk_nodes", cJSON_CreateNull());
-            json_add_str(o, "reason", d->reason);
-            json_add_bool(o, "stored", stored[i]);
-            cJSON *cands = json_add_arr(o, "candidates");
-            for (int k = 0; !stored[i] && k < d->ncand; k++) {
-                cJSON *co = json_add_obj(cands, NULL);
-                json_add_str(co, "policy", d->cand[k].policy);
-                json_add_num(co, "local", d->cand[k].local);
-                json_add_bool(co, "scalable", d->cand[k].scalable);
-            }
-        }
-        if (json_write(stdout, root) < 0)
-            rc = EXIT_FAILED;
-        json_free(root);
-    } else if (rc == 0) {
-        advise_table(stdout, path, p, adv, stored, verbose);
+    if (as_json) {
+        rc = advise_json(path, &s);
+    } else {
+        advise_table(stdout, path, s.p, s.adv, s.stored, verbose);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = EXIT_FAILED;
     }
     if (rc == 0 && html_to) /* before --write takes the new advice's lists */
         rc = write_html(html_to, path, &s);
-    if (rc == 0 && write_to && write_profile(p, adv, s.stored, write_to) < 0)
+    if (rc == 0 && write_to && write_profile(s.p, s.adv, s.stored, write_to) < 0)
         rc = EXIT_FAILED;
     advise_free(&s);
     return rc;

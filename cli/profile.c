@@ -541,6 +541,54 @@ static int job_setup(struct job *j, char **argv)
     return 0;
 }
 
+/* The hardware backend's sampling of the child, which waits on the gate: started, or the
+ * fault sampler instead (said); -1 when the backend was asked for and cannot sample this child
+ * (the child is killed: the program is not started). The gate is closed: the child execs. */
+static int backend_start(struct job *j, pid_t pid, int gate[2], struct npl__sampling **ps)
+{
+    close(gate[0]);
+    *ps = j->be->start(pid, j->rate, j->why, sizeof j->why);
+    if (*ps) {
+        char per[64];
+        if (getenv(NPL_ENV_PERF_EVENT))
+            snprintf(per, sizeof per, "every fault");
+        else
+            snprintf(per, sizeof per, "about %llu samples/s", (unsigned long long)j->rate);
+        fprintf(stderr, "numaplace profile: sampling memory addresses with %s: %s, %s\n",
+                j->be->name, j->what, per);
+    } else if (j->backend_asked == j->be->id) {
+        /* the probe passed, the child's events did not open: the program is not started */
+        fprintf(stderr, "numaplace profile: --backend %s: %s\n", j->be->name, j->why);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        close(gate[1]);
+        return -1;
+    } else {
+        /* the probe passed, the child's events did not open: said, never silent */
+        j->r->backend = NPL_BACKEND_FAULT;
+        fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by "
+                        "protection faults at %llu pages/s\n", j->why,
+                (unsigned long long)j->rate);
+    }
+    close(gate[1]); /* the child execs */
+    return 0;
+}
+
+/* The hardware backend's counts, said, and its sampling stopped */
+static void backend_stop(struct job *j, struct npl__sampling *ps)
+{
+    uint64_t got, lost, outside, unknown;
+    int rw;
+    j->be->stats(ps, &got, &lost, &outside, &unknown, &rw);
+    j->r->rw_known = rw;
+    fprintf(stderr, "numaplace profile: %s: %llu samples read, %llu in no tracked array, "
+                    "%llu of threads numaplace did not number, %llu lost\n",
+            j->be->name, (unsigned long long)got, (unsigned long long)outside,
+            (unsigned long long)unknown, (unsigned long long)lost);
+    j->be->stop(ps);
+}
+
 /* The program run and waited for: the child gets the signal dispositions and mask this process
  * had; perf's child waits at a gate until its events are open (they start at its exec). The
  * wait status (st), the seconds; 0 or an exit status. */
@@ -585,36 +633,12 @@ static int job_run(struct job *j, int *st, double *seconds)
         return EXIT_FAILED;
     }
     struct npl__sampling *ps = NULL;
-    if (gate[0] >= 0) {
-        close(gate[0]);
-        ps = j->be->start(pid, j->rate, j->why, sizeof j->why);
-        if (ps) {
-            char per[64];
-            if (getenv(NPL_ENV_PERF_EVENT))
-                snprintf(per, sizeof per, "every fault");
-            else
-                snprintf(per, sizeof per, "about %llu samples/s", (unsigned long long)j->rate);
-            fprintf(stderr, "numaplace profile: sampling memory addresses with %s: %s, %s\n",
-                    j->be->name, j->what, per);
-        } else if (j->backend_asked == j->be->id) {
-            /* the probe passed, the child's events did not open: the program is not started */
-            fprintf(stderr, "numaplace profile: --backend %s: %s\n", j->be->name, j->why);
-            kill(pid, SIGKILL);
-            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGQUIT, &old_quit, NULL);
-            sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            munmap(j->r, sizeof *j->r);
-            return EXIT_USAGE;
-        } else {
-            /* the probe passed, the child's events did not open: said, never silent */
-            j->r->backend = NPL_BACKEND_FAULT;
-            fprintf(stderr, "numaplace profile: hardware sampling not used (%s): sampling by "
-                            "protection faults at %llu pages/s\n", j->why,
-                    (unsigned long long)j->rate);
-        }
-        close(gate[1]); /* the child execs */
+    if (gate[0] >= 0 && backend_start(j, pid, gate, &ps) < 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        munmap(j->r, sizeof *j->r);
+        return EXIT_USAGE;
     }
     child_pid = pid;
     sigaction(SIGTERM, &fwd, &old_term);
@@ -630,17 +654,8 @@ static int job_run(struct job *j, int *st, double *seconds)
         fprintf(stderr, "numaplace profile: waitpid: %s\n", strerror(errno));
         return EXIT_FAILED;
     }
-    if (ps) {
-        uint64_t got, lost, outside, unknown;
-        int rw;
-        j->be->stats(ps, &got, &lost, &outside, &unknown, &rw);
-        j->r->rw_known = rw;
-        fprintf(stderr, "numaplace profile: %s: %llu samples read, %llu in no tracked array, "
-                        "%llu of threads numaplace did not number, %llu lost\n",
-                j->be->name, (unsigned long long)got, (unsigned long long)outside,
-                (unsigned long long)unknown, (unsigned long long)lost);
-        j->be->stop(ps);
-    }
+    if (ps)
+        backend_stop(j, ps);
     if (j->per_pid)
         return cli_expand_name("profile", "--out", j->pattern,
                                j->r->owner_pid ? (int)j->r->owner_pid : (int)pid, j->outbuf,

@@ -192,9 +192,13 @@ static size_t table_get(const void *p, int remove)
 /* ---- which allocator is the program's ---- */
 static int foreign;       /* malloc is not the C library's: adopt its blocks, never replace them */
 static long adopted_maps; /* mappings split off by adopted blocks (never given back: see adopt) */
+static size_t page_size;  /* set with the placer, at init */
+
+static void choose_placer(void);
 
 void npl__preload_alloc_init(void)
 {
+    choose_placer();
     Dl_info self, first, next;
     void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
     void *libc_malloc = libc ? dlsym(libc, "malloc") : NULL;
@@ -237,67 +241,15 @@ static int want_place(size_t n)
            __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) < npl__preload.first;
 }
 
-/* A placed allocation (a library array), or NULL: the caller then uses the real allocator.
- * ra: the allocator's return address (the allocation's site, src/profile/site.c) */
-static void *big_alloc(size_t n, size_t align, const void *ra)
+/* ---- the placers: how a large block is served, one chosen at init (npl__preload_alloc_init) ---
+ * Each returns a placed block (a library array) or NULL: the real allocator serves it. ra: the
+ * allocator's return address (the allocation's site, src/profile/site.c). Called by big_alloc,
+ * inside the library (npl__preload_in_lib), errno saved around them. */
+
+/* A block placed by run's policy or advice: registered for next-touch (run --next-touch) and
+ * entered in the table of placed blocks, or freed (NULL); said (tell: apply.c said it already) */
+static void *keep_placed(void *p, size_t n, int how, int tell)
 {
-    if (foreign || !want_place(n))
-        return NULL;
-    npl__preload_in_lib++;
-    int saved = errno, how = NPL__PLACED_NOT;
-    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
-    if (npl__preload_profiling() && npl__preload_apply_active() && align <= psz) {
-        /* numaplace profile --profile: placed as the profile advises, then tracked */
-        const void *site = NULL;
-        uint32_t ord = 0;
-        gate_enter();
-        void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord,
-                                           NULL);
-        if (q && !table_put(q, n)) {
-            npl__preload_apply_free(q);
-            npl_free(q);
-            q = NULL;
-        }
-        gate_leave();
-        if (q && npl__sampler_track(q, (n + psz - 1) / psz * psz, n, NPL_RAW_KIND_HEAP, site, ord,
-                                    NULL, 0, 1) < 0)
-            npl__debug("profile: %p+%zu not tracked", q, n);
-        errno = saved;
-        npl__preload_in_lib--;
-        return q;
-    }
-    if (npl__preload_profiling() && align <= psz) { /* tracked, mapped as the system allocator
-                                                     * would map it */
-        void *q = npl__preload_profile_map(n, ra);
-        if (q && !table_put(q, n | PLAIN_BIT)) {
-            npl__preload_profile_unmap(q, n);
-            q = NULL;
-        }
-        errno = saved;
-        npl__preload_in_lib--;
-        return q;
-    }
-    int applying = npl__preload_apply_active();
-    if (applying && align > psz) {
-        /* the profile's sites are the page-aligned blocks (apply.c checks what fits) */
-        if (npl__preload.verbose)
-            npl__preload_tell_alloc("allocation", NULL, n, how, 0);
-        errno = saved;
-        npl__preload_in_lib--;
-        return NULL;
-    }
-    gate_enter();
-    npl_plan *plan = NULL;
-    void *p = NULL;
-    if (applying) {
-        p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, NULL, NULL, &how);
-    } else if (npl__plan_default(&plan, npl__preload.pol) == 0) {
-        /* next-touch moves present pages to their toucher: a lazy block's would fault in under
-         * its policy instead, so those are populated */
-        p = npl__preload_alloc_block(n, align, plan, npl__preload.flags, !npl__preload.next_touch,
-                                     npl__preload.policy, &how);
-        npl_plan_free(plan);
-    }
     size_t nt = 0;
     if (p && npl__preload.next_touch) {
         if (npl_next_touch_register(p, n, npl__preload.nt_chunk) == 0)
@@ -306,6 +258,7 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
             npl__debug("preload: %p not registered for next-touch: %s", p, npl_last_error());
     }
     if (p && !table_put(p, n | nt)) {
+        npl__preload_apply_free(p);
         npl_free(p); /* forgets its next-touch registration too */
         npl__fail(ENOSPC, "the table of placed blocks is full");
         p = NULL;
@@ -316,10 +269,105 @@ static void *big_alloc(size_t n, size_t align, const void *ra)
     } else {
         npl__debug("preload: %zu bytes placed at %p", n, p);
     }
-    if (npl__preload.verbose && !applying) /* apply.c says which policy */
+    if (tell && npl__preload.verbose)
         npl__preload_tell_alloc("allocation", p, n, how, nt != 0);
-    errno = saved;
+    return p;
+}
+
+/* numaplace run: the configured policy (and next-touch) */
+static void *place_by_policy(size_t n, size_t align, const void *ra)
+{
+    (void)ra;
+    int how = NPL__PLACED_NOT;
+    gate_enter();
+    npl_plan *plan = NULL;
+    void *p = NULL;
+    if (npl__plan_default(&plan, npl__preload.pol) == 0) {
+        /* next-touch moves present pages to their toucher: a lazy block's would fault in under
+         * its policy instead, so those are populated */
+        p = npl__preload_alloc_block(n, align, plan, npl__preload.flags, !npl__preload.next_touch,
+                                     npl__preload.policy, &how);
+        npl_plan_free(plan);
+    }
+    p = keep_placed(p, n, how, 1);
     gate_leave();
+    return p;
+}
+
+/* numaplace run --profile: as the profile advises its site (apply.c says which policy) */
+static void *place_by_advice(size_t n, size_t align, const void *ra)
+{
+    if (align > page_size) { /* the profile's sites are the page-aligned blocks */
+        if (npl__preload.verbose)
+            npl__preload_tell_alloc("allocation", NULL, n, NPL__PLACED_NOT, 0);
+        return NULL;
+    }
+    int how = NPL__PLACED_NOT;
+    gate_enter();
+    void *p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, NULL, NULL,
+                                       &how);
+    p = keep_placed(p, n, how, 0);
+    gate_leave();
+    return p;
+}
+
+/* numaplace profile: tracked by the sampler, mapped as the system allocator would map it (a
+ * block aligned beyond a page: placed by the policy, first touch, untracked) */
+static void *place_tracked(size_t n, size_t align, const void *ra)
+{
+    if (align > page_size)
+        return place_by_policy(n, align, ra);
+    void *q = npl__preload_profile_map(n, ra);
+    if (q && !table_put(q, n | PLAIN_BIT)) {
+        npl__preload_profile_unmap(q, n);
+        q = NULL;
+    }
+    return q;
+}
+
+/* numaplace profile --profile: placed as the profile advises, then tracked */
+static void *place_advised_tracked(size_t n, size_t align, const void *ra)
+{
+    if (align > page_size)
+        return NULL;
+    const void *site = NULL;
+    uint32_t ord = 0;
+    gate_enter();
+    void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord,
+                                       NULL);
+    if (q && !table_put(q, n)) {
+        npl__preload_apply_free(q);
+        npl_free(q);
+        q = NULL;
+    }
+    gate_leave();
+    if (q && npl__sampler_track(q, (n + page_size - 1) / page_size * page_size, n,
+                                NPL_RAW_KIND_HEAP, site, ord, NULL, 0, 1) < 0)
+        npl__debug("profile: %p+%zu not tracked", q, n);
+    return q;
+}
+
+static void *(*placer)(size_t n, size_t align, const void *ra) = place_by_policy;
+
+static void choose_placer(void)
+{
+    page_size = (size_t)sysconf(_SC_PAGESIZE);
+    int profiling = npl__preload_profiling(), applying = npl__preload_apply_active();
+    placer = profiling && applying ? place_advised_tracked
+             : profiling           ? place_tracked
+             : applying            ? place_by_advice
+                                   : place_by_policy;
+}
+
+/* A placed allocation, or NULL: the caller then uses the real allocator */
+static void *big_alloc(size_t n, size_t align, const void *ra)
+{
+    if (foreign || !want_place(n))
+        return NULL;
+    npl__preload_in_lib++;
+    int saved = errno;
+    void *p = placer(n, align, ra);
+    errno = saved;
     npl__preload_in_lib--;
     return p;
 }

@@ -9,7 +9,8 @@ use any layer, and the command line (cli/), the MAi layer (mai/) and the benchma
 the public headers only, plus the few private headers named in OUTSIDE. A layer's face is the
 header named after its folder; any other header in a folder is that folder's own. In cli/, the
 and preload/, the ground files (FOLDERS) call nothing above them, nothing calls the top (main.c,
-init.c), and no circle of calls runs among the folder's files.
+init.c), and no circle of calls runs among the folder's files. Sizes: no file of src/, preload/
+or cli/ over MAX_FILE_LINES lines, no function over MAX_FUNC_LINES.
 
 usage: check_layers.py [ROOT]      exit 0: every direction allowed; 1: violations (listed)
        check_layers.py --selftest  plants an upward include and an upward call in a copy of the
@@ -35,6 +36,50 @@ LAYERS = {
     "profile": ["base", "sys", "topology", "plan", "place", "query", "migration", "arrays"],
     "defaults": ["base", "sys", "topology", "plan", "place", "query", "migration", "arrays", "profile"],
 }
+MAX_FILE_LINES = 1000
+MAX_FUNC_LINES = 100
+SIZED = ("src", "preload", "cli")
+
+
+def function_lengths(path):
+    """(name, first line, lines) of each function defined in a C file: a body opens with '{' in
+    column 0 (the project's style) and ends where its braces balance."""
+    out, depth, start, name = [], 0, None, "?"
+    lines = open(path, errors="replace").read().split("\n")
+    for i, line in enumerate(lines):
+        code = re.sub(r"//.*", "", re.sub(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'', "", line))
+        if depth == 0 and start is None and code.startswith("{"):
+            j = i - 1
+            while j >= 0 and "(" not in lines[j]:
+                j -= 1
+            m = re.search(r"(\w+)\s*\(", lines[j]) if j >= 0 else None
+            start, name = i, m.group(1) if m else "?"
+        depth += code.count("{") - code.count("}")
+        if depth == 0 and start is not None and "}" in code:
+            out.append((name, start + 1, i - start + 1))
+            start = None
+    return out
+
+
+def check_sizes(root):
+    problems = []
+    for top in SIZED:
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in sorted(files):
+                if not f.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(d, f)
+                rel = os.path.relpath(path, root)
+                n = sum(1 for _ in open(path, errors="replace"))
+                if n > MAX_FILE_LINES:
+                    problems.append(f"{rel}: {n} lines (at most {MAX_FILE_LINES})")
+                for name, line, length in function_lengths(path) if f.endswith(".c") else []:
+                    if length > MAX_FUNC_LINES:
+                        problems.append(f"{rel}:{line}: {name}() is {length} lines (at most "
+                                        f"{MAX_FUNC_LINES})")
+    return problems
+
+
 # folders outside src/ -> the private src/ headers they may include (None: any layer)
 OUTSIDE = {
     "preload": None,
@@ -210,19 +255,23 @@ def selftest(root):
             f.write("\nvoid npl__planted(void) { npl__preload_alloc_init(); }\n")
         with open(os.path.join(tmp, "src/defaults/auto.c"), "a") as f:  # a folder's own header
             f.write('\n#include "profile/json.h"\n')
+        with open(os.path.join(tmp, "src/base/text.c"), "a") as f:  # a function too long
+            f.write("\nint npl__planted_long(void)\n{\n" + "    (void)0;\n" * MAX_FUNC_LINES + "}\n")
         bad = subprocess.run([sys.executable, me, tmp], capture_output=True, text=True)
         want = ['syscalls.c: #include "arrays/arrays.h" runs up from sys to arrays',
                 "calls npl_free (in arrays/): runs up from plan",
                 'auto.c: #include "profile/json.h": a header of profile/\'s own',
                 "calls cmd_topo (cli/topo.c): a ground file of cli/ calls up",
                 "cli/common.c: in a circle of calls among cli/ files",
-                "calls npl__preload_alloc_init (preload/alloc.c): a ground file of preload/ calls up"]
+                "calls npl__preload_alloc_init (preload/alloc.c): a ground file of preload/ calls up",
+                "npl__planted_long() is %d lines" % (MAX_FUNC_LINES + 2)]
         missing = [w for w in want if w not in bad.stdout]
         if bad.returncode == 0 or missing:
             print("selftest: planted violations not caught: %s\n%s" % (missing, bad.stdout))
             return 1
         print("check_layers selftest: clean tree passes; the planted upward include and call, the"
-              " include of a folder's own header, cli/'s and preload/'s upward calls and circle fail")
+              " include of a folder's own header, cli/'s and preload/'s upward calls and circle, a function"
+              " too long fail")
         return 0
     finally:
         shutil.rmtree(tmp)
@@ -235,14 +284,15 @@ def main():
         return selftest(root)
     if args:
         root = os.path.abspath(args[0])
-    problems = check(root) + [p for f in FOLDERS for p in check_folder(root, f)]
+    problems = check(root) + [p for f in FOLDERS for p in check_folder(root, f)] + check_sizes(root)
     for p in problems:
         print(p)
     if problems:
         print(f"check_layers: {len(problems)} direction(s) not allowed by the table in {__file__}")
         return 1
     print("check_layers: every include and call in src/ runs down the table (%d layers); cli/'s "
-          "and preload/'s ground call nothing above them, no circle" % len(LAYERS))
+          "and preload/'s ground call nothing above them, no circle; no file over %d lines, no function over "
+          "%d" % (len(LAYERS), MAX_FILE_LINES, MAX_FUNC_LINES))
     return 0
 
 

@@ -23,10 +23,12 @@ MUTANTS=(
 "next-ordinal-apply~preload/apply.c~s/struct entry \*e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP)/struct entry *e = lookup(k.object_hash, k.offset, ord + 1, NPL_SITE_HEAP)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 "ordinal-collect~src/profile/collect.c~s/if (a->site.ordinal == ordinal)/if (a->site.ordinal == 0)/~host.auto$~numaplace_cli numaplace_preload test_auto~"
 "lazy-no-mbind~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr + first \* psz/if (0 \&\& npl__mbind(cnt, addr + first * psz/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
-"lazy-no-interleave~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/~host.place$~numaplace_cli numaplace_preload test_host~accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_tests)"
+"lazy-no-interleave~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/~host.place$~numaplace_cli numaplace_preload test_place~accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_placement)"
 "sampler-all-local~src/profile/sampler.c~s/where = (unsigned)st == node ? NPL_RAW_LOCAL : NPL_RAW_REMOTE;/where = NPL_RAW_LOCAL;/~host.sampler$|cli.profile$~numaplace_cli numaplace_preload test_sampler~accepted: one node, every access is local (guest_profile_locality: 0% local under bind_all:1)"
 "sampler-chunk~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk >> 1, write);/~host.sampler$~test_sampler~"
 "sampler-no-write~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk, 0);/~host.sampler$~test_sampler~"
+"loo-unit-access~src/profile/classify_candidates.c~s/left_out_share(L, j, v1, n1, v2, n2, sample_weight(w, s))/left_out_share(L, j, v1, n1, v2, n2, 1.0)/~unit.test_classify$~test_classify~"
+"no-window-folds~src/profile/classify_candidates.c~s/int folds = window_folds(w, set, fold);/int folds = 0 \&\& window_folds(w, set, fold);/~unit.test_classify$~test_classify~"
 "no-phase-next-touch~src/profile/classify.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"
 "no-next-touch-register~preload/apply.c~s/if (!e->a->has_advice || !e->a->advice.nnext_touch)/if (1)/~cli.profile$|host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 )

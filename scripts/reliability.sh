@@ -4,7 +4,7 @@
 # Run from anywhere; works on a fresh Debian 12 (installs what it needs with apt).
 #   1. ASan+UBSan build (build-asan/): the whole ctest suite (unit, host, CLI, fuzz corpora),
 #      then guest_migrate, guest_nexttouch and guest_soak in one 4-node guest
-#   2. TSan build (build-tsan/): the threaded tests (host, unit, fuzz corpora), then guest_tests,
+#   2. TSan build (build-tsan/): the threaded tests (host, unit, fuzz corpora), then guest_placement,
 #      guest_nexttouch and guest_soak in a 2-node guest (THP always, checked by numavm_selftest.sh)
 #   3. valgrind memcheck on the CLI's fast subcommands and error paths (build-rel/numaplace)
 #   4. libFuzzer (clang-14, ASan+UBSan) on every tests/fuzz/fuzz_NAME.c (policy strings, CPU/node
@@ -89,16 +89,16 @@ tsan() {
     # host.hostile, replicas, pthread pinning (the CLI test forks shells: not TSan's business)
     (cd build-tsan && env $tsan_env ctest --output-on-failure -R "host|unit|fuzz") || rc=1
     # THP always (the guest kernel's default): TSan's allocator hands out 2 MiB-aligned blocks,
-    # backed by huge pages before guest_tests places them page by page (the engine splits them)
+    # backed by huge pages before guest_placement places them page by page (the engine splits them)
     echo "=== guest (TSan): 2 nodes x 2 CPUs x 384 MiB, THP always"
     local t0; t0=$(date +%s)
     NUMAPLACE_BIN=build-tsan/numaplace tools/numavm --nodes 2 --cpus-per-node 2 --mem-per-node 384 \
-        --thp always --timeout 900 --add build-tsan/guest/guest_tests --add build-tsan/guest/guest_soak \
+        --thp always --timeout 900 --add build-tsan/guest/guest_placement --add build-tsan/guest/guest_soak \
         --add build-tsan/guest/guest_nexttouch --add tests/guest/in_guest.sh \
         --add tests/guest/numavm_selftest.sh --add tests/expected-skips.txt -- env $tsan_env "CI=${CI:-}" \
         NPL_EXPECTED_SKIPS=/usr/local/bin/expected-skips.txt \
         in_guest.sh "--nodes 2 --cpus-per-node 2 --big-mib 96" numavm_selftest.sh@--thp@always \
-        guest_tests guest_nexttouch guest_soak || rc=1
+        guest_placement guest_nexttouch guest_soak || rc=1
     echo "=== guest (TSan): $(( $(date +%s) - t0 )) s of its 900 s timeout"
     return $rc
 }
@@ -178,7 +178,7 @@ fuzz() {
 for s in ${NPL_REL_STEPS:-asan tsan memcheck fuzz}; do
     case $s in
         asan) step "ASan+UBSan: ctest; guest_migrate, guest_nexttouch, guest_soak (4 nodes)" asan ;;
-        tsan) step "TSan: threaded tests; guest_tests, guest_nexttouch, guest_soak (2 nodes)" tsan ;;
+        tsan) step "TSan: threaded tests; guest_placement, guest_nexttouch, guest_soak (2 nodes)" tsan ;;
         memcheck) step "valgrind memcheck: CLI subcommands and error paths" memcheck ;;
         fuzz) step "libFuzzer: tests/fuzz/fuzz_*.c, $FUZZ_S s each" fuzz ;;
         *) echo "reliability: unknown step $s"; fail=$((fail + 1)) ;;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define EPS 1e-9 /* weighted counts compared as equal within this */
+
 void npl__cls_fmt_list(const int *v, int n, char *buf, size_t size)
 {
     size_t o = 0;
@@ -199,26 +201,92 @@ int npl__cls_shape(struct work *w, struct level *L, const char *policy, const ch
     return rc;
 }
 
+/* Time windows of the set in two folds (a pthreads program's phases are windows of
+ * NPL_RAW_WINDOW_SECONDS): the k-th window of the set goes to fold t(k) of the Thue-Morse
+ * sequence (the parity of k's bits: 0 1 1 0 1 0 0 1 ...), balanced and periodic at no period,
+ * so that a program that alternates two kinds of window has both kinds in each fold (every
+ * other window would put each kind in a fold of its own), and one whose owners change once has
+ * both halves in each; -1 for the phases that are not windows of the set. 0: fewer than two. */
+static int window_folds(const struct work *w, const unsigned char *set, int *fold)
+{
+    unsigned k = 0;
+    for (int p = 0; p < w->NP; p++) {
+        int win = w->in->nphases && (uint32_t)p < w->in->nphases &&
+                  w->in->phases[p].kind == NPL_PHASE_WINDOW;
+        fold[p] = set[p] && win ? __builtin_parity(k++) : -1;
+    }
+    return k >= 2;
+}
+
+/* the share of one access of node j in a chunk whose owner is fitted on counts c (M nodes): 1
+ * for the sole top node, 1/n among n tied, else 0 */
+static double fitted_share(const double *c, int M, int j)
+{
+    double top = 0;
+    int n = 0;
+    for (int k = 0; k < M; k++)
+        top = dmax(top, c[k]);
+    if (top <= EPS)
+        return 1.0 / M;
+    for (int k = 0; k < M; k++)
+        n += c[k] >= top - EPS;
+    return c[j] >= top - EPS ? 1.0 / n : 0;
+}
+
+/* The share of one access of node j left out of its chunk's counts (v1 at the top, held by n1
+ * nodes; v2 the second, n2 nodes; u the access's weight: its thread's exposure weight) */
+static double left_out_share(const struct level *L, int j, double v1, int n1, double v2, int n2,
+                             double u)
+{
+    double rest = v1 - u;
+    if (L->cn[j] < v1 || n1 >= 2) /* one access of j left out: j is not the owner */
+        return 0;
+    if (rest <= EPS && v2 <= EPS) /* nothing left: any node */
+        return 1.0 / L->M;
+    if (rest > v2 + EPS) /* j stays the owner alone */
+        return 1;
+    return rest >= v2 - EPS ? 1.0 / (n2 + 1) : 0; /* a tie with the nodes at v2, or below them */
+}
+
 /* Explicit owners fitted on the phases of `set`: index per chunk (-1 where the set has no
- * sample) and local accesses per phase: leave-one-out inside the set, as fitted outside it. */
+ * sample) and local accesses per phase, as fitted outside the set; inside it, held out:
+ *  - where the set has two time windows or more, a sample of one fold (window_folds) is
+ *    judged by the owner fitted on the other fold's samples of its chunk: a table every thread
+ *    reads gets its sampled chance owner's share of the other fold (0.25 of 4 nodes), an array
+ *    two threads share in turns the share of either (0.5), an owned array 1;
+ *  - else (or where the other fold has no sample of the chunk) one access is left out: its own
+ *    thread's weight taken from its node's count. */
 int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set,
                           int *chunk_node, double *loc)
 {
     int M = L->M;
+    int *fold = malloc((size_t)w->NP * sizeof *fold);
+    double *fc = calloc(2 * (size_t)M, sizeof *fc);
+    if (!fold || !fc) {
+        free(fold);
+        free(fc);
+        return npl__cls_oom(w);
+    }
+    int folds = window_folds(w, set, fold);
     for (uint64_t k = 0; chunk_node && k < w->in->nchunks; k++)
         chunk_node[k] = -1;
     for (int p = 0; p < w->NP; p++)
         loc[p] = 0;
     for (size_t g = 0; g < w->ngroups; g++) {
         int nl = 0;
+        double in_fold[2] = {0, 0};
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
-            int j = L->tn[s->thread];
-            if (!set[phase_of(w, s)])
+            int j = L->tn[s->thread], p = phase_of(w, s);
+            if (!set[p])
                 continue;
             if (L->cn[j] == 0)
                 L->clist[nl++] = j;
             L->cn[j] += cnt(w, s);
+            if (folds && fold[p] >= 0) {
+                fc[fold[p] * M + j] += cnt(w, s);
+                in_fold[fold[p]] += cnt(w, s);
+            }
         }
         /* the top value v1 (n1 nodes hold it, the first is `first`) and the second v2 (n2) */
         double v1 = 0, v2 = 0;
@@ -248,21 +316,23 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             chunk_node[group_chunk(w, g)] = first;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
-            int j = L->tn[s->thread], p = phase_of(w, s);
+            int j = L->tn[s->thread], p = phase_of(w, s), f = folds ? fold[p] : -1;
             double share;
             if (!set[p]) /* as fitted */
                 share = v1 <= 0 ? 1.0 / M : L->cn[j] == v1 ? 1.0 / n1 : 0;
-            else if (L->cn[j] < v1 || n1 >= 2) /* one access of j left out: j is not the owner */
-                share = 0;
-            else if (v1 - 1 > v2) /* j stays the owner alone */
-                share = 1;
-            else /* a tie with the nodes at v2 (all of them when v1 - 1 is 0) */
-                share = v1 - 1 <= 0 && v2 <= 0 ? 1.0 / M : 1.0 / (n2 + 1);
+            else if (f >= 0 && in_fold[1 - f] > 0) /* judged by the other fold's owner */
+                share = fitted_share(fc + (size_t)(1 - f) * M, M, j);
+            else
+                share = left_out_share(L, j, v1, n1, v2, n2, sample_weight(w, s));
             loc[p] += cnt(w, s) * share;
         }
-        for (int q = 0; q < nl; q++)
+        for (int q = 0; q < nl; q++) {
             L->cn[L->clist[q]] = 0;
+            fc[L->clist[q]] = fc[M + L->clist[q]] = 0;
+        }
     }
+    free(fold);
+    free(fc);
     return 0;
 }
 

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "base/base.h"
 #include "profile/profile.h"
+#include "profile/sampler_internal.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -65,16 +66,7 @@ static pthread_t sampler_thread;
 static int sampler_running;
 static _Atomic int stopping;
 static _Atomic unsigned epoch;     /* rounds whose pages were given back */
-static _Atomic uint32_t cur_phase, serial_phase = NPL_RAW_NONE, last_region = NPL_RAW_NONE;
-static _Atomic int region_depth, regions_seen;
-/* pthreads (no region seen): the numbered threads running; the time window now; the phase of the
- * main thread alone after its threads ended (npl__sampler_thread_begin/_end) */
-static int workers_alive, workers_started, alone;
-static uint32_t window_phase, alone_phase = NPL_RAW_NONE;
-static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER; /* phase changes */
 static _Atomic uintptr_t live_lo = UINTPTR_MAX, live_hi;
-static _Atomic int next_thread_no = 1;
-static TLS int thread_no = -1, omp_no = -1;
 static TLS unsigned last_retry_epoch;
 static TLS uintptr_t last_raced; /* the page of this thread's last raced fault, */
 static TLS uint64_t last_raced_word; /* the slot word it saw (0: none) */
@@ -102,45 +94,9 @@ static int xprotect(uintptr_t a, size_t len, int prot)
 }
 
 int npl__sampler_active(void) { return R && recording; }
+struct npl_raw *npl__sampler_raw(void) { return R; }
 
 /* ---- recording (async-signal-safe) ---- */
-/* this thread's number, as my_thread() gives it, published with its kernel id (the perf
- * backend's samples name threads by it) */
-static TLS int32_t my_tid;
-static void publish_thread(void)
-{
-    if (!R)
-        return;
-    if (!my_tid)
-        my_tid = (int32_t)syscall(SYS_gettid);
-    npl__raw_set_tid(R, my_tid, omp_no >= 0 ? omp_no : thread_no);
-}
-
-static uint32_t my_thread(void)
-{
-    if (omp_no >= 0)
-        return (uint32_t)omp_no;
-    if (thread_no < 0) {
-        thread_no = atomic_fetch_add(&next_thread_no, 1); /* a thread we did not see created */
-        publish_thread();
-    }
-    return (uint32_t)thread_no;
-}
-
-/* The phase now becomes ph (NPL_RAW_NONE: stays): the time since the last count goes to the
- * phase that was current (each phase's duration, summed over its stretches) */
-static void set_phase(uint32_t ph)
-{
-    uint32_t was = ph == NPL_RAW_NONE ? atomic_load(&cur_phase) : atomic_exchange(&cur_phase, ph);
-    if (!R)
-        return;
-    if (ph != NPL_RAW_NONE)
-        atomic_store(&R->cur_phase, ph);
-    uint64_t now = npl__now_ns(), since = atomic_exchange(&R->phase_since, now);
-    if (since && now > since && was < NPL_RAW_PHASES)
-        atomic_fetch_add_explicit(&R->phases[was].ns, now - since, memory_order_relaxed);
-}
-
 static void count_node(uint32_t t)
 {
     unsigned cpu = 0, node = 0;
@@ -169,11 +125,12 @@ struct sampled {
 
 static struct sampled record(uint32_t array, uint64_t chunk, int write)
 {
-    uint32_t t = my_thread();
-    uint32_t ph = atomic_load_explicit(&cur_phase, memory_order_relaxed);
+    uint32_t t = npl__sampler_my_thread();
+    int serial = 0;
+    uint32_t ph = npl__sampler_phase_now(&serial);
     if (t < NPL_RAW_THREADS && chunk < NPL_RAW_CHUNKS) {
         count_node(t);
-        if (ph == atomic_load_explicit(&serial_phase, memory_order_relaxed))
+        if (serial)
             serial_stretch(array, ph);
     }
     return (struct sampled){array, npl__raw_add(R, array, ph, chunk, t, write)};
@@ -271,7 +228,7 @@ static int first_touch_fault(uintptr_t addr)
         uintptr_t lo = a->base + c0 * a->chunk_bytes, hi = a->base + c1 * a->chunk_bytes;
         if (hi > a->base + a->bytes)
             hi = a->base + a->bytes;
-        uint32_t t = my_thread();
+        uint32_t t = npl__sampler_my_thread();
         atomic_fetch_add_explicit(&R->ft_faults, 1, memory_order_relaxed);
         if (xprotect(lo, hi - lo, a->prot) < 0) {
             atomic_store(e, NPL_RAW_FT_ARMED);
@@ -359,8 +316,7 @@ int npl__sampler_init(const struct npl_sampler_cfg *cfg)
     my_token = ((uint64_t)getpid() << 32) ^ (uint64_t)(npl__now() * 1e9) ^ (uintptr_t)&my_token;
     if (!my_token)
         my_token = 1;
-    thread_no = 0; /* the thread that loads us is the main thread */
-    publish_thread();
+    npl__sampler_set_thread(0); /* the thread that loads us is the main thread */
     return 0;
 }
 
@@ -392,7 +348,7 @@ static int claim(void)
             return 0;
         }
         R = spare; /* the first one stays mapped: a thread may still be publishing into it */
-        publish_thread();
+        npl__sampler_publish_thread();
     }
     atomic_store(&R->owner_token, my_token);
     R->page_size = page;
@@ -410,7 +366,7 @@ static int claim(void)
     if (atomic_load(&R->nphases) == 0)
         npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
     atomic_store(&R->phase_since, 0); /* a handed-over profile: its time starts now */
-    set_phase(0);
+    npl__sampler_set_phase(0);
     recording = 1;
     if (npl__sampler_install() < 0) {
         recording = 0;
@@ -711,19 +667,7 @@ static void round_once(double *last_window)
                     t > READ_AGE_NS ? t - READ_AGE_NS : 0, 1);
     atomic_fetch_add_explicit(&R->giveback_ns, npl__now_ns() - t, memory_order_relaxed);
     atomic_fetch_add(&R->rounds, 1);
-    set_phase(NPL_RAW_NONE); /* the phase now counted so far (a killed program loses a round) */
-    /* time windows while no OpenMP region was ever seen */
-    double secs = npl__now();
-    if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
-        *last_window = secs;
-        pthread_mutex_lock(&phase_lock);
-        if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
-            window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-            if (!alone) /* the main thread alone stays in its phase; the window waits */
-                set_phase(window_phase);
-        }
-        pthread_mutex_unlock(&phase_lock);
-    }
+    npl__sampler_phase_round(last_window);
     /* the pages of this round: weighted by the arrays' sizes, each weighing at least
      * SMALL_WEIGHT pages, so that a small array heavily used (a CG vector beside its matrix)
      * gathers enough samples to be classified rather than left to first touch */
@@ -797,95 +741,6 @@ static void *sampler_main(void *arg)
         pthread_mutex_unlock(&track_lock);
     }
     return NULL;
-}
-
-/* ---- threads and phases ---- */
-void npl__sampler_set_thread(int n)
-{
-    thread_no = n;
-    publish_thread();
-}
-int npl__sampler_next_thread(void) { return atomic_fetch_add(&next_thread_no, 1); }
-void npl__sampler_set_omp_thread(int n)
-{
-    if (omp_no == n)
-        return;
-    omp_no = n;
-    publish_thread();
-}
-
-/* A numbered thread begins or ends its start routine. In a program without regions, the main
- * thread alone again after its threads ended (a final pass, a checksum, serial work between
- * fork-joins) records into a phase of its own, not the time window its threads shared: there
- * the exposure weights would multiply its samples by its small exposure (it waited in join),
- * and a pass made once becomes a one-time phase the steady state leaves out. The first thread
- * also starts a new window, so that the main thread's samples before it stay apart. */
-void npl__sampler_thread_begin(void)
-{
-    pthread_mutex_lock(&phase_lock);
-    if (workers_alive++ == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
-        if (!workers_started && atomic_load(&R->nphases) < NPL_RAW_WINDOWS)
-            window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-        if (alone || !workers_started)
-            set_phase(window_phase);
-        alone = 0;
-    }
-    workers_started = 1;
-    pthread_mutex_unlock(&phase_lock);
-}
-
-void npl__sampler_thread_end(void)
-{
-    pthread_mutex_lock(&phase_lock);
-    if (--workers_alive == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
-        if (alone_phase == NPL_RAW_NONE)
-            alone_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-        atomic_fetch_add(&R->phases[alone_phase].entries, 1);
-        set_phase(alone_phase);
-        alone = 1;
-    }
-    pthread_mutex_unlock(&phase_lock);
-}
-
-void npl__sampler_region_begin(const void *code)
-{
-    if (!npl__sampler_active() || atomic_fetch_add(&region_depth, 1) > 0)
-        return;
-    pthread_mutex_lock(&phase_lock);
-    uint32_t n = atomic_load(&R->nphases), ph = NPL_RAW_NONE;
-    for (uint32_t i = 0; i < n; i++)
-        if (R->phases[i].kind == NPL_RAW_PHASE_REGION && R->phases[i].code == (uintptr_t)code) {
-            ph = i;
-            break;
-        }
-    if (ph == NPL_RAW_NONE) {
-        struct npl_site_object o;
-        uint32_t obj = NPL_RAW_NONE;
-        uint64_t off = 0;
-        if (npl__site_object(code, &o) == 0) {
-            obj = npl__raw_intern_object(R, &o);
-            off = (uint64_t)((uintptr_t)code - o.bias);
-        }
-        ph = npl__raw_new_phase(R, NPL_RAW_PHASE_REGION, obj, off, (uintptr_t)code);
-    }
-    atomic_store(&regions_seen, 1);
-    atomic_fetch_add(&R->phases[ph].entries, 1);
-    npl__raw_transition(R, atomic_exchange(&last_region, ph), ph);
-    set_phase(ph);
-    pthread_mutex_unlock(&phase_lock);
-}
-
-void npl__sampler_region_end(void)
-{
-    if (!npl__sampler_active() || atomic_fetch_sub(&region_depth, 1) != 1)
-        return;
-    pthread_mutex_lock(&phase_lock);
-    if (atomic_load(&serial_phase) == NPL_RAW_NONE)
-        atomic_store(&serial_phase, npl__raw_new_phase(R, NPL_RAW_PHASE_SERIAL, NPL_RAW_NONE, 0, 0));
-    uint32_t s = atomic_load(&serial_phase);
-    atomic_fetch_add(&R->phases[s].entries, 1);
-    set_phase(s);
-    pthread_mutex_unlock(&phase_lock);
 }
 
 /* ---- system calls into protected pages ----
@@ -1023,7 +878,7 @@ void npl__sampler_stop(void)
     if (!R || !recording)
         return;
     atomic_store(&stopping, 1);
-    set_phase(NPL_RAW_NONE);
+    npl__sampler_set_phase(NPL_RAW_NONE);
     pthread_mutex_lock(&track_lock);
     give_back_slots(0, UINTPTR_MAX, UINT64_MAX, UINT64_MAX, 0);
     pthread_mutex_unlock(&track_lock);

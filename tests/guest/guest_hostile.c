@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* guest_hostile - the hostile suite's cases that need several nodes (every guest shape):
  *   guest_hostile --nodes N --cpus-per-node K [--iterations I]
- * (the host's cases: tests/host/test_hostile.c; khugepaged: guest_khugepaged.c)
+ * (the host's cases: tests/host/test_hostile_api.c; khugepaged: guest_khugepaged.c)
  *   1. re-arming a next-touch array while 7 threads write to it finishes, and every write
  *      survives (tests/host/rearm_race.h): here each resolved chunk moves pages between nodes,
  *      which made the old protocol's arm wait forever;

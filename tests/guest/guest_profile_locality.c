@@ -22,7 +22,7 @@
  *      npl_alloc_auto (an array of 8 MiB + 1,000 bytes, profiled itself): 1,024 of its 2,049
  *      pages on node 1, and scaled at 16 MiB + 1,000 bytes 2,048 of 4,097.
  *   7. a phase-changing array under profile --profile (next-touch armed under the sampler): two
- *      threads, one on node 0 and one on node 1, read an 8 MiB array that the main thread wrote
+ *      threads, one on node 0 and one on node 1, read a 2 MiB array that the main thread wrote
  *      first, in region A each its half, in region B each the pages of one parity (thread 0 the
  *      odd ones), three times. Profiled: advised phase-changing, next-touch at its regions.
  *      Profiled again under that profile: after the last B, at least 99% of the even pages on
@@ -107,7 +107,7 @@ static int static_child(int passes)
 }
 /* 7's child: regions A (thread t reads half t) and B (thread t reads the pages of parity 1 - t),
  * PASSES passes each, three times, after a serial init; then where the pages of each parity are */
-#define PHASE_BYTES (8u << 20)
+#define PHASE_BYTES (2u << 20)
 static __attribute__((noinline)) double phase_region(const double *a, size_t n, int passes,
                                                      int by_page)
 {

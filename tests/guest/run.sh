@@ -80,15 +80,15 @@ fi
 
 # Which programs run in which shape (CI, the default). Every program runs in the 4-node guest.
 # (except ELSEWHERE's). The other shapes run only the programs whose checks the shape changes: the policy maps and
-# pinning over 2, 3 and 8 nodes (guest_tests, guest_probe), MAi's maps (3 and 8), the
+# pinning over 2, 3 and 8 nodes (guest_placement, guest_probe), MAi's maps (3 and 8), the
 # restricted-topology cases (guest_arch: 2 and 3), report's factor matrix over an odd node count
 # (guest_cli --measure-report, 3), Open MPI's ranks over 2 nodes, and the harness's own shape
 # check (numavm_selftest.sh) where a shape is booted anyway. Programs that need "several nodes"
 # and nothing more (soak, next-touch, migration, hostile, THP, profile, ...) run once.
 # NPL_FULL=1: every program in every shape (an hour and more on 2 cores).
-SHAPE_2=" numavm_selftest.sh guest_tests guest_probe guest_arch guest_bind_mpi "
-SHAPE_3=" guest_tests guest_probe guest_arch guest_mai guest_cli@--measure-report "
-SHAPE_8=" numavm_selftest.sh guest_tests guest_probe guest_mai "
+SHAPE_2=" numavm_selftest.sh guest_placement guest_probe guest_arch guest_bind_mpi "
+SHAPE_3=" guest_placement guest_probe guest_arch guest_mai guest_cli@--measure-report "
+SHAPE_8=" numavm_selftest.sh guest_placement guest_probe guest_mai "
 # run in a boot of another shape, not again in the 4-node one: guest_soak in
 # tests/guest/harness_test.sh's CPU-less and memory-less guest (and the ASan and TSan guests of
 # scripts/reliability.sh); guest_cli in the 3-node guest (N > 2: the same branches as 4 nodes)
@@ -107,9 +107,9 @@ declare -A SECONDS_OF=(
     [numavm_selftest.sh]=2 [guest_arch]=21 [guest_bind_cpp]=2 [guest_bind_f]=4
     [guest_bind_mpi]=44 [guest_cli]=99 [guest_cli@--measure-report]=84 [guest_hostile]=53
     [guest_khugepaged]=5 [guest_mai]=1 [guest_migrate]=10 [guest_nexttouch]=58
-    [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=5 [guest_soak]=87 [guest_tests]=50
+    [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=5 [guest_soak]=87 [guest_placement]=50
     [guest_thp]=2 [guest_omp_alloc]=12 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
-    [guest_profile]=162 [guest_profile_locality]=341 [guest_run_progs]=40
+    [guest_profile]=162 [guest_profile_locality]=60 [guest_run_progs]=40
     [guest_ompbind]=71 [guest_regions]=57 [guest_signals]=119 [guest_advice]=283
 )
 FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=900
@@ -160,7 +160,7 @@ for shape in $SHAPES; do
         2:) want=($SHAPE_2) ;;
         3:) want=($SHAPE_3) ;;
         8:) want=($SHAPE_8) ;;
-        *) want=(numavm_selftest.sh guest_tests guest_probe) ;;
+        *) want=(numavm_selftest.sh guest_placement guest_probe) ;;
     esac
     run=()
     for p in "${want[@]}"; do # the programs that were built (guest_bind_mpi needs MPI)
@@ -174,7 +174,7 @@ if [ -z "${NPL_GUEST_PROGRAMS:-}" ]; then
     start=$(date +%s) timeout=${NPL_GUEST_TIMEOUT:-600}
     tools/numavm --nodes 4 --cpus-per-node 1 --mem-per-node 256 --balancing --hugepages 4 \
         --timeout "$timeout" "${adds[@]}" -- "${guest_env[@]}" in_guest.sh "--nodes 4 --cpus-per-node 1" \
-        numavm_selftest.sh@--balancing@1@--hugepages@4 guest_tests@--balancing
+        numavm_selftest.sh@--balancing@1@--hugepages@4 guest_placement@--balancing
     rc=$?
     took=$(( $(date +%s) - start ))
     report="$report\n  $(printf '%4d s of %4d s (%3d%%)' $took "$timeout" $((100 * took / timeout)))  4 nodes x 1 CPU, balancing on"

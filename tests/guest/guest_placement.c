@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* guest_tests - page-exact checks of the placement engine, run INSIDE the multi-node guest
+/* guest_placement - page-exact checks of the placement engine, run INSIDE the multi-node guest
  * (tests/guest/run.sh boots tools/numavm with several shapes and runs this program there).
  *
- *   guest_tests --nodes N --cpus-per-node K [--big-mib M]   placement, pinning, masks
- *   guest_tests --balancing                                 placement survives NUMA balancing
+ *   guest_placement --nodes N --cpus-per-node K [--big-mib M]   placement, pinning, masks
+ *   guest_placement --balancing                                 placement survives NUMA balancing
  *
  * Every check compares kernel reality (move_pages, getcpu) with an expectation; the summary
- * line is "guest_tests: N passed, M failed, S skipped" (tests/unit/check.h). */
+ * line is "guest_placement: N passed, M failed, S skipped" (tests/unit/check.h). */
 #define _GNU_SOURCE
 #include "check.h"
 #include <errno.h>
@@ -562,15 +562,15 @@ int main(int argc, char **argv)
     }
     T = npl_topo_self();
     if (!T || N < 1 || K < 1) {
-        printf("usage: guest_tests --nodes N --cpus-per-node K [--big-mib M] [--balancing]\n");
+        printf("usage: guest_placement --nodes N --cpus-per-node K [--big-mib M] [--balancing]\n");
         return 120;
     }
     if (masked >= 0)
         return masked_child(masked) ? 1 : 0;
-    printf("guest_tests: %d nodes x %d CPUs%s\n", N, K, balancing ? ", balancing on" : "");
+    printf("guest_placement: %d nodes x %d CPUs%s\n", N, K, balancing ? ", balancing on" : "");
     if (balancing) {
         test_balancing();
-        return check_summary("guest_tests balancing");
+        return check_summary("guest_placement balancing");
     }
     test_topology();
     test_policies();
@@ -580,5 +580,5 @@ int main(int argc, char **argv)
     test_pinning();
     if (N >= 2)
         test_masks("/proc/self/exe");
-    return check_summary("guest_tests");
+    return check_summary("guest_placement");
 }

@@ -79,7 +79,7 @@ int main(void)
     const npl_topo *t = npl_topo_self();
     CHECK(t != NULL, "topology loads: %s", npl_last_error());
     if (!t)
-        return check_summary("test_host");
+        return check_summary("test_place");
     int node0 = npl_topo_node_id(t, 0);
     printf("host: %d node(s), %d CPUs allowed\n", npl_topo_node_count(t, 0), npl_topo_cpu_count(t));
 
@@ -248,5 +248,5 @@ int main(void)
           npl_pin_cpu(NULL, "compact", 1));
     CHECK(npl_pin_self("4096", 0) == -1 && (errno == EINVAL || errno == EXDEV),
           "pin to a CPU outside the machine");
-    return check_summary("test_host");
+    return check_summary("test_place");
 }

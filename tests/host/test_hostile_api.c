@@ -1239,7 +1239,7 @@ static void failures_give_back(void)
 
 /* ------------------------------------------------------------------------------------------ */
 /* A kernel or container without the NUMA system calls (seccomp: ENOSYS or EPERM for mbind,
- * set/get_mempolicy, move_pages, migrate_pages), extending test_host.c's child to the rest of
+ * set/get_mempolicy, move_pages, migrate_pages), extending test_place.c's child to the rest of
  * the API: every call that needs one of them fails with ENOSYS/EPERM, never a crash; placements
  * on this one node still succeed; every byte stays as written. */
 
@@ -1349,7 +1349,7 @@ int main(void)
     no_numa(); /* first: the children must probe the kernel's support themselves */
     CHECK(npl_topo_self() != NULL, "this machine's topology loads: %s", npl_last_error());
     if (!npl_topo_self())
-        return check_summary("test_hostile");
+        return check_summary("test_hostile_api");
     /* warm up: the first placement starts worker threads whose stacks glibc maps once */
     npl_policy *w = pol("cyclic");
     npl_free(npl_alloc(16 << 20, w));
@@ -1372,5 +1372,5 @@ int main(void)
     concurrent_free();
     concurrent_churn();
     CHECK(live_arrays() == 0, "no array left at the end (%llu)", (unsigned long long)live_arrays());
-    return check_summary("test_hostile");
+    return check_summary("test_hostile_api");
 }

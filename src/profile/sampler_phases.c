@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* sampler_phases.c - the sampler's clock of threads and phases (docs/PROFILE.md §3): each
+ * thread's number (the interposer's creation order, or its OpenMP number), and the phase every
+ * sample is counted in: an OpenMP region (the hooks of preload/regions.c), the serial stretches
+ * between regions, or, in a program without regions, a time window per NPL_RAW_WINDOW_SECONDS,
+ * with the main thread alone after its threads ended in a phase of its own. Each phase's
+ * duration is summed over its stretches. */
+#define _GNU_SOURCE
+#include "base/base.h"
+#include "profile/profile.h"
+#include "profile/sampler_internal.h"
+#include "sys/sys.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+static _Atomic uint32_t cur_phase, serial_phase = NPL_RAW_NONE, last_region = NPL_RAW_NONE;
+static _Atomic int region_depth, regions_seen;
+/* pthreads (no region seen): the numbered threads running; the time window now; the phase of the
+ * main thread alone after its threads ended (npl__sampler_thread_begin/_end) */
+static int workers_alive, workers_started, alone;
+static uint32_t window_phase, alone_phase = NPL_RAW_NONE;
+static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER; /* phase changes */
+static _Atomic int next_thread_no = 1;
+static TLS int thread_no = -1, omp_no = -1;
+
+/* this thread's number, as my_thread() gives it, published with its kernel id (the perf
+ * backend's samples name threads by it) */
+static TLS int32_t my_tid;
+void npl__sampler_publish_thread(void)
+{
+    struct npl_raw *R = npl__sampler_raw();
+    if (!R)
+        return;
+    if (!my_tid)
+        my_tid = (int32_t)syscall(SYS_gettid);
+    npl__raw_set_tid(R, my_tid, omp_no >= 0 ? omp_no : thread_no);
+}
+
+uint32_t npl__sampler_my_thread(void)
+{
+    if (omp_no >= 0)
+        return (uint32_t)omp_no;
+    if (thread_no < 0) {
+        thread_no = atomic_fetch_add(&next_thread_no, 1); /* a thread we did not see created */
+        npl__sampler_publish_thread();
+    }
+    return (uint32_t)thread_no;
+}
+
+/* The phase now becomes ph (NPL_RAW_NONE: stays): the time since the last count goes to the
+ * phase that was current (each phase's duration, summed over its stretches) */
+void npl__sampler_set_phase(uint32_t ph)
+{
+    struct npl_raw *R = npl__sampler_raw();
+    uint32_t was = ph == NPL_RAW_NONE ? atomic_load(&cur_phase) : atomic_exchange(&cur_phase, ph);
+    if (!R)
+        return;
+    if (ph != NPL_RAW_NONE)
+        atomic_store(&R->cur_phase, ph);
+    uint64_t now = npl__now_ns(), since = atomic_exchange(&R->phase_since, now);
+    if (since && now > since && was < NPL_RAW_PHASES)
+        atomic_fetch_add_explicit(&R->phases[was].ns, now - since, memory_order_relaxed);
+}
+
+
+uint32_t npl__sampler_phase_now(int *serial)
+{
+    uint32_t ph = atomic_load_explicit(&cur_phase, memory_order_relaxed);
+    *serial = ph == atomic_load_explicit(&serial_phase, memory_order_relaxed);
+    return ph;
+}
+
+void npl__sampler_phase_round(double *last_window)
+{
+    struct npl_raw *R = npl__sampler_raw();
+    npl__sampler_set_phase(NPL_RAW_NONE); /* the phase now counted so far (a killed program
+                                           * loses a round) */
+    /* time windows while no OpenMP region was ever seen */
+    double secs = npl__now();
+    if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
+        *last_window = secs;
+        pthread_mutex_lock(&phase_lock);
+        if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
+            window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+            if (!alone) /* the main thread alone stays in its phase; the window waits */
+                npl__sampler_set_phase(window_phase);
+        }
+        pthread_mutex_unlock(&phase_lock);
+    }
+}
+
+void npl__sampler_set_thread(int n)
+{
+    thread_no = n;
+    npl__sampler_publish_thread();
+}
+int npl__sampler_next_thread(void) { return atomic_fetch_add(&next_thread_no, 1); }
+void npl__sampler_set_omp_thread(int n)
+{
+    if (omp_no == n)
+        return;
+    omp_no = n;
+    npl__sampler_publish_thread();
+}
+
+/* A numbered thread begins or ends its start routine. In a program without regions, the main
+ * thread alone again after its threads ended (a final pass, a checksum, serial work between
+ * fork-joins) records into a phase of its own, not the time window its threads shared: there
+ * the exposure weights would multiply its samples by its small exposure (it waited in join),
+ * and a pass made once becomes a one-time phase the steady state leaves out. The first thread
+ * also starts a new window, so that the main thread's samples before it stay apart. */
+void npl__sampler_thread_begin(void)
+{
+    struct npl_raw *R = npl__sampler_raw();
+    pthread_mutex_lock(&phase_lock);
+    if (workers_alive++ == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
+        if (!workers_started && atomic_load(&R->nphases) < NPL_RAW_WINDOWS)
+            window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+        if (alone || !workers_started)
+            npl__sampler_set_phase(window_phase);
+        alone = 0;
+    }
+    workers_started = 1;
+    pthread_mutex_unlock(&phase_lock);
+}
+
+void npl__sampler_thread_end(void)
+{
+    struct npl_raw *R = npl__sampler_raw();
+    pthread_mutex_lock(&phase_lock);
+    if (--workers_alive == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
+        if (alone_phase == NPL_RAW_NONE)
+            alone_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
+        atomic_fetch_add(&R->phases[alone_phase].entries, 1);
+        npl__sampler_set_phase(alone_phase);
+        alone = 1;
+    }
+    pthread_mutex_unlock(&phase_lock);
+}
+
+void npl__sampler_region_begin(const void *code)
+{
+    if (!npl__sampler_active() || atomic_fetch_add(&region_depth, 1) > 0)
+        return;
+    struct npl_raw *R = npl__sampler_raw();
+    pthread_mutex_lock(&phase_lock);
+    uint32_t n = atomic_load(&R->nphases), ph = NPL_RAW_NONE;
+    for (uint32_t i = 0; i < n; i++)
+        if (R->phases[i].kind == NPL_RAW_PHASE_REGION && R->phases[i].code == (uintptr_t)code) {
+            ph = i;
+            break;
+        }
+    if (ph == NPL_RAW_NONE) {
+        struct npl_site_object o;
+        uint32_t obj = NPL_RAW_NONE;
+        uint64_t off = 0;
+        if (npl__site_object(code, &o) == 0) {
+            obj = npl__raw_intern_object(R, &o);
+            off = (uint64_t)((uintptr_t)code - o.bias);
+        }
+        ph = npl__raw_new_phase(R, NPL_RAW_PHASE_REGION, obj, off, (uintptr_t)code);
+    }
+    atomic_store(&regions_seen, 1);
+    atomic_fetch_add(&R->phases[ph].entries, 1);
+    npl__raw_transition(R, atomic_exchange(&last_region, ph), ph);
+    npl__sampler_set_phase(ph);
+    pthread_mutex_unlock(&phase_lock);
+}
+
+void npl__sampler_region_end(void)
+{
+    if (!npl__sampler_active() || atomic_fetch_sub(&region_depth, 1) != 1)
+        return;
+    struct npl_raw *R = npl__sampler_raw();
+    pthread_mutex_lock(&phase_lock);
+    if (atomic_load(&serial_phase) == NPL_RAW_NONE)
+        atomic_store(&serial_phase, npl__raw_new_phase(R, NPL_RAW_PHASE_SERIAL, NPL_RAW_NONE, 0, 0));
+    uint32_t s = atomic_load(&serial_phase);
+    atomic_fetch_add(&R->phases[s].entries, 1);
+    npl__sampler_set_phase(s);
+    pthread_mutex_unlock(&phase_lock);
+}
+
