@@ -13,6 +13,11 @@
 /* Exit codes (documented in docs/numaplace.1): */
 #define EXIT_USAGE 2   /* bad command line or bad policy string */
 #define EXIT_FAILED 1  /* the operation failed (message on stderr) */
+/* run and profile, which run a program and exit with its status, fail on their own with 125, as
+ * env(1), timeout(1) and nice(1) do (126: the program cannot be executed, 127: not found), so
+ * that numaplace's own failure is never taken for the program's 1 or 2 */
+#define EXIT_OWN 125
+static inline int cli_own_status(int rc) { return rc == EXIT_USAGE || rc == EXIT_FAILED ? EXIT_OWN : rc; }
 
 /* "numaplace: <what>: <library message>" on stderr; returns EXIT_FAILED. */
 int cli_fail(const char *what);

@@ -694,8 +694,8 @@ int cmd_profile(int argc, char **argv)
     double seconds = 0;
     if ((rc = job_parse(&j, argc, argv)) || (rc = job_backend(&j)) || (rc = job_raw(&j)) ||
         (rc = job_setup(&j, argv)) || (rc = job_run(&j, &st, &seconds)))
-        return rc < 0 ? 0 : rc;
+        return rc < 0 ? 0 : cli_own_status(rc);
     int written = job_write(&j, seconds);
     int status = mirror(st);
-    return status ? status : written;
+    return status ? status : cli_own_status(written);
 }

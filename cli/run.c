@@ -710,7 +710,7 @@ int cmd_run(int argc, char **argv)
     char **pargv;
     int rc = run_setup(argc, argv, 0, prog, sizeof prog, &pargv, NULL);
     if (rc)
-        return rc == RUN_HELP ? 0 : rc;
+        return rc == RUN_HELP ? 0 : cli_own_status(rc);
     execv(prog, pargv);
     int e = errno;
     fprintf(stderr, "numaplace run: %s: %s\n", prog, strerror(e));

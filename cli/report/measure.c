@@ -544,12 +544,15 @@ static void home_bandwidth(const struct measure_opts *o, const struct sizes *z, 
     }
     static const char *names[] = {"read-only", "1:1 read:write (copy)", "2:1 read:write (triad)"};
     r->peak_mbs = 0;
+    r->peak_mix = 0;
     for (int m = 0; m < NMIX; m++) {
         measure_progress(o, "read:write mixes", (double)m / NMIX);
         stat_clear(&r->mix[m]);
         team_bw(r->cpus[h], r->ncpus[h], r->bw_node, z->bw_n, m, o->reps, z->rep_s, &r->mix[m]);
-        if (r->mix[m].max > r->peak_mbs)
-            r->peak_mbs = r->mix[m].max;
+        if (r->mix[m].med > r->peak_mbs) {
+            r->peak_mbs = r->mix[m].med;
+            r->peak_mix = m;
+        }
         if (verbose)
             fprintf(stderr, "measure: %s, %d CPUs: %.0f MB/s\n", names[m], r->ncpus[h],
                     r->mix[m].med);

@@ -45,7 +45,9 @@ struct measure_result {
     int nloaded;
     struct stat3 loaded_lat[MEASURE_MAX_LOADED], loaded_bw[MEASURE_MAX_LOADED];
     struct stat3 mix[NMIX];                     /* MB/s, all cores of the home node */
-    double peak_mbs;                            /* best repetition of any mix */
+    double peak_mbs;  /* the median of the mix with the highest median (every headline figure is a
+                       * median of the repetitions, with its [min, max]: mix[peak_mix]) */
+    int peak_mix;
     size_t llc_bytes, lat_bytes, bw_bytes;
     int llc_level;                              /* 0: hwloc knew no cache, llc_bytes assumed */
     size_t cache_bytes[4];                      /* [1] L1d, [2] L2, [3] L3 from hwloc; 0 unknown */

@@ -134,7 +134,8 @@ void measure_print(FILE *f, const struct measure_result *r)
     for (int m = 0; m < NMIX; m++)
         fprintf(f, "  %-15s %8.0f MB/s [%.0f-%.0f]\n", mix[m], r->mix[m].med, r->mix[m].min,
                 r->mix[m].max);
-    fprintf(f, "peak bandwidth %.0f MB/s\n", r->peak_mbs);
+    fprintf(f, "peak bandwidth %.0f MB/s [%.0f-%.0f] (%s: the mix of the highest median)\n",
+            r->peak_mbs, r->mix[r->peak_mix].min, r->mix[r->peak_mix].max, mix[r->peak_mix]);
 }
 
 /* mkdir -p of the directory part of path (not of path itself) */

@@ -59,6 +59,24 @@ static void factors(const struct measure_result *m, struct verdict *v)
              m->nodes[fj], measure_factor(m, 0, fi, fj));
 }
 
+/* A read-only stream slower than a mix that also writes: streams that only read are the fastest
+ * on every memory system (no write-back, no read-for-ownership), so an inversion beyond the
+ * run's noise says the bandwidth figures are not the memory's (emulation, a CPU that changed
+ * frequency, another load on the machine) */
+static void inversions(const struct measure_result *m, struct verdict *v)
+{
+    static const char *names[] = {"read-only", "1:1 read:write", "2:1 read:write"};
+    const struct stat3 *ro = &m->mix[0];
+    for (int k = 1; k < NMIX; k++) {
+        const struct stat3 *rw = &m->mix[k];
+        if (ro->med > 0 && rw->med > ro->med * (1 + TOLERANCE) && rw->min > ro->max)
+            warn(v, "inversion: %s bandwidth %.0f MB/s [%.0f-%.0f] below the %s mix's %.0f "
+                 "[%.0f-%.0f]: a read-only stream is the fastest on real memory, so these "
+                 "bandwidth figures are not the memory's (emulation, CPU frequency, other load)",
+                 names[0], ro->med, ro->min, ro->max, names[k], rw->med, rw->min, rw->max);
+    }
+}
+
 static void spreads(const struct charac *c, struct verdict *v)
 {
     double s[NPOL * NPAT];
@@ -88,6 +106,7 @@ void report_verdict(const struct measure_result *m, const struct charac *c,
         warn(v, "virtual machine (hypervisor %s): timings include virtualization, and the NUMA "
              "layout is the one the hypervisor shows", h->hypervisor[0] ? h->hypervisor : "flag");
     factors(m, v);
+    inversions(m, v);
     spreads(c, v);
     if (v->spread_median > SPREAD_NOISY)
         warn(v, "noisy run: run-to-run spread %.0f%% (median), up to %.0f%%: differences smaller "

@@ -58,7 +58,7 @@ $N where >/dev/null 2>&1; check "where without PID: exit 2" 2 $?
 $N run -- /nonexistent/prog >/dev/null 2>&1; check "run: program not found: 127" 127 $?
 if [ -f "$(dirname "$N")/libnumaplace_preload.so" ]; then # not in sanitizer builds
 $N run --policy skew_mapp -- true >/dev/null 2>&1; check "run: skew_mapp through the interposer: 0" 0 $?
-$N run --policy cyclik -- true >/dev/null 2>&1; check "run: unknown policy: 2" 2 $?
+$N run --policy cyclik -- true >/dev/null 2>&1; check "run: unknown policy: 125" 125 $?
 # the affinity the program runs with (its own /proc status), not the variable numaplace sets
 check "run --pin 0: the interposer pins the program's main thread to CPU 0 (dynamic program)" "0" \
     "$($N run --pin 0 -- sh -c 'awk "/^Cpus_allowed_list/ {print \$2}" /proc/$$/status')"

@@ -9,7 +9,7 @@
 #    libstdc++), the same sites in two runs (address randomisation), the patterns of three known
 #    arrays (blocked, cyclic, shared read-mostly), the hardware probe's one line;
 #  - run --profile: the arrays matched again at another input size (the figure printed), a
-#    truncated, foreign or other program's profile refused with status 2 before the program runs.
+#    truncated, foreign or other program's profile refused with status 125 before the program runs.
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
@@ -166,7 +166,7 @@ fi
 OMP_NUM_THREADS=2 $N profile --policy bind_all:0 --out $T/pb.json -- "$P/patterns3" 8 4 >/dev/null 2>$T/err
 check "profile --policy bind_all:0: status 0, the measured line" "0 1" "$? $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
 $N profile --policy bind_block --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
-check "profile --policy bind_block: status 2, not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
+check "profile --policy bind_block: status 125, not started, one line" "125 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
 # an array's size is the one the program asked for (3 MiB + 1,000 bytes), its chunks whole pages
 $N profile --out $T/odd.json -- "$P/profile_edge" odd >$T/out 2>$T/err
 check "profile_edge odd: status 0, the program's output" "0 1" "$? $(grep -c '^odd ' $T/out)"
@@ -197,7 +197,7 @@ $N profile -o $T/short.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>
 check "profile -o FILE -n 0 -t 64K: status 0, the profile written there" "0 1" "$? $(grep -c '"format": "numaplace-profile"' $T/short.json 2>/dev/null)"
 # a bad argument or a missing program: its one line, nothing about sampling said before it
 env -u OMP_WAIT_POLICY $N profile --backend fault --pin bogus --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
-check "profile --pin bogus: status 2, one line, no sampling line" "2 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"
+check "profile --pin bogus: status 125, one line, no sampling line" "125 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"
 env -u OMP_WAIT_POLICY $N profile --backend fault --out $T/pb.json -- $T/no-such-program >$T/out 2>$T/err
 check "profile of a missing program: status 127, one line, no sampling line" "127 1 0" "$? $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"
 # profile --profile: the advice applied while sampling (every array matched, placed, tracked)
@@ -236,10 +236,10 @@ head -c 2000 $T/p3.json >$T/trunc.json
 echo '{"format": "something-else", "version": 1}' >$T/foreign.json
 for f in trunc foreign; do
     $N run --profile $T/$f.json -- "$P/profile_edge" touch >$T/out 2>$T/err
-    check "run --profile $f: status 2, the program not started, one line" "2 0 1" "$? $(wc -c <$T/out) $(wc -l <$T/err)"
+    check "run --profile $f: status 125, the program not started, one line" "125 0 1" "$? $(wc -c <$T/out) $(wc -l <$T/err)"
 done
 $N run --profile $T/p3.json -- "$P/profile_edge" touch >$T/out 2>$T/err
-check "run --profile of another program: status 2, not started" "2 0" "$? $(wc -c <$T/out)"
+check "run --profile of another program: status 125, not started" "125 0" "$? $(wc -c <$T/out)"
 check "run --profile of another program: says whose it is" 1 "$(grep -c 'is a profile of .*patterns3.*, not of .*profile_edge' $T/err)"
 $N run --profile $T/p3.json --pin compact -- "$P/patterns3" 1 1 >/dev/null 2>$T/err
 check "run --profile with another pinning: a warning" 1 "$(grep -c 'warning: the profile was taken without pinning, this run pins with --pin compact' $T/err)"

@@ -30,9 +30,9 @@ $N profile --out "q.%p.%h.%%.json" -- ./app >/dev/null 2>err
 check "%p %h %%: the pid, the host, a percent sign" 1 \
     "$(ls | grep -c "^q\.[0-9][0-9]*\.$(hostname | tr -d /)\.%\.json$")"
 env -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u PMIX_RANK -u SLURM_PROCID $N profile --out 'p.%r.json' -- sh -c 'echo ran >ran' >/dev/null 2>err
-check "%r outside a launcher: status 2, one line, the program not run" "2 1 no" "$? $(wc -l <err) $(test -e ran && echo ran || echo no)"
+check "%r outside a launcher: status 125, one line, the program not run" "125 1 no" "$? $(wc -l <err) $(test -e ran && echo ran || echo no)"
 $N profile --out 'p.%q.json' -- ./app >/dev/null 2>err
-check "%q: status 2" "2 1" "$? $(grep -c '%q is not %r' err)"
+check "%q: status 125" "125 1" "$? $(grep -c '%q is not %r' err)"
 
 # two ranks: under mpirun where it runs here, else by hand
 rm -f p.*.json

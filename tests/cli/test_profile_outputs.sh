@@ -37,14 +37,14 @@ check "profile --out /dev/null: said to be written in place" 1 "$(grep -c 'will 
 if [ -w /dev/full ]; then
     # shellcheck disable=SC2086
     $N profile --out /dev/full -- $prog >/dev/null 2>err
-    check "profile --out /dev/full: status 1, ENOSPC said" "1 1" "$? $(grep -c 'cannot write /dev/full: No space left on device' err)"
+    check "profile --out /dev/full: status 125, ENOSPC said" "125 1" "$? $(grep -c 'cannot write /dev/full: No space left on device' err)"
     check "profile --out /dev/full: still a character device" "character special file" "$(stat -c '%F' /dev/full)"
 fi
 mkfifo fifo
 # refused before the program runs: the program would write ran.txt
 refused() { # name, expected reason (grep), --out value
     $N profile --out "$3" -- sh -c 'echo ran >ran.txt' >/dev/null 2>err
-    check "profile --out $1: status 1, one line, the program not run" "1 1 1 no" \
+    check "profile --out $1: status 125, one line, the program not run" "125 1 1 no" \
         "$? $(wc -l <err) $(grep -c "cannot write .*: $2" err) $(test -e ran.txt && echo ran || echo no)"
 }
 refused "a FIFO" "it is a FIFO" fifo

@@ -6,7 +6,7 @@
 # from known threads (1, 2, then the main thread 0); each page faults once when written (not
 # present) and once more when its first-touch trap is still armed, so the profile must hold, for
 # array k: samples of its thread only (0 of any other), every one of its PAGES chunks sampled, and
-# between PAGES and 2 x PAGES samples. Also: --backend perf without the event (exit 2, the program
+# between PAGES and 2 x PAGES samples. Also: --backend perf without the event (exit 125, the program
 # not run), --backend auto falling back in one line, --backend fault, a bad --backend value; and
 # the program's status and output unchanged under the perf backend (exits, signals, fork, exec).
 set -u
@@ -25,15 +25,15 @@ ALL=$((3 * PAGES))
 
 # the usage errors and the fallback first: they need no perf at all
 $N profile --backend sometimes --out $T/x.json -- "$P/perf_touch" 8 >$T/out 2>$T/err
-check "--backend sometimes: status 2, the program not run" "2 0" "$? $(wc -c <$T/out)"
+check "--backend sometimes: status 125, the program not run" "125 0" "$? $(wc -c <$T/out)"
 NUMAPLACE_PERF_EVENT=bogus $N profile --backend perf --out $T/x.json -- "$P/perf_touch" 8 >$T/out 2>$T/err
-check "an unknown stand-in event: status 2, the program not run" "2 0" "$? $(wc -c <$T/out)"
+check "an unknown stand-in event: status 125, the program not run" "125 0" "$? $(wc -c <$T/out)"
 check "an unknown stand-in event: said in one line" 1 "$(grep -c 'NUMAPLACE_PERF_EVENT=bogus: the only stand-in event is page-faults' $T/err)"
 if ls /sys/bus/event_source/devices/*/events/mem-loads /sys/bus/event_source/devices/ibs_op >/dev/null 2>&1; then
     skip perf-hardware-events "--backend perf without the stand-in: this machine has memory-address events (the refusal is checked where it has none)"
 else
     $N profile --backend perf --out $T/x.json -- "$P/perf_touch" 8 >$T/out 2>$T/err
-    check "--backend perf without a memory-address event: status 2, the program not run" "2 0" "$? $(wc -c <$T/out)"
+    check "--backend perf without a memory-address event: status 125, the program not run" "125 0" "$? $(wc -c <$T/out)"
     check "--backend perf without the event: why, in one line" 1 "$(grep -c '^numaplace profile: --backend perf: this machine has no memory-address sampling event' $T/err)"
     $N profile --out $T/a.json -- "$P/perf_touch" $PAGES >$T/out 2>$T/err
     check "--backend auto without the event: the program's output" "touched $ALL" "$(cat $T/out)"

@@ -13,20 +13,20 @@ TESTS=$(cd "$(dirname "$0")/.." && pwd)
 . "$TESTS/check.sh" # check, skip, summary
 PRE=$(dirname "$N")/libnumaplace_preload.so
 # exit codes and messages
-$N run --policy cyclik -- true 2>$T/err; check "unknown policy: 2" 2 $?
+$N run --policy cyclik -- true 2>$T/err; check "unknown policy: 125" 125 $?
 check "unknown policy named" 1 "$(grep -c cyclik $T/err)"
-$N run --nodes 7 -- true 2>$T/err; check "node outside the allowed set: 2" 2 $?
+$N run --nodes 7 -- true 2>$T/err; check "node outside the allowed set: 125" 125 $?
 check "node message" 1 "$(grep -c 'node 7 does not exist' $T/err)"
 $N run -- /nonexistent/prog 2>$T/err; check "program not found: 127" 127 $?
 $N run -- no_such_prog_npl 2>/dev/null; check "program not on PATH: 127" 127 $?
 $N run -- /etc/hostname 2>/dev/null; check "not executable: 126" 126 $?
 $N run -- sh -c 'exit 9'; check "the program's exit status" 9 $?
-$N run --huge 1G -- true 2>/dev/null; check "bad --huge: 2" 2 $?
-$N run --threshold lots -- true 2>/dev/null; check "bad --threshold: 2" 2 $?
-$N run --bogus -- true 2>/dev/null; check "unknown option: 2" 2 $?
-$N run 2>/dev/null; check "no program: 2" 2 $?
+$N run --huge 1G -- true 2>/dev/null; check "bad --huge: 125" 125 $?
+$N run --threshold lots -- true 2>/dev/null; check "bad --threshold: 125" 125 $?
+$N run --bogus -- true 2>/dev/null; check "unknown option: 125" 125 $?
+$N run 2>/dev/null; check "no program: 125" 125 $?
 if [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; then
-    $N run --policy skew_mapp -- /bin/busybox true 2>$T/err; check "static program + skew_mapp: 2" 2 $?
+    $N run --policy skew_mapp -- /bin/busybox true 2>$T/err; check "static program + skew_mapp: 125" 125 $?
     check "static message" 1 "$(grep -c 'statically linked' $T/err)"
     $N run --policy cyclic -- /bin/busybox true; check "static program + cyclic (kernel policy): 0" 0 $?
 else
@@ -40,9 +40,9 @@ check "--nodes restricts the policy" "cyclic@0" "$($N run --policy cyclic --node
 # numactl's node syntax (one node here: all and +0 are node 0; !0 leaves none, +1 is past the end)
 check "--nodes all, +0: the allowed nodes" "bind_all:0 bind_all:0" "$($N run --nodes all -- sh -c 'echo $NUMAPLACE_POLICY') $($N run --nodes +0 -- sh -c 'echo $NUMAPLACE_POLICY')"
 $N run --nodes '!0' -- true 2>$T/err
-check "--nodes !0 on one node: status 2, none left" "2 1" "$? $(grep -c 'no allowed node with memory left' $T/err)"
+check "--nodes !0 on one node: status 125, none left" "125 1" "$? $(grep -c 'no allowed node with memory left' $T/err)"
 $N run --nodes +1 -- true 2>$T/err
-check "--nodes +1 on one node: status 2, past the end" "2 1" "$? $(grep -c 'position 1 is past' $T/err)"
+check "--nodes +1 on one node: status 125, past the end" "125 1" "$? $(grep -c 'position 1 is past' $T/err)"
 # the short forms: -p policy, -c pin, -n nodes, -t threshold
 check "short options: -p -n -t" "cyclic@0 64K" "$($N run -p cyclic -n 0 -t 64K -- sh -c 'echo $NUMAPLACE_POLICY $NUMAPLACE_THRESHOLD')"
 check "short options: -c is --pin" "$($N run --pin compact -- sh -c 'echo $NUMAPLACE_PIN')" "$($N run -c compact -- sh -c 'echo $NUMAPLACE_PIN')"
@@ -58,8 +58,8 @@ printf '[policy]\ndefault = cyclik\n' > $T/bad.conf
 printf '[machine]\ncpus = 0\n' > $T/cpu.conf
 check "config [machine] cpus narrows the affinity" "0" "$(NUMAPLACE_CONFIG=$T/cpu.conf $N run -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2')"
 printf '[machine]\ncpus = 900\n' > $T/cpu.conf
-NUMAPLACE_CONFIG=$T/cpu.conf $N run -- true 2>/dev/null; check "config cpus none allowed: 2" 2 $?
-NUMAPLACE_CONFIG=$T/bad.conf $N run -- true 2>$T/err; check "bad config file: 1" 1 $?
+NUMAPLACE_CONFIG=$T/cpu.conf $N run -- true 2>/dev/null; check "config cpus none allowed: 125" 125 $?
+NUMAPLACE_CONFIG=$T/bad.conf $N run -- true 2>$T/err; check "bad config file: 125" 125 $?
 check "bad config names the line" 1 "$(grep -c 'bad.conf:2' $T/err)"
 # --verbose / --json: the thread -> CPU -> node table, each placed allocation, oversubscription
 NC=$(nproc)
@@ -89,9 +89,9 @@ check "THP always: the note names --huge thp" 1 "$(grep -c 'add --huge thp' $T/e
 # likwid-style pin domains, counted inside the cpuset
 check "--pin M0:1 -> KMP proclist [1]" "granularity=fine,explicit,proclist=[1]" "$($N run --pin M0:1 -- sh -c 'echo $KMP_AFFINITY')"
 check "--pin E:N:2 -> [0,1]" "granularity=fine,explicit,proclist=[0,1]" "$($N run --pin E:N:2 -- sh -c 'echo $KMP_AFFINITY')"
-$N run --pin S0:$NC -- true 2>$T/err; check "--pin past the domain: 2" 2 $?
+$N run --pin S0:$NC -- true 2>$T/err; check "--pin past the domain: 125" 125 $?
 check "--pin past the domain: message" 1 "$(grep -c 'out of range' $T/err)"
-$N run --pin Q0:1 -- true 2>/dev/null; check "--pin unknown domain: 2" 2 $?
+$N run --pin Q0:1 -- true 2>/dev/null; check "--pin unknown domain: 125" 125 $?
 check "--pin M0:0 under taskset -c 1 is CPU 1" "granularity=fine,explicit,proclist=[1]" "$(taskset -c 1 $N run --pin M0:0 -- sh -c 'echo $KMP_AFFINITY')"
 else
     skip_no_interposer "the interposer environment cases" "$PRE"
@@ -118,18 +118,18 @@ else
     if [ -z "$G" ]; then skip guest-cli "the interposer in a real program: GUEST_CLI is not set"
     else skip_no_interposer "the interposer in a real program" "$PRE"; fi
 fi
-# run: every bad value refused before the program starts (exit 2, the program never runs)
+# run: every bad value refused before the program starts (exit 125, the program never runs)
 for bad in "--first 0" "--first 18446744073709551615" "--first -1" "--first 3x" \
            "--threshold 99999999999999999999999" "--threshold 1KKK" "--threshold 0" "--threshold 18446744073709551615K" \
            "--nodes 18446744073709551616" "--nodes 4294967296" "--nodes 0-" "--nodes ,0" "--nodes 0,,1" "--nodes x"; do
     $N run $bad -- sh -c 'echo ran' >$T/out 2>$T/err; rc=$?
-    check "run $bad: refused with 2" "2 0" "$rc $(grep -c ran $T/out)"
+    check "run $bad: refused with 125" "125 0" "$rc $(grep -c ran $T/out)"
 done
 $N run --nodes 18446744073709551616 -- true 2>$T/err
 check "--nodes 2^64 is not a node list (the library's list parser)" 1 "$(grep -c -- '--nodes 18446744073709551616: expected a node list like 0-1,3' $T/err)"
 $N run --nodes 4294967296 -- true 2>$T/err # hwloc's own parser reads node 0
 check "--nodes 2^32 is not a node list (no wrap to node 0)" 1 "$(grep -c -- '--nodes 4294967296: expected a node list' $T/err)"
-$N run --nodes 0 --policy bind_all:1 -- true 2>/dev/null; check "--nodes 0 + a policy on node 1: 2" 2 $?
+$N run --nodes 0 --policy bind_all:1 -- true 2>/dev/null; check "--nodes 0 + a policy on node 1: 125" 125 $?
 check "no raw NUMA system call in run.c" 0 "$(grep -c -e 'SYS_' -e 'syscall(' $SRC/cli/run.c)"
 if [ -f "$PRE" ]; then # these runs need the interposer (sanitizer builds have none)
     check "--nodes 0 binds the kernel policy to node 0" 1 "$($N run --nodes 0 -- sh -c 'grep -c -e "bind:0 " -e "prefer:0 " /proc/self/numa_maps' | awk '{print ($1>0)}')"

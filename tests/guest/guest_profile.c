@@ -218,7 +218,7 @@ int main(int argc, char **argv)
     /* 1. the profile */
     int rc = run_to("/tmp/gp_out1.txt", "/tmp/gp_err1.txt",
                     (char *const[]){"numaplace", "profile", "--pin", "compact", "--rate", "20000",
-                                    "--out", "/tmp/gp.json", "--", self, "--child", "2", "16",
+                                    "--out", "/tmp/gp.json", "--", self, "--child", "2", "8",
                                     NULL});
     CHECK(rc == 0, "numaplace profile: status %d", rc);
     char *json = slurp("/tmp/gp.json"), *err1 = slurp("/tmp/gp_err1.txt");
@@ -321,7 +321,7 @@ int main(int argc, char **argv)
 
     /* 4. the same output under profile and run --profile as plain (same size) */
     rc = run_to("/tmp/gp_out3.txt", "/tmp/gp_err3.txt",
-                (char *const[]){self, "--child", "2", "16", NULL});
+                (char *const[]){self, "--child", "2", "8", NULL});
     char *out1 = slurp("/tmp/gp_out1.txt"), *out3 = slurp("/tmp/gp_out3.txt");
     CHECK(rc == 0 && out1 && out3 && !strcmp(out1, out3), "profile changed the output: [%s] [%s]",
           out1 ? out1 : "?", out3 ? out3 : "?");

@@ -9,7 +9,9 @@
  *      known, none local under bind_all:1 (0%) and all local under bind_all:0 (100%);
  *   3. the profile's "measured" total is the same as that line;
  *   4. profile --profile of the bind_all:1 run's profile (its advice puts the array with its
- *      threads, on node 0): matched, every page on node 0, all local;
+ *      threads, on node 0), with --policy bind_all:1 as the default of the blocks the profile
+ *      does not name (the control: a run that applied no advice puts the array on node 1):
+ *      matched, every page on node 0, all local;
  *   5. a static array under profile --profile is placed as advised too: two threads, one on
  *      node 0 and one on node 1, read the halves of a page-aligned static array that the main
  *      thread wrote first (first touch: all of it on node 0); profiled, then profiled again under
@@ -235,9 +237,13 @@ static void one(const char *self, const char *cpus, int node, int advised)
     char *const by_policy[] = {"numaplace", "profile", "--backend", "fault", "--pin", (char *)cpus,
                                "--policy", pol, "--rate", "2000", "--out", json, "--",
                                (char *)self, "--child", "8", "60", NULL};
+    /* the control: --policy bind_all:1, the default of the blocks the profile does not name,
+     * puts the array on node 1 unless the advice (node 0) is applied to it; the threads' first
+     * touch would put it on node 0 without either */
     char *const by_profile[] = {"numaplace", "profile", "-v", "--backend", "fault", "--pin",
-                                (char *)cpus, "--profile", "/tmp/gpl1.json", "--rate", "2000",
-                                "--out", json, "--", (char *)self, "--child", "8", "60", NULL};
+                                (char *)cpus, "--profile", "/tmp/gpl1.json", "--policy",
+                                "bind_all:1", "--rate", "2000", "--out", json, "--", (char *)self,
+                                "--child", "8", "60", NULL};
     int rc = spawn_to(out, err, advised ? by_profile : by_policy);
     char *o = slurp(out), *e = slurp(err), *j = slurp(json);
     CHECK(rc == 0, "%s: numaplace profile: status %d: %s", pol, rc, e ? e : "?");

@@ -3,7 +3,7 @@
  * reporters and guard-page code do it; tests/host/test_hostile_signals.sh runs every mode alone
  * and under `numaplace run --next-touch` and requires the same exit status and the same stdout.
  *
- * An 8 MiB array (a large malloc: under --next-touch it is placed and registered, and armed at
+ * A 4 MiB array (a large malloc: under --next-touch it is placed and registered, and armed at
  * each parallel region from a new code address) is touched by parallel regions between the
  * program's own signal actions. stderr gets one line per region saying whether the array was
  * armed (PROT_NONE) when the region began (the test checks that next-touch really ran), and
@@ -31,7 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define N ((8u << 20) / sizeof(double))
+#define N ((4u << 20) / sizeof(double))
 static double *arr;
 static long psz;
 static char *guard; /* two PROT_NONE pages of the program's own */
