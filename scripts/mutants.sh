@@ -29,6 +29,7 @@ MUTANTS=(
 "sampler-no-write~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk, 0);/~host.sampler$~test_sampler~"
 "loo-unit-access~src/profile/classify_candidates.c~s/left_out_share(L, j, v1, n1, v2, n2, sample_weight(w, s))/left_out_share(L, j, v1, n1, v2, n2, 1.0)/~unit.test_classify$~test_classify~"
 "no-window-folds~src/profile/classify_candidates.c~s/int folds = window_folds(w, set, fold);/int folds = 0 \&\& window_folds(w, set, fold);/~unit.test_classify$~test_classify~"
+"stretch-prediction~src/profile/classify.c~s/    narrower [&]= !regions;/    narrower = 0;/~unit.test_classify$~test_classify~"
 "no-phase-next-touch~src/profile/classify.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"
 "no-next-touch-register~preload/apply.c~s/if (!e->a->has_advice || !e->a->advice.nnext_touch)/if (1)/~cli.profile$|host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 )

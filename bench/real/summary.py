@@ -45,7 +45,7 @@ def compare(logs, name, plain, run, loose=()):
     prc, rrc = read(logs, name, plain, "rc"), read(logs, name, run, "rc")
     if rrc is None:
         return "no", "%s did not run" % run
-    if rrc.strip() == "2" and "is a profile of" in (read(logs, name, run, "err") or ""):
+    if rrc.strip() in ("125", "2") and "is a profile of" in (read(logs, name, run, "err") or ""):
         return "refused", "not started: the profile is of another binary (build-id)"
     if prc.strip() != rrc.strip():
         return "no", "exit status %s, plain %s" % (rrc.strip(), prc.strip())
@@ -97,7 +97,8 @@ def measured(logs, name, run):
     m = MEASURED.search(err or "")
     if not m:
         first = [l for l in (err or "").splitlines() if l.startswith("numaplace")][:1]
-        return {"none": "refused (status 2): " + first[0] if rc.strip() == "2" and first
+        return {"none": "refused (status %s): " % rc.strip() + first[0]
+                if rc.strip() in ("125", "2") and first  # 125: profile's own failure (2 before)
                 else "no measured line (status %s)" % rc.strip()}
     l, t, u = (int(g) for g in m.groups())
     return {"local": l, "known": t, "unknown": u, "fraction": l / t if t else None}

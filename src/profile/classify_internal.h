@@ -204,6 +204,8 @@ struct verdict {
     const struct cand *chosen;   /* after the guard */
     double fit;                  /* how well the pattern fits: confidence's second factor */
     int steady_from, steady_end; /* the steady state: its first phase, past its last */
+    int recurring;               /* some phase was entered again and again (OpenMP regions) */
+    int lone[2];                 /* the one-time lone passes at the start and the end, -1 */
     int once_after;              /* a one-time phase inside it left out */
     double before, left_out;     /* accesses outside it, left out inside it */
     double smax;                 /* the top node's share of the accesses */

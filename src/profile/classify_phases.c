@@ -267,7 +267,8 @@ static int once(const struct npl_prof_input *in, int p)
     return !in->phases || in->phases[p].entries < 2;
 }
 
-static int steady_stretch(struct work *w, const struct verdict *v, int recurring, int *end)
+static int steady_stretch(struct work *w, const struct verdict *v, int recurring, int *end,
+                          int lone_out[2])
 {
     const struct npl_prof_input *in = w->in;
     unsigned char *cut = calloc((size_t)w->NP + 1, 1);
@@ -339,6 +340,8 @@ static int steady_stretch(struct work *w, const struct verdict *v, int recurring
             mass += w->acc[p];
     }
     free(cut);
+    lone_out[0] = lone[0];
+    lone_out[1] = lone[1];
     /* a steady state is what the program does most of the time: a stretch of less than half of
      * the accesses (but such lone passes) is none (time windows cut at every straggler's window, where one thread ran
      * alone while the others waited at a barrier, made a minority its steady state) */
@@ -362,7 +365,9 @@ int npl__cls_steady_state(struct work *w, struct verdict *v)
     int recurring = 0, once_after = 0;
     for (int p = 0; in->phases && p < w->NP; p++)
         recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
-    int end = w->NP, steady_from = steady_stretch(w, v, recurring, &end);
+    v->recurring = recurring;
+    v->lone[0] = v->lone[1] = -1;
+    int end = w->NP, steady_from = steady_stretch(w, v, recurring, &end, v->lone);
     if (steady_from < 0)
         return -1;
     for (int p = steady_from; recurring && p < end; p++)

@@ -10,7 +10,7 @@
 # versions, whose libraries tools/numavm copied): first refused with an empty database (Depends
 # is checked), then installed. Then /usr/bin/numaplace topo, run --policy cyclic -- true,
 # run --next-touch -- numaplace --version (a dynamically linked program; no LLVM libomp in that
-# root: none is needed), run --next-touch -- true (busybox, static: refused, status 2), and
+# root: none is needed), run --next-touch -- true (busybox, static: refused, status 125), and
 # run --policy cyclic -- deb_probe: the interposer mapped from /usr/lib/numaplace/, and an 8 MiB
 # malloc split page by page over the 2 nodes (1024 + 1024 pages, move_pages). On the host: each
 # file in its package; each package's Depends names the package of every library its ELF files
@@ -112,7 +112,7 @@ topo rc=0
 2 NUMA nodes (2 usable by this process), 2 CPUs and 2 cores allowed
 run rc=0
 run --next-touch rc=0
-static program, --next-touch rc=2
+static program, --next-touch rc=125
 preload: /usr/lib/numaplace/libnumaplace_preload.so
 pages per node: 1024 1024"
 [ $rc = 0 ] && [ "$out" = "$want" ] && ok || bad "the guest's output (rc=$rc) is not what was expected:
