@@ -524,6 +524,22 @@ static int advise_files(char **paths, int n, int verbose)
     return rc;
 }
 
+/* advise --json: "measured" (the sampled accesses on the accessing thread's node, not, unknown;
+ * the local fraction of the known ones), or null where the profile has none */
+static void measured_json(cJSON *o, int has, const uint64_t m[3])
+{
+    if (!has) {
+        json_add(o, "measured", cJSON_CreateNull());
+        return;
+    }
+    cJSON *j = json_add_obj(o, "measured");
+    uint64_t l = m[NPL_MEASURED_LOCAL], r = m[NPL_MEASURED_REMOTE];
+    json_add_num(j, "local", (double)l);
+    json_add_num(j, "remote", (double)r);
+    json_add_num(j, "unknown", (double)m[NPL_MEASURED_UNKNOWN]);
+    json_add_num_or_null(j, "local_fraction", l + r ? (double)l / (double)(l + r) : -1);
+}
+
 /* advise --json: one array's object */
 static void array_json(cJSON *arr, const struct npl_prof_array *a,
                        const struct npl_prof_advice *d, int stored)
@@ -543,15 +559,7 @@ static void array_json(cJSON *arr, const struct npl_prof_array *a,
     json_add_num(o, "local_policy", d->local_policy);
     json_add_num_or_null(o, "local_first_touch", d->local_first_touch);
     json_add_num(o, "local_best", d->local_best);
-    if (a->has_measured) {
-        cJSON *m = json_add_obj(o, "measured");
-        json_add_num(m, "local", (double)a->measured[NPL_MEASURED_LOCAL]);
-        json_add_num(m, "remote", (double)a->measured[NPL_MEASURED_REMOTE]);
-        json_add_num(m, "unknown", (double)a->measured[NPL_MEASURED_UNKNOWN]);
-        json_add_num_or_null(m, "local_fraction", measured_local(a));
-    } else {
-        json_add(o, "measured", cJSON_CreateNull());
-    }
+    measured_json(o, a->has_measured, a->measured);
     json_add_num(o, "confidence", d->confidence);
     json_add_num(o, "samples", (double)d->samples);
     if (d->period_pages)
@@ -590,16 +598,7 @@ static int advise_json(const char *path, const struct advice_set *s)
     json_add_num(root, "threads", p->threads);
     json_add_ints(root, "nodes", p->nodes, p->nnodes);
     json_add_str(root, "backend", p->backend == NPL_BACKEND_PERF ? "perf" : "fault");
-    if (p->has_measured) {
-        cJSON *m = json_add_obj(root, "measured");
-        uint64_t l = p->measured[NPL_MEASURED_LOCAL], r = p->measured[NPL_MEASURED_REMOTE];
-        json_add_num(m, "local", (double)l);
-        json_add_num(m, "remote", (double)r);
-        json_add_num(m, "unknown", (double)p->measured[NPL_MEASURED_UNKNOWN]);
-        json_add_num_or_null(m, "local_fraction", l + r ? (double)l / (double)(l + r) : -1);
-    } else {
-        json_add(root, "measured", cJSON_CreateNull());
-    }
+    measured_json(root, p->has_measured, p->measured);
     cJSON *arr = json_add_arr(root, "arrays");
     for (uint32_t i = 0; i < p->narrays; i++)
         array_json(arr, &p->arrays[i], &s->adv[i], s->stored[i]);

@@ -246,7 +246,7 @@ static int want_place(size_t n)
  * allocator's return address (the allocation's site, src/profile/site.c). Called by big_alloc,
  * inside the library (npl__preload_in_lib), errno saved around them. */
 
-/* A block placed by run's policy or advice: registered for next-touch (run --next-touch) and
+/* A block placed by a policy or the advice: registered for next-touch (run --next-touch) and
  * entered in the table of placed blocks, or freed (NULL); said (tell: apply.c said it already) */
 static void *keep_placed(void *p, size_t n, int how, int tell)
 {
@@ -335,11 +335,7 @@ static void *place_advised_tracked(size_t n, size_t align, const void *ra)
     gate_enter();
     void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord,
                                        NULL);
-    if (q && !table_put(q, n)) {
-        npl__preload_apply_free(q);
-        npl_free(q);
-        q = NULL;
-    }
+    q = keep_placed(q, n, NPL__PLACED_NOT, 0); /* (profile --profile refuses --next-touch) */
     gate_leave();
     if (q && npl__sampler_track(q, (n + page_size - 1) / page_size * page_size, n,
                                 NPL_RAW_KIND_HEAP, site, ord, NULL, 0, 1) < 0)

@@ -528,6 +528,8 @@ static void loaded_latency(const struct measure_opts *o, const struct sizes *z, 
     npl_free(c);
 }
 
+const char *const measure_mix_name[NMIX] = {"read-only", "1:1 read:write", "2:1 read:write"};
+
 static void home_bandwidth(const struct measure_opts *o, const struct sizes *z, int verbose,
                            struct measure_result *r)
 {
@@ -543,16 +545,13 @@ static void home_bandwidth(const struct measure_opts *o, const struct sizes *z, 
                     r->bw_by_threads[k - 1].med);
     }
     static const char *names[] = {"read-only", "1:1 read:write (copy)", "2:1 read:write (triad)"};
-    r->peak_mbs = 0;
     r->peak_mix = 0;
     for (int m = 0; m < NMIX; m++) {
         measure_progress(o, "read:write mixes", (double)m / NMIX);
         stat_clear(&r->mix[m]);
         team_bw(r->cpus[h], r->ncpus[h], r->bw_node, z->bw_n, m, o->reps, z->rep_s, &r->mix[m]);
-        if (r->mix[m].med > r->peak_mbs) {
-            r->peak_mbs = r->mix[m].med;
+        if (r->mix[m].med > r->mix[r->peak_mix].med)
             r->peak_mix = m;
-        }
         if (verbose)
             fprintf(stderr, "measure: %s, %d CPUs: %.0f MB/s\n", names[m], r->ncpus[h],
                     r->mix[m].med);

@@ -15,6 +15,7 @@
 
 /* bandwidth mixes, all cores of the home node, bytes counted as STREAM counts them */
 enum { MIX_READ, MIX_COPY, MIX_TRIAD, NMIX }; /* read-only, 1:1 read:write, 2:1 read:write */
+extern const char *const measure_mix_name[NMIX]; /* those words, for the text */
 
 /* sizes: 0 quick (seconds, indicative), 1 default (minutes), 2 full (real runs) */
 struct measure_opts {
@@ -45,9 +46,8 @@ struct measure_result {
     int nloaded;
     struct stat3 loaded_lat[MEASURE_MAX_LOADED], loaded_bw[MEASURE_MAX_LOADED];
     struct stat3 mix[NMIX];                     /* MB/s, all cores of the home node */
-    double peak_mbs;  /* the median of the mix with the highest median (every headline figure is a
-                       * median of the repetitions, with its [min, max]: mix[peak_mix]) */
-    int peak_mix;
+    int peak_mix;     /* the mix of the highest median: the peak bandwidth, a median with its
+                       * [min, max] like every headline figure */
     size_t llc_bytes, lat_bytes, bw_bytes;
     int llc_level;                              /* 0: hwloc knew no cache, llc_bytes assumed */
     size_t cache_bytes[4];                      /* [1] L1d, [2] L2, [3] L3 from hwloc; 0 unknown */

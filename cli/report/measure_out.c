@@ -129,13 +129,13 @@ void measure_print(FILE *f, const struct measure_result *r)
         fprintf(f, "  %3d streaming  %7.1f ns [%.1f-%.1f]  %8.0f MB/s streamed\n", k,
                 r->loaded_lat[k].med, r->loaded_lat[k].min, r->loaded_lat[k].max,
                 r->loaded_bw[k].med);
-    static const char *mix[] = {"read-only", "1:1 read:write", "2:1 read:write"};
     fprintf(f, "bandwidth mixes (node %d, all %d CPUs):\n", r->bw_node, r->ncpus[r->home]);
     for (int m = 0; m < NMIX; m++)
-        fprintf(f, "  %-15s %8.0f MB/s [%.0f-%.0f]\n", mix[m], r->mix[m].med, r->mix[m].min,
-                r->mix[m].max);
+        fprintf(f, "  %-15s %8.0f MB/s [%.0f-%.0f]\n", measure_mix_name[m], r->mix[m].med,
+                r->mix[m].min, r->mix[m].max);
     fprintf(f, "peak bandwidth %.0f MB/s [%.0f-%.0f] (%s: the mix of the highest median)\n",
-            r->peak_mbs, r->mix[r->peak_mix].min, r->mix[r->peak_mix].max, mix[r->peak_mix]);
+            r->mix[r->peak_mix].med, r->mix[r->peak_mix].min, r->mix[r->peak_mix].max,
+            measure_mix_name[r->peak_mix]);
 }
 
 /* mkdir -p of the directory part of path (not of path itself) */

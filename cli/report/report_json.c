@@ -130,7 +130,7 @@ void report_json_factors(cJSON *root, const struct measure_result *m)
         json_add_str(o, "read_write", mix[k]);
         add_stat(o, "mb_per_s", &m->mix[k]);
     }
-    json_add_num(fac, "peak_mb_per_s", m->peak_mbs);
+    json_add_num(fac, "peak_mb_per_s", m->mix[m->peak_mix].med);
     json_add_str(fac, "peak_read_write", mix[m->peak_mix]);
 }
 

@@ -65,15 +65,15 @@ static void factors(const struct measure_result *m, struct verdict *v)
  * frequency, another load on the machine) */
 static void inversions(const struct measure_result *m, struct verdict *v)
 {
-    static const char *names[] = {"read-only", "1:1 read:write", "2:1 read:write"};
-    const struct stat3 *ro = &m->mix[0];
-    for (int k = 1; k < NMIX; k++) {
+    const struct stat3 *ro = &m->mix[MIX_READ];
+    for (int k = MIX_READ + 1; k < NMIX; k++) {
         const struct stat3 *rw = &m->mix[k];
         if (ro->med > 0 && rw->med > ro->med * (1 + TOLERANCE) && rw->min > ro->max)
             warn(v, "inversion: %s bandwidth %.0f MB/s [%.0f-%.0f] below the %s mix's %.0f "
                  "[%.0f-%.0f]: a read-only stream is the fastest on real memory, so these "
                  "bandwidth figures are not the memory's (emulation, CPU frequency, other load)",
-                 names[0], ro->med, ro->min, ro->max, names[k], rw->med, rw->min, rw->max);
+                 measure_mix_name[MIX_READ], ro->med, ro->min, ro->max, measure_mix_name[k],
+                 rw->med, rw->min, rw->max);
     }
 }
 

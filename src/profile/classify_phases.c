@@ -260,15 +260,15 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
  * again and again ends a stretch too. A one-time serial pass at the start or at the end (a
  * pthreads program's main thread reading the whole array after its workers' passes) is then
  * left out whatever the run's length, where the last stretch alone would be that pass. Returns
- * the first phase of the stretch (0: the first) and sets *end past its last; a stretch of less
- * than NPL_PROF_STEADY_MIN of the accesses is none (every phase then). */
+ * the first phase of the stretch (0: the first) and sets *end past its last, and v->lone to
+ * those lone passes; a stretch of less than NPL_PROF_STEADY_MIN of the accesses is none (every
+ * phase then). */
 static int once(const struct npl_prof_input *in, int p)
 {
     return !in->phases || in->phases[p].entries < 2;
 }
 
-static int steady_stretch(struct work *w, const struct verdict *v, int recurring, int *end,
-                          int lone_out[2])
+static int steady_stretch(struct work *w, struct verdict *v, int *end)
 {
     const struct npl_prof_input *in = w->in;
     unsigned char *cut = calloc((size_t)w->NP + 1, 1);
@@ -315,7 +315,7 @@ static int steady_stretch(struct work *w, const struct verdict *v, int recurring
             last = p;
         }
     /* recurring: regions entered again and again, where one-time passes are left out so */
-    for (int k = 0; !recurring && first >= 0 && first < last && k < 2; k++) {
+    for (int k = 0; !v->recurring && first >= 0 && first < last && k < 2; k++) {
         int p = k ? last : first;
         if (only[p] >= 0 && once(in, p)) {
             lone[k] = p;
@@ -340,8 +340,8 @@ static int steady_stretch(struct work *w, const struct verdict *v, int recurring
             mass += w->acc[p];
     }
     free(cut);
-    lone_out[0] = lone[0];
-    lone_out[1] = lone[1];
+    v->lone[0] = lone[0];
+    v->lone[1] = lone[1];
     /* a steady state is what the program does most of the time: a stretch of less than half of
      * the accesses (but such lone passes) is none (time windows cut at every straggler's window, where one thread ran
      * alone while the others waited at a barrier, made a minority its steady state) */
@@ -367,7 +367,7 @@ int npl__cls_steady_state(struct work *w, struct verdict *v)
         recurring |= in->phases[p].entries >= 2 && w->acc[p] > 0;
     v->recurring = recurring;
     v->lone[0] = v->lone[1] = -1;
-    int end = w->NP, steady_from = steady_stretch(w, v, recurring, &end, v->lone);
+    int end = w->NP, steady_from = steady_stretch(w, v, &end);
     if (steady_from < 0)
         return -1;
     for (int p = steady_from; recurring && p < end; p++)
