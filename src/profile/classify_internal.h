@@ -100,6 +100,7 @@ struct phase_view {
     double best[MAX_SIG_PHASES];
     double *eloc[MAX_SIG_PHASES]; /* explicit owners fitted on each, per phase */
     int change[MAX_SIG_PHASES][MAX_SIG_PHASES];
+    int skew_only[MAX_SIG_PHASES]; /* several users, no owners: a skew (first touchers) */
 };
 
 static inline int phase_of(const struct work *w, const struct npl_prof_sample *s)

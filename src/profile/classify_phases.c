@@ -10,6 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Which significant phases show no owners, only a skew: several nodes (threads) use it (none
+ * makes NPL_PROF_SERIAL of its accesses) and no placement, the phase's own explicit map
+ * included, beats its top node's share by NPL_PROF_CHUNK_GAIN. Fault samples of data that
+ * several threads use name the thread that touched a page first after it was armed
+ * (classify_cost.c): one time window's skew towards a node is whoever ran then, and two such
+ * windows skewed towards two nodes are no change of owners (a gather every worker makes was
+ * cut at such windows, and one node's "steady state" put it on that node: 0.52 predicted,
+ * 0.25 exact). */
+static int skew_only_phases(struct work *w, const struct level *L, struct phase_view *v)
+{
+    double *sh = calloc((size_t)L->M, sizeof *sh);
+    if (!sh)
+        return npl__cls_oom(w);
+    for (int i = 0; i < v->ns; i++) {
+        int p = v->sig[i];
+        double top = 0;
+        for (size_t k = 0; k < w->in->nsamples; k++)
+            if (phase_of(w, &w->in->samples[k]) == p)
+                sh[L->tn[w->in->samples[k].thread]] += cnt(w, &w->in->samples[k]);
+        for (int j = 0; j < L->M; j++) {
+            top = dmax(top, w->acc[p] > 0 ? sh[j] / w->acc[p] : 0);
+            sh[j] = 0;
+        }
+        v->skew_only[i] = top < NPL_PROF_SERIAL && v->best[i] < top + NPL_PROF_CHUNK_GAIN;
+    }
+    free(sh);
+    return 0;
+}
+
 int npl__cls_phases_view(struct work *w, struct level *L, struct phase_view *v)
 {
     if (w->NP < 2)
@@ -54,7 +83,10 @@ int npl__cls_phases_view(struct work *w, struct level *L, struct phase_view *v)
         v->best[i] = b;
     }
     free(one);
-    /* two phases change owners when no one placement serves both within NPL_PROF_PHASE_SERVE */
+    if (skew_only_phases(w, L, v) < 0)
+        return -1;
+    /* two phases change owners when no one placement serves both within NPL_PROF_PHASE_SERVE,
+     * and one of them has owners at all */
     for (int i = 0; i < v->ns; i++)
         for (int j = 0; j < v->ns; j++) {
             int p = v->sig[i], q = v->sig[j], served = i == j;
@@ -66,7 +98,7 @@ int npl__cls_phases_view(struct work *w, struct level *L, struct phase_view *v)
                 served = (e == i || e == j) &&
                          npl__cls_phase_frac(w, v->eloc[e], p) >= v->best[i] - NPL_PROF_PHASE_SERVE &&
                          npl__cls_phase_frac(w, v->eloc[e], q) >= v->best[j] - NPL_PROF_PHASE_SERVE;
-            v->change[i][j] = !served;
+            v->change[i][j] = !served && !(v->skew_only[i] && v->skew_only[j]);
         }
     return 0;
 }
@@ -261,8 +293,9 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
  * pthreads program's main thread reading the whole array after its workers' passes) is then
  * left out whatever the run's length, where the last stretch alone would be that pass. Returns
  * the first phase of the stretch (0: the first) and sets *end past its last, and v->lone to
- * those lone passes; a stretch of less than NPL_PROF_STEADY_MIN of the accesses is none (every
- * phase then). */
+ * those lone passes; a stretch of less than NPL_PROF_STEADY_MIN of the accesses
+ * (NPL_PROF_STEADY_MIN_WINDOWS where the phases are time windows alone) is none (every phase
+ * then). */
 static int once(const struct npl_prof_input *in, int p)
 {
     return !in->phases || in->phases[p].entries < 2;
@@ -343,12 +376,21 @@ static int steady_stretch(struct work *w, struct verdict *v, int *end)
     v->lone[0] = lone[0];
     v->lone[1] = lone[1];
     /* a steady state is what the program does most of the time: a stretch of less than half of
-     * the accesses (but such lone passes) is none (time windows cut at every straggler's window, where one thread ran
-     * alone while the others waited at a barrier, made a minority its steady state) */
-    double all = w->S;
+     * the accesses (but such lone passes) is none (time windows cut at every straggler's window,
+     * where one thread ran alone while the others waited at a barrier, made a minority its
+     * steady state). Cut by the clock, not by the program's regions, it must hold two-thirds:
+     * a gather every worker makes, cut at a straggler's windows into halves, had one half
+     * sampled 85% from one node, and that half put the whole array there (0.52 predicted,
+     * 0.25 exact); fitted on the whole run, a one-time change of owners keeps, chunk by chunk,
+     * the owner of the longer part */
+    int windows_only = in->nphases > 0;
+    for (int p = 0; p < w->NP && windows_only; p++)
+        windows_only = (uint32_t)p >= in->nphases || in->phases[p].kind == NPL_PHASE_WINDOW ||
+                       w->acc[p] <= 0;
+    double all = w->S, need = windows_only ? NPL_PROF_STEADY_MIN_WINDOWS : NPL_PROF_STEADY_MIN;
     for (int k = 0; k < 2; k++)
         all -= lone[k] >= 0 && (k == 0 || lone[1] != lone[0]) ? w->acc[lone[k]] : 0;
-    if (best < NPL_PROF_STEADY_MIN * all) { /* every phase, but the lone passes */
+    if (best < need * all) { /* every phase, but the lone passes */
         *end = lone[1] >= 0 ? lone[1] : w->NP;
         return lone[0] >= 0 ? lone[0] + 1 : 0;
     }

@@ -53,6 +53,7 @@
 #define NPL_PROF_REMOTE_PENALTY 0.5   /* a phase's time saved per point of locality gained */
 #define NPL_PROF_PHASE_SERVE 0.10      /* a placement serves a phase within this of its best */
 #define NPL_PROF_STEADY_MIN 0.5        /* a steady state holds at least half of the accesses */
+#define NPL_PROF_STEADY_MIN_WINDOWS 0.6 /* ... 60%, cut by time windows alone */
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
 #define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
