@@ -814,7 +814,8 @@ int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol)
     if (!pol)
         return npl__fail(EINVAL, "NULL policy");
     npl_policy_kind k = npl_policy_get_kind(pol);
-    if (k != NPL_CYCLIC && k != NPL_BIND_ALL && k != NPL_FIRST_TOUCH)
+    enum npl__kernel_form form = npl__policy_row(k)->kernel;
+    if (form == NPL__KERNEL_NONE)
         return npl__fail(EINVAL, "%s has no kernel equivalent (cyclic, bind_all, first_touch)",
                          npl_policy_kind_name(k));
     if (!t && !(t = npl_topo_self()))
@@ -823,10 +824,10 @@ int npl_set_thread_policy(const npl_topo *t, const npl_policy *pol)
     if (npl_plan_create(&pl, pol, t, 0) < 0)
         return -1;
     struct npl_counter cnt = {0};
-    int mode = k == NPL_FIRST_TOUCH ? MPOL_DEFAULT
-             : k == NPL_CYCLIC      ? MPOL_INTERLEAVE
-             : pl->m > 1            ? MPOL_BIND
-                                    : MPOL_PREFERRED;
+    int mode = form == NPL__KERNEL_DEFAULT    ? MPOL_DEFAULT
+             : form == NPL__KERNEL_INTERLEAVE ? MPOL_INTERLEAVE
+             : pl->m > 1                      ? MPOL_BIND
+                                              : MPOL_PREFERRED;
     int rc = 0;
     if (npl__set_mempolicy(&cnt, mode, pl->nodes, pl->m) < 0)
         rc = npl__fail(errno, "set_mempolicy failed: %s", strerror(errno));

@@ -61,8 +61,9 @@ static size_t gcd(size_t a, size_t b)
 static size_t run_end(const struct npl_map *m, size_t first, size_t npages)
 {
     const npl_plan *pl = m->plan;
-    if (pl->kind == NPL_FIRST_TOUCH || pl->kind == NPL_BIND_ALL || pl->m == 1)
-        return npages;
+    enum npl__kernel_form form = npl__policy_row(pl->kind)->kernel;
+    if (form == NPL__KERNEL_DEFAULT || form == NPL__KERNEL_BIND || pl->m == 1)
+        return npages; /* one run: the same node (or none) for every page */
     int node = npl__map_node(m, first);
     if (!npl__is_block_kind(pl->kind)) {
         size_t p = first + 1;
@@ -93,12 +94,13 @@ void npl__lazy_of_map(const struct npl_map *m, size_t align, unsigned flags, str
     memset(lz, 0, sizeof *lz);
     if (flags & (NPL_F_THP | NPL_F_HUGETLB | NPL_F_STRICT))
         return; /* 2 MiB units, a pool to fill, or a verdict to give: the engine */
-    if (pl->kind == NPL_FIRST_TOUCH) {
+    enum npl__kernel_form form = npl__policy_row(pl->kind)->kernel;
+    if (form == NPL__KERNEL_DEFAULT) {
         lz->kind = NPL__LAZY_RUNS; /* nothing to set */
         return;
     }
     size_t M = (size_t)pl->m, psz = m->page_size;
-    if (pl->kind == NPL_CYCLIC && M > 1) {
+    if (form == NPL__KERNEL_INTERLEAVE && M > 1) {
         size_t rot, A = align > psz ? align / psz : 1;
         int bits = npl__interleave_index_bits();
         if (rotation(pl, &rot) < 0 || (!bits && (M & (M - 1))) || rot % gcd(A, M))

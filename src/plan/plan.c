@@ -168,19 +168,20 @@ static int resolve(struct npl_plan *pl, const npl_policy *p, const npl_topo *t, 
         int cores = npl_topo_core_count(t);
         pl->nthreads = p->threads ? p->threads : threads > 0 ? threads : cores > 0 ? cores : 1;
     }
-    if (p->kind == NPL_FIRST_TOUCH)
+    const struct npl__policy_row *row = npl__policy_row(p->kind);
+    if (row->kernel == NPL__KERNEL_DEFAULT) /* first touch: no nodes */
         return 0;
     if (resolve_nodes(pl, p, t) < 0)
         return -1;
-    if (p->kind == NPL_PRIME_MAPP) {
+    if (row->flags & NPL__POL_PRIME) {
         pl->prime = p->prime ? p->prime : npl__next_prime(pl->m + 1);
         if (pl->prime < pl->m)
             return npl__fail(EINVAL, "prime_mapp: P=%d is smaller than the %d nodes", pl->prime,
                              pl->m);
     }
-    if (p->kind == NPL_WEIGHTED && resolve_weights(pl, p) < 0)
+    if ((row->flags & NPL__POL_WEIGHTS) && resolve_weights(pl, p) < 0)
         return -1;
-    if (p->kind == NPL_BIND_BLOCK && resolve_thread_nodes(pl, p, t) < 0)
+    if ((row->flags & NPL__POL_THREAD_NODES) && resolve_thread_nodes(pl, p, t) < 0)
         return -1;
     return 0;
 }
@@ -334,19 +335,6 @@ int npl__map_init_part(struct npl_map *m, const npl_plan *pl, const struct npl_p
     return 0;
 }
 
-static uint64_t mix64(uint64_t z)
-{ /* splitmix64's finaliser */
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int uniform_index(uint64_t seed, uint64_t i, int m)
-{
-    uint64_t h = mix64(seed + (i + 1) * 0x9e3779b97f4a7c15ULL);
-    return (int)(((unsigned __int128)h * (unsigned)m) >> 64);
-}
-
 /* Block of a page: by explicit pages, by explicit units, or the thread owning the page's first
  * unit under OpenMP's static schedule (first nunits % T threads get one unit more). */
 static size_t block_of(const struct npl_map *m, size_t page)
@@ -371,40 +359,8 @@ size_t npl__map_block(const struct npl_map *m, size_t page) { return block_of(m,
 
 int npl__map_node(const struct npl_map *m, size_t i)
 {
-    const struct npl_plan *pl = m->plan;
-    size_t M = (size_t)pl->m;
-    switch (pl->kind) {
-    case NPL_FIRST_TOUCH:
-        return NPL_NODE_ANY;
-    case NPL_BIND_ALL:
-        return pl->nodes[0];
-    case NPL_CYCLIC:
-        return pl->nodes[i % M];
-    case NPL_SKEW_MAPP:
-        return pl->nodes[(i + i / M + 1) % M];
-    case NPL_PRIME_MAPP: {
-        size_t P = (size_t)pl->prime, v = i % P;
-        if (v < M)
-            return pl->nodes[v];
-        return pl->nodes[((i / P) * (P - M) + (v - M)) % M];
-    }
-    case NPL_RANDOM:
-        return pl->nodes[uniform_index(pl->seed, i, pl->m)];
-    case NPL_WEIGHTED: {
-        int r = (int)(i % (size_t)pl->wtotal), k = 0;
-        while (r >= pl->wprefix[k + 1])
-            k++;
-        return pl->nodes[k];
-    }
-    case NPL_CYCLIC_BLOCK:
-        return pl->nodes[block_of(m, i) % M];
-    case NPL_RANDOM_BLOCK:
-        return pl->nodes[uniform_index(pl->seed, block_of(m, i), pl->m)];
-    case NPL_BIND_BLOCK:
-        return pl->thread_node[block_of(m, i) % (size_t)pl->nthreads];
-    default:
-        return NPL_NODE_ANY;
-    }
+    const struct npl__policy_row *row = npl__policy_row(m->plan->kind);
+    return row ? row->node_of(m, i) : NPL_NODE_ANY;
 }
 
 int npl_plan_map(const npl_plan *pl, const npl_shape *shape, size_t bytes, size_t page_size,

@@ -25,6 +25,48 @@ struct npl_policy {
     uint64_t seed;
     int prime;                  /* 0: default (smallest prime > M) */
 };
+/* ---- the policy table (policy_table.c): one row per kind, what every layer asks of it ---- */
+enum npl__policy_flag {
+    NPL__POL_BLOCKS = 1u << 0,           /* cuts the array into blocks: pages=, units= (rows=,
+                                            cols=, planes=), threads=, pin= */
+    NPL__POL_POSITIONAL_PAGES = 1u << 1, /* cyclic_block:4 is pages=4 */
+    NPL__POL_THREAD_NODES = 1u << 2,     /* block k on thread k's node (the plan pins threads) */
+    NPL__POL_PINS = 1u << 3,             /* runs best with pinned threads */
+    NPL__POL_NODE_LIST = 1u << 4,        /* kind:0,2 lists its nodes, in fill order */
+    NPL__POL_WEIGHTS = 1u << 5,          /* kind:0=3,1=1 weighs its nodes */
+    NPL__POL_SEED = 1u << 6,             /* seed= */
+    NPL__POL_PRIME = 1u << 7,            /* p= (or positional): a prime above the node count */
+};
+/* The kernel's own form of a kind, one system call over a whole range (thread policies, lazy
+ * placement, a map that is one run), or none: page by page */
+enum npl__kernel_form {
+    NPL__KERNEL_NONE,       /* page by page */
+    NPL__KERNEL_DEFAULT,    /* MPOL_DEFAULT: first touch */
+    NPL__KERNEL_BIND,       /* MPOL_PREFERRED (one node) or MPOL_BIND: the same nodes for every page */
+    NPL__KERNEL_INTERLEAVE, /* MPOL_INTERLEAVE */
+};
+/* The shape a kind's map has, as the classifier proposes it (its candidate families) */
+enum npl__shape {
+    NPL__SHAPE_NONE,            /* first touch: no map */
+    NPL__SHAPE_ONE_NODE,        /* every page on one node (or a fill order) */
+    NPL__SHAPE_SPREAD,          /* page after page over the nodes */
+    NPL__SHAPE_WEIGHTED,        /* spread by weights */
+    NPL__SHAPE_THREAD_BLOCKS,   /* each thread's static share on its node */
+    NPL__SHAPE_THREAD_PERIODIC, /* blocks of a given size dealt to the threads (npl__plan_shape) */
+    NPL__SHAPE_NODE_BLOCKS,     /* blocks of a given size dealt to the nodes */
+    NPL__SHAPE_SPREAD_OTHER,    /* spread by another rule (skewed, prime, hashed): not proposed */
+    NPL__SHAPE_COUNT
+};
+struct npl_map;
+struct npl__policy_row {
+    const char *name;
+    unsigned flags; /* enum npl__policy_flag */
+    enum npl__kernel_form kernel;
+    enum npl__shape shape;
+    int (*node_of)(const struct npl_map *m, size_t page); /* the page -> node map */
+};
+const struct npl__policy_row *npl__policy_row(npl_policy_kind k); /* NULL: no such kind */
+int npl__policy_kind_of(const char *name);                        /* -1: no such name */
 /* the kinds that cut the array into blocks (block size, thread count, pin order apply) */
 int npl__is_block_kind(npl_policy_kind k);
 /* A bind_block of an explicit thread count (block k with thread k) follows `strategy`, any pin
@@ -51,6 +93,8 @@ npl_plan *npl__plan_ref(const npl_plan *pl); /* one more reference; npl_plan_fre
 /* bind_all over nodes[0..n) on topology t: the plan of migrations and explicit node lists, which
  * need no thread count (validated: EINVAL/EXDEV as for any policy) */
 int npl__plan_bind(npl_plan **out, const npl_topo *t, const int *nodes, int n);
+/* the plan's shape: its kind's, bind_block with a block size periodic */
+enum npl__shape npl__plan_shape(const npl_plan *pl);
 
 /* A plan laid over an array's geometry: any page's node in O(1). */
 struct npl_map {

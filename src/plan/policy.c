@@ -12,21 +12,23 @@
 
 #define MAX_NODE_ID NPL__MAX_ID
 
-static const char *const kind_names[NPL_POLICY_KIND_COUNT] = {
-    "first_touch", "bind_all", "bind_block", "cyclic",  "cyclic_block",
-    "skew_mapp",   "prime_mapp", "random",   "random_block", "weighted",
-};
+/* does p's kind take this parameter (policy_table.c's flags)? */
+static int has(const npl_policy *p, unsigned flag)
+{
+    return (npl__policy_row(p->kind)->flags & flag) != 0;
+}
 
 const char *npl_policy_kind_name(npl_policy_kind k)
 {
-    return (unsigned)k < NPL_POLICY_KIND_COUNT ? kind_names[k] : "invalid";
+    const struct npl__policy_row *r = npl__policy_row(k);
+    return r ? r->name : "invalid";
 }
 
 npl_policy_kind npl_policy_get_kind(const npl_policy *p) { return p ? p->kind : NPL_FIRST_TOUCH; }
 
 int npl_policy_wants_pinning(const npl_policy *p)
 {
-    return p && (p->kind == NPL_BIND_ALL || p->kind == NPL_BIND_BLOCK);
+    return p && (npl__policy_row(p->kind)->flags & NPL__POL_PINS) != 0;
 }
 
 void npl_policy_free(npl_policy *p)
@@ -79,7 +81,8 @@ int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, 
     if (!out)
         return npl__fail(EINVAL, "NULL out");
     *out = NULL;
-    if ((unsigned)kind >= NPL_POLICY_KIND_COUNT)
+    const struct npl__policy_row *row = npl__policy_row(kind);
+    if (!row)
         return npl__fail(EINVAL, "invalid policy kind %d", (int)kind);
     if (nnodes < 0 || (nnodes > 0 && !nodes))
         return npl__fail(EINVAL, "invalid node list");
@@ -92,13 +95,14 @@ int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, 
     p->seed = 1;
     if (nnodes > 0) {
         /* bind_all: the nodes to fill in order; others: the subset to spread over */
-        int **dst = kind == NPL_BIND_ALL ? &p->nodes : &p->subset;
+        int list = (row->flags & NPL__POL_NODE_LIST) != 0;
+        int **dst = list ? &p->nodes : &p->subset;
         *dst = npl__dup_ints(nodes, nnodes);
         if (!*dst) {
             free(p);
             return npl__fail(ENOMEM, "out of memory");
         }
-        if (kind == NPL_BIND_ALL)
+        if (list)
             p->nnodes = nnodes;
         else
             p->nsubset = nnodes;
@@ -109,7 +113,8 @@ int npl_policy_create(npl_policy **out, npl_policy_kind kind, const int *nodes, 
 
 int npl__is_block_kind(npl_policy_kind k)
 {
-    return k == NPL_BIND_BLOCK || k == NPL_CYCLIC_BLOCK || k == NPL_RANDOM_BLOCK;
+    const struct npl__policy_row *r = npl__policy_row(k);
+    return r && (r->flags & NPL__POL_BLOCKS);
 }
 
 int npl_policy_set_block_pages(npl_policy *p, size_t pages)
@@ -138,7 +143,7 @@ static int valid_strategy_word(const char *s)
 
 int npl__policy_follow_pin(npl_policy *p, const char *strategy)
 {
-    if (!p || p->kind != NPL_BIND_BLOCK || p->threads <= 0 || !strategy || !*strategy)
+    if (!p || !has(p, NPL__POL_THREAD_NODES) || p->threads <= 0 || !strategy || !*strategy)
         return 0;
     if (strlen(strategy) >= sizeof p->pin)
         return npl__fail(EINVAL, "pin strategy \"%.32s...\" is too long for a policy", strategy);
@@ -161,7 +166,7 @@ int npl_policy_set_threads(npl_policy *p, int nthreads, const char *pin)
 
 int npl_policy_set_seed(npl_policy *p, uint64_t seed)
 {
-    if (!p || (p->kind != NPL_RANDOM && p->kind != NPL_RANDOM_BLOCK))
+    if (!p || !has(p, NPL__POL_SEED))
         return npl__fail(EINVAL, "a seed applies to random and random_block only");
     p->seed = seed;
     return 0;
@@ -169,7 +174,7 @@ int npl_policy_set_seed(npl_policy *p, uint64_t seed)
 
 int npl_policy_set_prime(npl_policy *p, int prime)
 {
-    if (!p || p->kind != NPL_PRIME_MAPP)
+    if (!p || !has(p, NPL__POL_PRIME))
         return npl__fail(EINVAL, "a prime applies to prime_mapp only");
     if (!npl__is_prime(prime) || prime > 1 << 20) /* as a policy string: it must parse again */
         return npl__fail(EINVAL, "prime_mapp: %d is not a prime up to 1048576", prime);
@@ -179,7 +184,7 @@ int npl_policy_set_prime(npl_policy *p, int prime)
 
 int npl_policy_set_weights(npl_policy *p, const int *nodes, const int *weights, int n)
 {
-    if (!p || p->kind != NPL_WEIGHTED)
+    if (!p || !has(p, NPL__POL_WEIGHTS))
         return npl__fail(EINVAL, "weights apply to weighted only");
     if (n <= 0 || !nodes || !weights)
         return npl__fail(EINVAL, "weighted: empty weight list");
@@ -261,12 +266,12 @@ static int parse_weights(npl_policy *p, char *params, const char *whole)
 
 static int parse_params(npl_policy *p, char *params, const char *whole)
 {
-    if (p->kind == NPL_BIND_ALL) { /* bind_all:0,2 - the nodes, in fill order */
+    if (has(p, NPL__POL_NODE_LIST)) { /* bind_all:0,2 - the nodes, in fill order */
         free(p->nodes);
         p->nodes = NULL;
         return npl__parse_list(params, MAX_NODE_ID, "node", &p->nodes, &p->nnodes);
     }
-    if (p->kind == NPL_WEIGHTED)
+    if (has(p, NPL__POL_WEIGHTS))
         return parse_weights(p, params, whole);
     unsigned seen = 0; /* a parameter given twice (threads=2,threads=3; pages=1,units=1) */
     for (char *save = NULL, *it = strtok_r(params, ",", &save); it;
@@ -291,36 +296,37 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
                                      "threads, pin, seed or prime at most)", whole, !val ? it : key);
         seen |= bit;
         if (!val) { /* positional */
-            if (npl__is_block_kind(p->kind) && p->kind != NPL_BIND_BLOCK) {
+            if (has(p, NPL__POL_POSITIONAL_PAGES)) {
                 key = "pages";
                 val = it;
-            } else if (p->kind == NPL_PRIME_MAPP) {
+            } else if (has(p, NPL__POL_PRIME)) {
                 key = "p";
                 val = it;
             } else {
                 return npl__fail(EINVAL, "policy \"%s\": unexpected parameter \"%s\"", whole, it);
             }
         }
-        if (npl__is_block_kind(p->kind) && !strcmp(key, "pages")) {
+        int blocks = has(p, NPL__POL_BLOCKS);
+        if (blocks && !strcmp(key, "pages")) {
             ok = parse_size_value(val, val, &p->block_pages) == 0;
             p->block_units = 0;
-        } else if (npl__is_block_kind(p->kind) &&
+        } else if (blocks &&
                    (!strcmp(key, "units") || !strcmp(key, "rows") || !strcmp(key, "cols") ||
                     !strcmp(key, "planes"))) {
             ok = parse_size_value(val, val, &p->block_units) == 0;
             p->block_pages = 0;
-        } else if (npl__is_block_kind(p->kind) && !strcmp(key, "threads")) {
+        } else if (blocks && !strcmp(key, "threads")) {
             uint64_t t;
             ok = npl__parse_count(val, 1, 1 << 20, &t) == 0;
             if (ok)
                 p->threads = (int)t;
-        } else if (npl__is_block_kind(p->kind) && !strcmp(key, "pin")) {
+        } else if (blocks && !strcmp(key, "pin")) {
             ok = valid_strategy_word(val) && *val;
             if (ok)
                 snprintf(p->pin, sizeof p->pin, "%s", val);
-        } else if ((p->kind == NPL_RANDOM || p->kind == NPL_RANDOM_BLOCK) && !strcmp(key, "seed")) {
+        } else if (has(p, NPL__POL_SEED) && !strcmp(key, "seed")) {
             ok = npl__parse_count(val, 0, UINT64_MAX, &p->seed) == 0;
-        } else if (p->kind == NPL_PRIME_MAPP && !strcmp(key, "p")) {
+        } else if (has(p, NPL__POL_PRIME) && !strcmp(key, "p")) {
             uint64_t v;
             if (npl__parse_count(val, 0, 1 << 20, &v) < 0)
                 return npl__fail(EINVAL, "policy \"%s\": prime \"%s\" is not a number up to 1048576",
@@ -331,7 +337,7 @@ static int parse_params(npl_policy *p, char *params, const char *whole)
             ok = 1;
         } else {
             return npl__fail(EINVAL, "policy \"%s\": unknown parameter \"%s\" for %s", whole, key,
-                             kind_names[p->kind]);
+                             npl_policy_kind_name(p->kind));
         }
         if (!ok)
             return npl__fail(EINVAL, "policy \"%s\": bad value \"%s\" for %s", whole,
@@ -363,18 +369,17 @@ int npl_policy_parse(npl_policy **out, const char *str)
         *colon = 0;
     else
         colon = NULL;
-    int kind = -1;
-    for (int k = 0; k < NPL_POLICY_KIND_COUNT; k++)
-        if (!strcmp(s, kind_names[k]))
-            kind = k;
+    int kind = npl__policy_kind_of(s);
     if (!strcmp(s, "interleave")) /* numactl's word */
         kind = NPL_CYCLIC;
     npl_policy *p = NULL;
     int rc;
     if (kind < 0) {
-        rc = npl__fail(EINVAL, "unknown policy \"%s\" (known: first_touch bind_all bind_block cyclic "
-                               "cyclic_block skew_mapp prime_mapp random random_block weighted)",
-                       s);
+        char known[256] = "";
+        for (int k = 0; k < NPL_POLICY_KIND_COUNT; k++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? " " : "",
+                     npl_policy_kind_name((npl_policy_kind)k));
+        rc = npl__fail(EINVAL, "unknown policy \"%s\" (known: %s)", s, known);
         goto done;
     }
     if ((rc = npl_policy_create(&p, (npl_policy_kind)kind, NULL, 0)) < 0)
@@ -385,12 +390,12 @@ int npl_policy_parse(npl_policy **out, const char *str)
             goto done;
         }
         if ((rc = parse_params(p, colon + 1, str)) < 0) {
-            if (p->kind == NPL_BIND_ALL)
+            if (has(p, NPL__POL_NODE_LIST))
                 npl__fail(errno, "policy \"%s\": %s", str, npl_last_error());
             goto done;
         }
     }
-    if (kind == NPL_WEIGHTED && p->nnodes == 0) {
+    if (has(p, NPL__POL_WEIGHTS) && p->nnodes == 0) {
         rc = npl__fail(EINVAL, "policy \"%s\": weighted needs NODE=WEIGHT pairs", str);
         goto done;
     }
@@ -426,13 +431,13 @@ int npl_policy_format(const npl_policy *p, char *buf, size_t size)
     char tmp[8192], list[4096];
     size_t off = 0;
 #define PUT(...) off += (size_t)snprintf(tmp + off, off < sizeof tmp ? sizeof tmp - off : 0, __VA_ARGS__)
-    PUT("%s", kind_names[p->kind]);
+    PUT("%s", npl_policy_kind_name(p->kind));
     char sep = ':';
-    if (p->kind == NPL_BIND_ALL && p->nnodes) {
+    if (has(p, NPL__POL_NODE_LIST) && p->nnodes) {
         npl__format_list(p->nodes, p->nnodes, list, sizeof list);
         PUT(":%s", list);
     }
-    if (p->kind == NPL_WEIGHTED)
+    if (has(p, NPL__POL_WEIGHTS))
         for (int i = 0; i < p->nnodes; i++, sep = ',')
             PUT("%c%d=%d", sep, p->nodes[i], p->weights[i]);
     if (p->block_pages) {
@@ -451,11 +456,11 @@ int npl_policy_format(const npl_policy *p, char *buf, size_t size)
         PUT("%cpin=%s", sep, p->pin);
         sep = ',';
     }
-    if (p->kind == NPL_RANDOM || p->kind == NPL_RANDOM_BLOCK) {
+    if (has(p, NPL__POL_SEED)) {
         PUT("%cseed=%llu", sep, (unsigned long long)p->seed);
         sep = ',';
     }
-    if (p->kind == NPL_PRIME_MAPP && p->prime)
+    if (has(p, NPL__POL_PRIME) && p->prime)
         PUT("%c%d", sep, p->prime);
     if (p->nsubset) {
         npl__format_list(p->subset, p->nsubset, list, sizeof list);

@@ -181,12 +181,12 @@ int npl__cls_plan(struct work *w, const char *spec, int thread_level, const stru
 }
 
 int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval,
-                   int family, uint64_t period, int threads)
+                   uint64_t period, int threads)
 {
     npl_plan *plan = NULL;
     if (npl__cls_plan(w, eval ? eval : policy, eval != NULL, L, &plan) < 0)
         return -1;
-    int dup;
+    int dup, family = (int)npl__plan_shape(plan);
     struct cand *c = npl__cls_add_cand(w, L, policy, family, 1, &dup);
     if (!c) {
         npl_plan_free(plan);
@@ -461,7 +461,7 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
     for (int i = 0; i < f->nt; i++) {
         snprintf(pol, sizeof pol, "bind_block:threads=%d%s", f->tcand[i], pin);
         snprintf(ev, sizeof ev, "bind_block:threads=%d", f->tcand[i]);
-        if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, FAM_BLOCK, 0, f->tcand[i]) < 0)
+        if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, 0, f->tcand[i]) < 0)
             return -1;
     }
     for (int k = 0; k < f->nk; k++)
@@ -470,7 +470,7 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
                      (unsigned long long)f->kc[k], f->tcand[i], pin);
             snprintf(ev, sizeof ev, "bind_block:pages=%llu,threads=%d", (unsigned long long)f->kc[k],
                      f->tcand[i]);
-            if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, FAM_THREAD_CYCLIC, f->kc[k],
+            if (npl__cls_shape(w, L, pol, on_machine ? ev : NULL, f->kc[k],
                                f->tcand[i]) < 0)
                 return -1;
         }
@@ -528,7 +528,7 @@ int npl__cls_node_candidates(struct work *w, const struct fit *f)
             break;
         taken[b] = 1;
         snprintf(pol, sizeof pol, "bind_all:%d", c->nodes[b]);
-        if (npl__cls_shape(w, L, pol, NULL, FAM_BIND_ALL, 0, 0) < 0) {
+        if (npl__cls_shape(w, L, pol, NULL, 0, 0) < 0) {
             free(taken);
             goto out;
         }
@@ -536,11 +536,11 @@ int npl__cls_node_candidates(struct work *w, const struct fit *f)
     free(taken);
     /* spreading: over every node, and over the nodes that access it */
     npl__cls_fmt_list(accessing, nacc, list, sizeof list);
-    if (M > 1 && npl__cls_shape(w, L, "cyclic", NULL, FAM_CYCLIC, 0, 0) < 0)
+    if (M > 1 && npl__cls_shape(w, L, "cyclic", NULL, 0, 0) < 0)
         goto out;
     if (nacc > 1 && nacc < M && strlen(list) < 120) {
         snprintf(pol, sizeof pol, "cyclic@%.120s", list);
-        if (npl__cls_shape(w, L, pol, NULL, FAM_CYCLIC, 0, 0) < 0)
+        if (npl__cls_shape(w, L, pol, NULL, 0, 0) < 0)
             goto out;
     }
     /* weighted by the nodes' shares, when they differ */
@@ -562,7 +562,7 @@ int npl__cls_node_candidates(struct work *w, const struct fit *f)
                 o += ok ? (size_t)k : 0;
                 first = 0;
             }
-        if (ok && npl__cls_shape(w, L, pol, NULL, FAM_WEIGHTED, 0, 0) < 0)
+        if (ok && npl__cls_shape(w, L, pol, NULL, 0, 0) < 0)
             goto out;
     }
     if (npl__cls_thread_shapes(w, L, f, 1) < 0)
@@ -570,11 +570,11 @@ int npl__cls_node_candidates(struct work *w, const struct fit *f)
     /* node-level periodic blocks */
     for (int k = 0; M > 1 && k < f->nk; k++) {
         snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f->kc[k]);
-        if (npl__cls_shape(w, L, pol, NULL, FAM_CYCLIC_BLOCK, f->kc[k], 0) < 0)
+        if (npl__cls_shape(w, L, pol, NULL, f->kc[k], 0) < 0)
             goto out;
         if (nacc > 1 && nacc < M && strlen(list) < 120) {
             snprintf(pol, sizeof pol, "cyclic_block:%llu@%.120s", (unsigned long long)f->kc[k], list);
-            if (npl__cls_shape(w, L, pol, NULL, FAM_CYCLIC_BLOCK, f->kc[k], 0) < 0)
+            if (npl__cls_shape(w, L, pol, NULL, f->kc[k], 0) < 0)
                 goto out;
         }
     }
@@ -597,7 +597,7 @@ int npl__cls_steady_shapes(struct work *w, const int *owner)
         return -1;
     for (int k = 0; w->c->M > 1 && k < f.nk; k++) {
         snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f.kc[k]);
-        if (npl__cls_shape(w, &w->node, pol, NULL, FAM_CYCLIC_BLOCK, f.kc[k], 0) < 0)
+        if (npl__cls_shape(w, &w->node, pol, NULL, f.kc[k], 0) < 0)
             return -1;
     }
     return 0;

@@ -6,6 +6,7 @@
 #ifndef NPL_CLASSIFY_INTERNAL_H
 #define NPL_CLASSIFY_INTERNAL_H
 
+#include "plan/plan.h"
 #include "profile/profile.h"
 
 #include <stdint.h>
@@ -13,8 +14,18 @@
 #define MAX_SIG_PHASES 16   /* phases judged one by one (the largest ones) */
 #define PAGES_PER_CHUNK 64  /* pages of a chunk the map is asked about (evenly spread) */
 
-enum family { FAM_FT, FAM_BIND_ALL, FAM_CYCLIC, FAM_WEIGHTED, FAM_BLOCK, FAM_THREAD_CYCLIC,
-              FAM_CYCLIC_BLOCK, FAM_EXPLICIT };
+/* A candidate's family: the shape of its policy's kind (plan/policy_table.c's rows, read by
+ * npl__cls_shape from the plan), or the explicit map, which is no policy */
+enum family {
+    FAM_FT = NPL__SHAPE_NONE,
+    FAM_BIND_ALL = NPL__SHAPE_ONE_NODE,
+    FAM_CYCLIC = NPL__SHAPE_SPREAD,
+    FAM_WEIGHTED = NPL__SHAPE_WEIGHTED,
+    FAM_BLOCK = NPL__SHAPE_THREAD_BLOCKS,
+    FAM_THREAD_CYCLIC = NPL__SHAPE_THREAD_PERIODIC,
+    FAM_CYCLIC_BLOCK = NPL__SHAPE_NODE_BLOCKS,
+    FAM_EXPLICIT = NPL__SHAPE_COUNT,
+};
 
 struct npl_prof_ctx {
     const npl_topo *topo;
@@ -149,7 +160,7 @@ double npl__cls_phase_frac(const struct work *w, const double *loc, int p);
 struct cand *npl__cls_add_cand(struct work *w, struct level *L, const char *policy, int family,
                              int scalable, int *dup);
 int npl__cls_shape(struct work *w, struct level *L, const char *policy, const char *eval,
-                   int family, uint64_t period, int threads);
+                   uint64_t period, int threads);
 int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set,
                           int *chunk_node, double *loc);
 int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *top_thread);
