@@ -153,25 +153,22 @@ static void level_free(struct level *L)
     free(L->cands);
 }
 
-/* w->tmulti: the phases where two threads' samples or more were recorded */
-static int competing_phases(struct work *w)
+/* w->phase_thread: the one thread whose samples phase p holds (-1: none, -2: two threads or
+ * more); w->tmulti: the phases of two threads or more */
+static int phase_threads(struct work *w)
 {
     const struct npl_prof_input *in = w->in;
-    int *first = malloc((size_t)w->NP * sizeof *first);
-    if (!first || !(w->tmulti = calloc((size_t)w->NP, 1))) {
-        free(first);
+    if (!(w->phase_thread = malloc((size_t)w->NP * sizeof *w->phase_thread)) ||
+        !(w->tmulti = calloc((size_t)w->NP, 1)))
         return -1;
+    for (int p = 0; p < w->NP; p++)
+        w->phase_thread[p] = -1;
+    for (size_t i = 0; i < in->nsamples; i++) {
+        int p = phase_of(w, &in->samples[i]), t = (int)in->samples[i].thread, *o = &w->phase_thread[p];
+        *o = *o == -1 || *o == t ? t : -2;
     }
     for (int p = 0; p < w->NP; p++)
-        first[p] = -1;
-    for (size_t i = 0; i < in->nsamples; i++) {
-        int p = phase_of(w, &in->samples[i]), t = (int)in->samples[i].thread;
-        if (first[p] < 0)
-            first[p] = t;
-        else if (first[p] != t)
-            w->tmulti[p] = 1;
-    }
-    free(first);
+        w->tmulti[p] = w->phase_thread[p] == -2;
     return 0;
 }
 
@@ -214,13 +211,13 @@ static int prepare(struct work *w)
         keys[2 * i] = s->chunk;
         keys[2 * i + 1] = i;
     }
+    if (phase_threads(w) < 0) {
+        free(keys);
+        return npl__cls_oom(w);
+    }
     /* each thread's samples normalised by its exposure, when the threads' exposures differ */
     if (in->thread_exposure) {
         if (!(w->tw = malloc((size_t)in->nthreads * sizeof *w->tw))) {
-            free(keys);
-            return npl__cls_oom(w);
-        }
-        if (competing_phases(w) < 0) {
             free(keys);
             return npl__cls_oom(w);
         }
@@ -262,6 +259,7 @@ static void work_free(struct work *w)
     free(w->gstart);
     free(w->tw);
     free(w->tmulti);
+    free(w->phase_thread);
     level_free(&w->node);
     level_free(&w->thr);
 }

@@ -86,8 +86,9 @@ struct work {
     char note[320];             /* next-touch weighed and not chosen: why (in the reason) */
     double *tw;                 /* each thread's exposure weight (npl__exposure_weights); NULL:
                                  * none (every weight 1) */
-    unsigned char *tmulti;      /* with tw: phase p had two threads' samples or more (only
-                                 * there do threads compete for the armed pages) */
+    unsigned char *tmulti;      /* phase p had two threads' samples or more (only there do
+                                 * threads compete for the armed pages: tw applies) */
+    int *phase_thread;          /* the one thread of phase p's samples; -1 none, -2 several */
 };
 
 struct placement {

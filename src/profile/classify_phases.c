@@ -331,17 +331,8 @@ static int steady_stretch(struct work *w, struct verdict *v, int *end)
      * alone at the start or at the end (a pthreads main thread's initialisation or final pass,
      * in a phase of its own: the sampler's) is never the steady state, whatever its share of
      * the samples, when other threads made the rest: a stretch of its own that weighs nothing */
-    int *only = malloc((size_t)w->NP * sizeof *only), first = -1, last = -1, lone[2] = {-1, -1};
-    if (!only) {
-        free(cut);
-        return npl__cls_oom(w);
-    }
-    for (int p = 0; p < w->NP; p++)
-        only[p] = -1; /* -1: no sample; -2: two threads or more; else the one thread */
-    for (size_t i = 0; i < in->nsamples; i++) {
-        int p = phase_of(w, &in->samples[i]), t = (int)in->samples[i].thread;
-        only[p] = only[p] == -1 ? t : only[p] == t ? t : -2;
-    }
+    const int *only = w->phase_thread; /* -1: no sample; -2: two threads or more; the thread */
+    int first = -1, last = -1, lone[2] = {-1, -1};
     for (int p = 0; p < w->NP; p++)
         if (only[p] != -1) {
             first = first < 0 ? p : first;
@@ -356,7 +347,6 @@ static int steady_stretch(struct work *w, struct verdict *v, int *end)
             cut[p + 1] = 1;
         }
     }
-    free(only);
     int from = 0, best_from = 0, best_end = w->NP;
     double mass = 0, best = -1;
     for (int p = 0; p <= w->NP; p++) {

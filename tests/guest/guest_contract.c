@@ -5,9 +5,12 @@
  * (NUMAPLACE_NEXT_TOUCH_FULL=1); here they are armed as on any NUMA machine. The gcc build with
  * -D_FORTIFY_SOURCE=3 (fortified reads, preadv2/pwritev2, recvmmsg/sendmmsg, poll/select asleep
  * while sampler rounds go on, getrandom, the stat family, getdents64, vmsplice, a guard page,
- * dirty tracking, a read-only file mapped MAP_FIXED) prints, line for line, what it prints alone,
- * under `numaplace profile` at a high rate, under `run --next-touch` (its buffers armed by OpenMP
- * regions) and under `run --profile` of its own profile, and exits with the same status. Lines
+ * dirty tracking, a read-only file mapped MAP_FIXED, preads into a phase-changing array) prints,
+ * line for line, what it prints alone, under `numaplace profile` at a high rate, under `run
+ * --next-touch` (its buffers armed by OpenMP regions) and under `run --profile` of its own
+ * profile, where its phase-changing array (checked: so advised) is re-armed by next-touch at
+ * each of its regions, and exits with the same status. Threads pinned scatter: two threads,
+ * two nodes. Lines
  * are matched by their first 22 characters (the case's name).
  *   guest_contract --nodes N --cpus-per-node K */
 #define _GNU_SOURCE
@@ -69,6 +72,23 @@ static void same(const char *mode, const char *prog, const char *ref, int ref_rc
           rc != ref_rc && err ? ":\n" : "", rc != ref_rc && err ? err : "");
 }
 
+/* the profile's array of 2 MiB (contract_calls' phase_changing) is advised phase-changing with
+ * next-touch phases */
+static int phase_advised(const char *path)
+{
+    char *j = slurp(path);
+    const char *a = j ? strstr(j, "\"bytes\": 2097152,") : NULL;
+    const char *adv = a ? strstr(a, "\"advice\": {") : NULL, *next = a ? strstr(a + 1, "\"site\"") : NULL;
+    int ok = adv && (!next || adv < next) &&
+             !strncmp(adv, "\"advice\": {\"pattern\": \"phase-changing\"", 38);
+    const char *ph = ok ? strstr(adv, "\"next_touch_phases\": [") : NULL;
+    ok = ok && ph && ph[strlen("\"next_touch_phases\": [")] != ']';
+    if (!ok)
+        printf("  the 2 MiB array's advice: %.300s\n", adv ? adv : "(none)");
+    free(j);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     int N = 1, K = 1;
@@ -89,10 +109,11 @@ int main(int argc, char **argv)
         int ref_rc = spawn_to("/tmp/gc_ref.txt", "/tmp/gc_ref_err.txt", (char *const[]){path, NULL});
         char *ref = slurp("/tmp/gc_ref.txt");
         CHECK(ref && lines(ref) >= 10, "%s alone: its lines (%d)", progs[i], lines(ref));
-        char *const profile[] = {"numaplace", "profile", "--rate", "50000", "--out",
-                                 "/tmp/gc_p.json", "--", path, NULL};
-        char *const nt[] = {"numaplace", "run", "--next-touch", "--", path, NULL};
-        char *const apply[] = {"numaplace", "run", "--profile", "/tmp/gc_p.json", "--", path, NULL};
+        char *const profile[] = {"numaplace", "profile", "--pin", "scatter", "--rate", "50000",
+                                 "--out", "/tmp/gc_p.json", "--", path, NULL};
+        char *const nt[] = {"numaplace", "run", "--next-touch", "--pin", "scatter", "--", path, NULL};
+        char *const apply[] = {"numaplace", "run", "--pin", "scatter", "--profile", "/tmp/gc_p.json",
+                               "--", path, NULL};
         char *const *modes[] = {profile, nt, apply};
         static const char *const names[] = {"profile", "next-touch", "run-profile"};
         for (int m = 0; m < 3; m++) {
@@ -100,6 +121,9 @@ int main(int argc, char **argv)
                 CHECK(0, "%s: numaplace profile wrote /tmp/gc_p.json", progs[i]);
                 continue;
             }
+            if (m == 2) /* what run --profile re-arms: the phase-changing array */
+                CHECK(phase_advised("/tmp/gc_p.json"), "%s: its 2 MiB array advised phase-changing, "
+                      "with next-touch phases (run --profile re-arms it at its regions)", progs[i]);
             int rc = spawn_to("/tmp/gc_got.txt", "/tmp/gc_err.txt", modes[m]);
             char *got = slurp("/tmp/gc_got.txt"), *err = slurp("/tmp/gc_err.txt");
             same(names[m], progs[i], ref, ref_rc, got, rc, err);

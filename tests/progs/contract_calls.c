@@ -29,6 +29,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define MIB (1u << 20)
 #define BLOCK (8 * MIB)
@@ -408,6 +411,67 @@ static void protections(void)
     signal(SIGSEGV, SIG_DFL);
 }
 
+/* A phase-changing array, the case run --profile re-arms (run the program with two threads on
+ * two nodes: --pin scatter), as guest_profile_locality's phase case: written by the main thread,
+ * then ROUNDS times region A (each thread reads its half PASSES times) and region B (each thread
+ * the pages of one parity), then region A once more, where each thread's first touch of its half
+ * is a pread of the data file into it. Profiled, the array is advised phase-changing, next-touch
+ * at A and B; under run --profile of that profile next-touch arms it at each A, so the preads
+ * meet armed pages. */
+static void phase_changing(void)
+{
+    enum { PH = 2 * MIB, ROUNDS = 3, PASSES = 20 };
+    const size_t n = PH / sizeof(double), per_page = PAGE / sizeof(double);
+    double *a = malloc(PH), sum = 0;
+    int fd = open(datafile, O_RDONLY);
+    if (!a || fd < 0)
+        exit(3);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (double)(i % 17);
+    ssize_t got[2] = {0, 0};
+    for (int k = 0; k <= ROUNDS; k++) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+#endif
+        {
+            int t = 0, nt2 = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            nt2 = omp_get_num_threads();
+#endif
+            for (int u = t; u < 2; u += nt2) { /* alone: both halves */
+                size_t lo = (size_t)u * (n / 2);
+                if (k == ROUNDS)
+                    got[u] = pread(fd, (char *)(a + lo), PH / 2, (off_t)(lo * sizeof *a));
+                else
+                    for (int p = 0; p < PASSES; p++)
+                        for (size_t i = lo; i < lo + n / 2; i++)
+                            sum += a[i];
+            }
+        }
+        if (k == ROUNDS)
+            break;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(2) reduction(+ : sum)
+#endif
+        {
+            int t = 0, nt2 = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            nt2 = omp_get_num_threads();
+#endif
+            for (int p = 0; p < PASSES; p++)
+                for (size_t pg = nt2 == 2 ? (size_t)(1 - t) : 0; pg < n / per_page; pg += (size_t)nt2)
+                    for (size_t i = pg * per_page; i < (pg + 1) * per_page; i++)
+                        sum += a[i];
+        }
+    }
+    say("phase passes", (long)sum, NULL, 0);
+    say("phase pread halves", got[0] + got[1], a, PH);
+    close(fd);
+    free(a);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -419,6 +483,7 @@ int main(void)
     events();
     structs();
     protections();
+    phase_changing();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) != 0;
