@@ -411,6 +411,17 @@ static void protections(void)
     signal(SIGSEGV, SIG_DFL);
 }
 
+/* this thread's number in its team, and the team's size (1, 1 without OpenMP) */
+static void team(int *t, int *n)
+{
+    *t = 0;
+    *n = 1;
+#ifdef _OPENMP
+    *t = omp_get_thread_num();
+    *n = omp_get_num_threads();
+#endif
+}
+
 /* A phase-changing array, the case run --profile re-arms (run the program with two threads on
  * two nodes: --pin scatter), as guest_profile_locality's phase case: written by the main thread,
  * then ROUNDS times region A (each thread reads its half PASSES times) and region B (each thread
@@ -434,11 +445,8 @@ static void phase_changing(void)
 #pragma omp parallel num_threads(2) reduction(+ : sum)
 #endif
         {
-            int t = 0, nt2 = 1;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-            nt2 = omp_get_num_threads();
-#endif
+            int t, nt2;
+            team(&t, &nt2);
             for (int u = t; u < 2; u += nt2) { /* alone: both halves */
                 size_t lo = (size_t)u * (n / 2);
                 if (k == ROUNDS)
@@ -455,11 +463,8 @@ static void phase_changing(void)
 #pragma omp parallel num_threads(2) reduction(+ : sum)
 #endif
         {
-            int t = 0, nt2 = 1;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-            nt2 = omp_get_num_threads();
-#endif
+            int t, nt2;
+            team(&t, &nt2);
             for (int p = 0; p < PASSES; p++)
                 for (size_t pg = nt2 == 2 ? (size_t)(1 - t) : 0; pg < n / per_page; pg += (size_t)nt2)
                     for (size_t i = pg * per_page; i < (pg + 1) * per_page; i++)
