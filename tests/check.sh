@@ -4,7 +4,8 @@
 #   ok / bad MESSAGE       a check passed / failed
 #   skip KEY REASON        a check that cannot run here: skipped, or under CI=true a failure
 #                          unless KEY is listed in the expected skips (tests/expected-skips.txt,
-#                          or $NPL_EXPECTED_SKIPS); a listed one logs "expected skip: REASON"
+#                          or $NPL_EXPECTED_SKIPS) for this script (in=, when the line has one);
+#                          a listed one logs "expected skip: REASON"
 #   summary NAME           prints "NAME: N passed, M failed, S skipped" and returns the exit
 #                          status: 0, 1 (a failure, or no check ran at all), 77 (all skipped)
 pass=0 fail=0 skipped=0
@@ -16,11 +17,17 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 skip() { # key, reason...
     _key=$1; shift
     _list=${NPL_EXPECTED_SKIPS:-${TESTS:-tests}/expected-skips.txt}
-    _listed=$(awk -v k="$_key" '$1 == k { $1 = ""; sub(/^ +/, ""); print; exit }' "$_list" 2>/dev/null)
+    _prog=${0##*/}; _prog=${_prog%.*}
+    # "KEY [in=PROG,...] REASON": in=, the programs that may skip it (none: any)
+    _listed=$(awk -v k="$_key" -v p="$_prog" '$1 != k { next }
+        $2 ~ /^in=/ { n = split(substr($2, 4), a, ","); m = 0
+                      for (i = 1; i <= n; i++) if (a[i] == p) m = 1
+                      if (!m) next; $2 = "" }
+        { $1 = ""; sub(/^ +/, ""); print; exit }' "$_list" 2>/dev/null)
     if [ -n "$_listed" ]; then
         skipped=$((skipped + 1)); echo "expected skip: $* [$_key: $_listed]"
     elif [ "${CI:-}" = true ]; then
-        fail=$((fail + 1)); echo "FAIL: a skip under CI=true that $_list does not list: $_key: $*"
+        fail=$((fail + 1)); echo "FAIL: a skip under CI=true that $_list does not list for $_prog: $_key: $*"
     else
         skipped=$((skipped + 1)); echo "SKIP $_key: $*"
     fi
