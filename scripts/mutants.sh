@@ -33,6 +33,7 @@ MUTANTS=(
 "no-phase-next-touch~src/profile/classify_phases.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"
 "steady-windows-half~src/profile/profile.h~s/#define NPL_PROF_STEADY_MIN_WINDOWS 0.6/#define NPL_PROF_STEADY_MIN_WINDOWS 0.5/~unit.test_classify$~test_classify~"
 "skew-is-owners~src/profile/classify_phases.c~s/v->change\[i\]\[j\] = !served \&\& !(v->skew_only\[i\] \&\& v->skew_only\[j\]);/v->change[i][j] = !served;/~unit.test_classify$~test_classify~"
+"no-fill-from-run~src/profile/classify.c~s/v->xnode, v->xloc) < 0 || fill_from_run(w, v) < 0)/v->xnode, v->xloc) < 0)/~unit.test_classify$~test_classify~"
 "table-no-seed~src/plan/policy_table.c~s/BLOCKS | NPL__POL_POSITIONAL_PAGES | NPL__POL_SEED,/BLOCKS | NPL__POL_POSITIONAL_PAGES,/~unit.test_policy_table$~test_policy_table~"
 "table-bind-all-spread~src/plan/policy_table.c~s/NPL__SHAPE_ONE_NODE, first_node}/NPL__SHAPE_ONE_NODE, round_robin}/~unit.test_policy_map$~test_policy_map~"
 "no-next-touch-register~preload/apply.c~s/if (!e->a->has_advice || !e->a->advice.nnext_touch)/if (1)/~cli.profile$|host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
