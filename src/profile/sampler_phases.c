@@ -21,8 +21,12 @@
 static _Atomic uint32_t cur_phase, serial_phase = NPL_RAW_NONE, last_region = NPL_RAW_NONE;
 static _Atomic int region_depth, regions_seen;
 /* pthreads (no region seen): the numbered threads running; the time window now; the phase of the
- * main thread alone after its threads ended (npl__sampler_thread_begin/_end) */
-static int workers_alive, workers_started, alone;
+ * main thread alone after its threads ended (npl__sampler_thread_begin/_end). The main thread is
+ * alone from the start too: its serial initialisation stays in the first phase, however long,
+ * where windows cut it into several one-thread phases, of which only the first was a one-time
+ * pass to the classifier (guest_advice's case c: its stretch of the workers then held 43% of the
+ * samples, and the prediction counted the main thread's windows: 0.75 for an exact 0.91) */
+static int workers_alive, alone = 1;
 static uint32_t window_phase, alone_phase = NPL_RAW_NONE;
 static pthread_mutex_t phase_lock = PTHREAD_MUTEX_INITIALIZER; /* phase changes */
 static _Atomic int next_thread_no = 1;
@@ -85,10 +89,9 @@ void npl__sampler_phase_round(double *last_window)
     if (!atomic_load(&regions_seen) && secs - *last_window >= NPL_RAW_WINDOW_SECONDS) {
         *last_window = secs;
         pthread_mutex_lock(&phase_lock);
-        if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) {
+        if (!alone && atomic_load(&R->nphases) < NPL_RAW_WINDOWS) { /* alone: its phase stays */
             window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-            if (!alone) /* the main thread alone stays in its phase; the window waits */
-                npl__sampler_set_phase(window_phase);
+            npl__sampler_set_phase(window_phase);
         }
         pthread_mutex_unlock(&phase_lock);
     }
@@ -118,14 +121,12 @@ void npl__sampler_thread_begin(void)
 {
     struct npl_raw *R = npl__sampler_raw();
     pthread_mutex_lock(&phase_lock);
-    if (workers_alive++ == 0 && npl__sampler_active() && !atomic_load(&regions_seen)) {
-        if (!workers_started && atomic_load(&R->nphases) < NPL_RAW_WINDOWS)
+    if (workers_alive++ == 0 && npl__sampler_active() && !atomic_load(&regions_seen) && alone) {
+        if (atomic_load(&R->nphases) < NPL_RAW_WINDOWS) /* a window of the threads' own */
             window_phase = npl__raw_new_phase(R, NPL_RAW_PHASE_WINDOW, NPL_RAW_NONE, 0, 0);
-        if (alone || !workers_started)
-            npl__sampler_set_phase(window_phase);
+        npl__sampler_set_phase(window_phase);
         alone = 0;
     }
-    workers_started = 1;
     pthread_mutex_unlock(&phase_lock);
 }
 

@@ -483,12 +483,12 @@ int main(void)
     const char *e = getenv("NUMAPLACE_NEXT_TOUCH"), *apply = getenv("NUMAPLACE_PROFILE_APPLY");
     nt = (e && *e && strcmp(e, "0")) || (apply && *apply);
     make_data();
+    phase_changing(); /* first: the only large array then, so the sampler's rounds are its own */
     fortified();
     vectors();
     events();
     structs();
     protections();
-    phase_changing();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) != 0;
