@@ -444,17 +444,34 @@ int npl_config_load(npl_config **out, const char *path)
         return npl__fail(e, "cannot read config file %s: %s", path,
                          e == EINVAL ? "not a regular file" : strerror(e));
     }
-    char *text = malloc(CFG_MAX_BYTES + 1);
-    if (!text) {
-        fclose(f);
-        return npl__fail(ENOMEM, "out of memory");
-    }
+    /* a buffer the size of the file (a config is a few hundred bytes), grown while it grows up
+     * to the limit: one of CFG_MAX_BYTES was a large allocation, which the interposer of
+     * `numaplace profile` tracked as an array of the program calling npl_alloc_auto (its
+     * ordinals then shifted by one) */
+    size_t cap = (size_t)sb.st_size < CFG_MAX_BYTES ? (size_t)sb.st_size + 1 : CFG_MAX_BYTES + 1;
+    char *text = malloc(cap), *grown;
+    size_t n = 0;
+    int err = text ? 0 : ENOMEM;
     errno = 0;
-    size_t n = fread(text, 1, CFG_MAX_BYTES + 1, f);
-    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    while (!err) {
+        n += fread(text + n, 1, cap - n, f);
+        if (ferror(f)) {
+            err = errno ? errno : EIO;
+        } else if (n < cap || cap > CFG_MAX_BYTES) {
+            break; /* the whole file, or more than the limit: parse says so */
+        } else {
+            size_t more = cap * 2 > CFG_MAX_BYTES + 1 ? CFG_MAX_BYTES + 1 : cap * 2;
+            if ((grown = realloc(text, more)))
+                text = grown, cap = more;
+            else
+                err = ENOMEM;
+        }
+    }
     fclose(f);
     int rc;
-    if (err)
+    if (err == ENOMEM)
+        rc = npl__fail(err, "out of memory");
+    else if (err)
         rc = npl__fail(err, "cannot read config file %s: %s", path, strerror(err));
     else
         rc = npl_config_parse(out, text, n, path);
