@@ -239,8 +239,12 @@ static int prepare(struct work *w)
     }
     w->gstart[w->ngroups] = in->nsamples;
     free(keys);
-    for (int p = 0; p < w->NP; p++)
+    w->windows_only = in->nphases > 0; /* every sampled phase a time window: no region */
+    for (int p = 0; p < w->NP; p++) {
         w->S += w->acc[p];
+        w->windows_only &= (uint32_t)p >= in->nphases || in->phases[p].kind == NPL_PHASE_WINDOW ||
+                           w->acc[p] <= 0;
+    }
     w->npages = in->bytes / in->page_size + (in->bytes % in->page_size != 0);
     w->cp = in->chunk_bytes / in->page_size;
     if (level_init(w, &w->node, c->M, w->tn, c->topo, c->idx_of, c->maxid) < 0 ||
@@ -367,14 +371,12 @@ static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *
  * chunks it missed, and the map was 0.922 local where placing by the workers gave 0.956. */
 static int fill_from_run(struct work *w, struct verdict *v)
 {
+    if (!w->windows_only) /* regions: outside the steady state the owners differ */
+        return 0;
     int narrower = 0;
-    for (int p = 0; p < w->NP; p++) {
-        if ((uint32_t)p < w->in->nphases && w->in->phases[p].kind != NPL_PHASE_WINDOW &&
-            w->acc[p] > 0)
-            return 0; /* regions: outside the steady state the owners differ */
+    for (int p = 0; p < w->NP; p++)
         narrower |= !w->inF[p] && p != v->lone[0] && p != v->lone[1] && w->acc[p] > 0;
-    }
-    if (v->recurring || !w->in->nphases || !narrower)
+    if (v->recurring || !narrower)
         return 0;
     unsigned char *run = malloc((size_t)w->NP);
     double *loc = malloc((size_t)w->NP * sizeof *loc);
@@ -447,14 +449,12 @@ static int whole_run_prediction(struct work *w, const struct verdict *v, const d
     unsigned char *run = malloc((size_t)w->NP);
     if (!run)
         return npl__cls_oom(w);
-    int narrower = 0, regions = 0;
+    int narrower = 0;
     for (int p = 0; p < w->NP; p++) {
         run[p] = p != v->lone[0] && p != v->lone[1];
         narrower |= run[p] && !w->inF[p] && w->acc[p] > 0;
-        regions |= (uint32_t)p < w->in->nphases && w->in->phases[p].kind != NPL_PHASE_WINDOW &&
-                   w->acc[p] > 0;
     }
-    narrower &= !regions;
+    narrower &= w->windows_only;
     double f = narrower ? npl__cls_frac_over(w, loc, run) : out->local_policy;
     if (f > out->local_policy + 0.005 || f < out->local_policy - 0.005) {
         npl__cls_add_text(out->reason, sizeof out->reason, "; predicted over the whole run but "

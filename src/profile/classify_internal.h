@@ -89,6 +89,8 @@ struct work {
     unsigned char *tmulti;      /* phase p had two threads' samples or more (only there do
                                  * threads compete for the armed pages: tw applies) */
     int *phase_thread;          /* the one thread of phase p's samples; -1 none, -2 several */
+    int windows_only;           /* the profile has phases, every sampled one a time window (a
+                                 * program without regions) */
 };
 
 struct placement {

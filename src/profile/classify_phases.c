@@ -20,22 +20,32 @@
  * 0.25 exact). */
 static int skew_only_phases(struct work *w, const struct level *L, struct phase_view *v)
 {
-    double *sh = calloc((size_t)L->M, sizeof *sh);
-    if (!sh)
+    /* one pass over the samples: each significant phase's accesses per node (sh[i * M + j]) */
+    double *sh = calloc((size_t)v->ns * (size_t)L->M + 1, sizeof *sh);
+    int *slot = malloc((size_t)w->NP * sizeof *slot); /* phase -> its index in v->sig, or -1 */
+    if (!sh || !slot) {
+        free(sh);
+        free(slot);
         return npl__cls_oom(w);
+    }
+    for (int p = 0; p < w->NP; p++)
+        slot[p] = -1;
+    for (int i = 0; i < v->ns; i++)
+        slot[v->sig[i]] = i;
+    for (size_t k = 0; k < w->in->nsamples; k++) {
+        int i = slot[phase_of(w, &w->in->samples[k])];
+        if (i >= 0)
+            sh[(size_t)i * L->M + L->tn[w->in->samples[k].thread]] += cnt(w, &w->in->samples[k]);
+    }
     for (int i = 0; i < v->ns; i++) {
         int p = v->sig[i];
         double top = 0;
-        for (size_t k = 0; k < w->in->nsamples; k++)
-            if (phase_of(w, &w->in->samples[k]) == p)
-                sh[L->tn[w->in->samples[k].thread]] += cnt(w, &w->in->samples[k]);
-        for (int j = 0; j < L->M; j++) {
-            top = dmax(top, w->acc[p] > 0 ? sh[j] / w->acc[p] : 0);
-            sh[j] = 0;
-        }
+        for (int j = 0; j < L->M; j++)
+            top = dmax(top, w->acc[p] > 0 ? sh[(size_t)i * L->M + j] / w->acc[p] : 0);
         v->skew_only[i] = top < NPL_PROF_SERIAL && v->best[i] < top + NPL_PROF_CHUNK_GAIN;
     }
     free(sh);
+    free(slot);
     return 0;
 }
 
@@ -373,11 +383,7 @@ static int steady_stretch(struct work *w, struct verdict *v, int *end)
      * sampled 85% from one node, and that half put the whole array there (0.52 predicted,
      * 0.25 exact); fitted on the whole run, a one-time change of owners keeps, chunk by chunk,
      * the owner of the longer part */
-    int windows_only = in->nphases > 0;
-    for (int p = 0; p < w->NP && windows_only; p++)
-        windows_only = (uint32_t)p >= in->nphases || in->phases[p].kind == NPL_PHASE_WINDOW ||
-                       w->acc[p] <= 0;
-    double all = w->S, need = windows_only ? NPL_PROF_STEADY_MIN_WINDOWS : NPL_PROF_STEADY_MIN;
+    double all = w->S, need = w->windows_only ? NPL_PROF_STEADY_MIN_WINDOWS : NPL_PROF_STEADY_MIN;
     for (int k = 0; k < 2; k++)
         all -= lone[k] >= 0 && (k == 0 || lone[1] != lone[0]) ? w->acc[lone[k]] : 0;
     if (best < need * all) { /* every phase, but the lone passes */
