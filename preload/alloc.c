@@ -232,10 +232,21 @@ void npl__preload_alloc_init(void)
                          "reached");
 }
 
-/* Does an allocation of n bytes get placed (the threshold, NUMAPLACE_FIRST)? */
-static int want_place(size_t n)
+/* Does an allocation of n bytes whose allocator returns to ra get placed (the threshold, not
+ * libnumaplace.so's own block, NUMAPLACE_FIRST)? libnumaplace.so's own blocks (a config
+ * file's buffer, a page list, hwloc's topology: src/profile/site.c) are neither placed nor
+ * profiled: the program's call of npl_alloc_auto once took a tracked block of the config's,
+ * and every ordinal of its site shifted by one. */
+static int want_place(size_t n, const void *ra)
 {
     if (!npl__preload.active || npl__preload_in_lib || n < npl__preload.threshold)
+        return 0;
+    gate_enter(); /* a fork waits: the child must not inherit the site table's lock held */
+    npl__preload_in_lib++; /* what the unwinding allocates is the real allocator's */
+    int own = npl__site_own(ra);
+    npl__preload_in_lib--;
+    gate_leave();
+    if (own)
         return 0;
     return !npl__preload.first ||
            __atomic_fetch_add(&nlarge, 1, __ATOMIC_RELAXED) < npl__preload.first;
@@ -358,7 +369,7 @@ static void choose_placer(void)
 /* A placed allocation, or NULL: the caller then uses the real allocator */
 static void *big_alloc(size_t n, size_t align, const void *ra)
 {
-    if (foreign || !want_place(n))
+    if (foreign || !want_place(n, ra))
         return NULL;
     npl__preload_in_lib++;
     int saved = errno;
@@ -396,10 +407,11 @@ static int adopt_room(void)
     return 0;
 }
 
-/* The block [p, p+n) the next allocator returned, placed where it is (a foreign allocator). */
-static void *adopt(void *p, size_t n)
+/* The block [p, p+n) the next allocator returned to ra's caller, placed where it is (a foreign
+ * allocator). */
+static void *adopt(void *p, size_t n, const void *ra)
 {
-    if (!foreign || !p || in_new || !want_place(n))
+    if (!foreign || !p || in_new || !want_place(n, ra))
         return p;
     npl__preload_in_lib++;
     int saved = errno, how = NPL__PLACED_NOT;
@@ -453,7 +465,7 @@ EXPORT void *malloc(size_t n)
         npl__preload_resolve();
     }
     void *p = big_alloc(n, 0, __builtin_return_address(0));
-    return p ? p : adopt(real_malloc(n), n);
+    return p ? p : adopt(real_malloc(n), n, __builtin_return_address(0));
 }
 
 EXPORT void *calloc(size_t a, size_t b)
@@ -468,7 +480,7 @@ EXPORT void *calloc(size_t a, size_t b)
         return NULL;
     }
     void *p = big_alloc(a * b, 0, __builtin_return_address(0)); /* library arrays are zero-filled */
-    return p ? p : adopt(real_calloc(a, b), a * b);
+    return p ? p : adopt(real_calloc(a, b), a * b, __builtin_return_address(0));
 }
 
 EXPORT void free(void *p)
@@ -496,7 +508,7 @@ EXPORT void *realloc(void *p, size_t n)
         return malloc(n);
     size_t old = in_boot(p) ? boot_size(p) : table_get(p, 0);
     if (!old && !in_boot(p) && foreign) /* the allocator's block stays its own */
-        return adopt(real_realloc(p, n), n);
+        return adopt(real_realloc(p, n), n, __builtin_return_address(0));
     if (!old && !(n >= npl__preload.threshold && npl__preload.active && !npl__preload_in_lib))
         return real_realloc(p, n); /* theirs, and stays theirs */
     if (old && n == 0) {
@@ -544,7 +556,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
     }
     int rc = real_posix_memalign(out, align, n);
     if (rc == 0)
-        *out = adopt(*out, n);
+        *out = adopt(*out, n, __builtin_return_address(0));
     return rc;
 }
 
@@ -555,7 +567,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
     if (!real_malloc)
         npl__preload_resolve();
     void *p = power_of_two(align) ? big_alloc(n, align, __builtin_return_address(0)) : NULL;
-    return p ? p : adopt(real_aligned_alloc(align, n), n);
+    return p ? p : adopt(real_aligned_alloc(align, n), n, __builtin_return_address(0));
 }
 
 /* memalign for a caller at ra (valloc and pvalloc name their own caller as the site) */
@@ -564,7 +576,7 @@ static void *memalign_at(size_t align, size_t n, const void *ra)
     if (!real_malloc)
         npl__preload_resolve();
     void *p = power_of_two(align) ? big_alloc(n, align, ra) : NULL;
-    return p ? p : adopt(real_memalign(align, n), n);
+    return p ? p : adopt(real_memalign(align, n), n, ra);
 }
 
 EXPORT void *memalign(size_t align, size_t n)
@@ -618,7 +630,7 @@ EXPORT size_t malloc_usable_size(void *p)
         void *p = next call;                                                                     \
         in_new--;                                                                                \
         guard = 0;                                                                               \
-        return foreign ? adopt(p, n) : p;                                                        \
+        return foreign ? adopt(p, n, __builtin_return_address(0)) : p;                          \
     }
 
 /* The names of the loaded objects (dl_iterate_phdr; nothing is opened inside its callback) */

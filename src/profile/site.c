@@ -10,6 +10,10 @@
  *    numbering (what addr2line takes; the call is the instruction before it).
  *  - The k-th tracked allocation made at one site has ordinal k (0 first), counted per process
  *    for the allocations large enough to be tracked.
+ *  - numaplace's own blocks (npl__site_own): what libnumaplace.so allocates for itself, directly
+ *    or through a C runtime function (a config file's buffer, a page list, hwloc's topology
+ *    when it loads one), is no array of the program: it has no site. The blocks an OpenMP
+ *    runtime allocates for npl_omp_alloc are the program's.
  *  - Static arrays: the object's writable segments split by its symbol table (.symtab when the
  *    file has one, else .dynsym): every OBJECT symbol of at least the threshold inside a
  *    writable PT_LOAD (RELRO excluded). A file without usable symbols gives one array per
@@ -48,20 +52,37 @@ static void lock(void)
 }
 static void unlock(void) { __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE); }
 
-/* C, C++, Fortran and OpenMP runtimes (and numaplace itself: omp_alloc's caller): an allocation made inside them belongs to
- * their caller */
+static int base_has_prefix(const char *path, const char *const *prefixes, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+/* C, C++, Fortran and OpenMP runtimes, hwloc, and numaplace itself (omp_alloc's caller): an
+ * allocation made inside them belongs to their caller */
 static int is_runtime(const char *path)
 {
     static const char *const prefixes[] = {"libc.so", "libstdc++.so", "libgcc_s.so", "libc++.so",
                                            "libc++abi.so", "libgfortran.so", "ld-linux",
-                                           "libgomp.so", "libomp.so", "libiomp5.so",
+                                           "libgomp.so", "libomp.so", "libiomp5.so", "libhwloc.so",
                                            "libnumaplace_preload.so", "libnumaplace.so"};
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (size_t i = 0; i < NPL_ARRAY_LEN(prefixes); i++)
-        if (!strncmp(base, prefixes[i], strlen(prefixes[i])))
-            return 1;
-    return 0;
+    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
+}
+
+static int is_openmp(const char *path)
+{
+    static const char *const prefixes[] = {"libgomp.so", "libomp.so", "libiomp5.so"};
+    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
+}
+
+static int is_own(const char *path)
+{
+    static const char *const prefixes[] = {"libnumaplace.so"};
+    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
 }
 
 static void hex(const unsigned char *p, size_t n, char *out, size_t size)
@@ -146,6 +167,8 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
     o->lo = lo;
     o->hi = hi;
     o->runtime = is_runtime(o->path);
+    o->openmp = is_openmp(o->path);
+    o->own = is_own(o->path);
     o->main = nobjects == 0;
     build_id_of(info, o->build_id, sizeof o->build_id);
     nobjects++;
@@ -218,6 +241,29 @@ const void *npl__site_caller(const void *ra)
         if (npl__site_object(frames[i], &o) == 0 && !o.runtime)
             return frames[i];
     return ra; /* only runtime frames (a runtime's own allocation): its own site */
+}
+
+/* numaplace's own block: the allocator returns to ra in libnumaplace.so, or in a C runtime
+ * (or hwloc, or numaplace's interposer) called from it; an OpenMP runtime's block is its
+ * caller's (npl_omp_alloc's: the program's). Unwinds only when ra is in a runtime. */
+int npl__site_own(const void *ra)
+{
+    struct npl_site_object o;
+    if (npl__site_object(ra, &o) < 0 || !o.runtime || o.openmp)
+        return 0;
+    if (o.own)
+        return 1;
+    void *frames[32];
+    int n = backtrace(frames, (int)NPL_ARRAY_LEN(frames)), i = 0;
+    while (i < n && frames[i] != ra)
+        i++;
+    for (i++; i < n; i++) {
+        if (npl__site_object(frames[i], &o) < 0 || !o.runtime || o.openmp)
+            return 0;
+        if (o.own)
+            return 1;
+    }
+    return 0;
 }
 
 void npl__site_warm(void)
