@@ -7,8 +7,9 @@
 #   2. TSan build (build-tsan/): the threaded tests (host, unit, fuzz corpora), then guest_placement,
 #      guest_nexttouch and guest_soak in a 2-node guest (THP always, checked by numavm_selftest.sh)
 #   3. valgrind memcheck on the CLI's fast subcommands and error paths (build-rel/numaplace)
-#   4. libFuzzer (clang-14, ASan+UBSan) on every tests/fuzz/fuzz_NAME.c (policy strings, CPU/node
-#      lists, the config file, sizes and counts), seeded from tests/fuzz/corpus/NAME/,
+#   4. libFuzzer (clang-14, ASan+UBSan; one target per CPU at a time) on every
+#      tests/fuzz/fuzz_NAME.c (policy strings, CPU/node lists, the config file, sizes and
+#      counts), seeded from tests/fuzz/corpus/NAME/,
 #      NPL_FUZZ_SECONDS each: 5 s (CI: the corpora are replayed by ctest too), 60 s with NPL_FULL=1
 # (The guest with a CPU-less and a memory-less node, with guest_soak, is tests/guest/harness_test.sh's.)
 # env: NPL_REL_STEPS="asan tsan memcheck fuzz" (a subset), NPL_FUZZ_SECONDS, NPL_FULL=1
@@ -89,7 +90,7 @@ tsan() {
     local rc=0
     # the threaded tests: placement workers, next-touch from 8 threads, the concurrency tests of
     # host.hostile, replicas, pthread pinning (the CLI test forks shells: not TSan's business)
-    (cd build-tsan && env $tsan_env ctest --output-on-failure -R "host|unit|fuzz") || rc=1
+    (cd build-tsan && env $tsan_env ctest --output-on-failure -j"$JOBS" -R "host|unit|fuzz") || rc=1
     # THP always (the guest kernel's default): TSan's allocator hands out 2 MiB-aligned blocks,
     # backed by huge pages before guest_placement places them page by page (the engine splits them)
     echo "=== guest (TSan): 2 nodes x 2 CPUs x 384 MiB, THP always"
@@ -143,39 +144,59 @@ memcheck() {
 fuzz() {
     mkdir -p build-fuzz/obj
     # the library as it is built (every src/*.c and src/*/*.c; not the OMPT tool, which needs
-    # libomp), compiled once with clang-14 into an archive; each target links it
+    # libomp), compiled once with clang-14 into an archive; each target links it. Compiles, and
+    # then the targets, run JOBS at a time (one core each).
     local cflags=(-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
                   -fno-omit-frame-pointer -Iinclude -Ibuild-fuzz/include -Isrc -I.)
-    local objs=() rc=0 f
-    rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a
+    local objs=() rc=0 f running=0
+    rm -f build-fuzz/obj/*.o build-fuzz/libnpl_fuzz.a build-fuzz/*.rc build-fuzz/*.report
     cmake -DNPL_VERSION_OUT=build-fuzz/include -P cmake/NplVersion.cmake || return 1 # numaplace/version.h
     for f in src/*.c src/*/*.c; do
         [ -f "$f" ] || continue
         local o; o=build-fuzz/obj/$(echo "${f#src/}" | tr / _ | sed 's/\.c$//').o
-        clang-14 "${cflags[@]}" $(pkg-config --cflags hwloc) -c "$f" -o "$o" || return 1
+        clang-14 "${cflags[@]}" $(pkg-config --cflags hwloc) -c "$f" -o "$o" & running=$((running + 1))
         objs+=("$o")
+        if [ $running -ge "$JOBS" ]; then wait -n || rc=1; running=$((running - 1)); fi
     done
+    while [ $running -gt 0 ]; do wait -n || rc=1; running=$((running - 1)); done
+    [ $rc -eq 0 ] || return 1
     ar rcs build-fuzz/libnpl_fuzz.a "${objs[@]}" || return 1
+    local names=()
     for f in tests/fuzz/fuzz_*.c; do
-        local name; name=$(basename "$f" .c); local corpus=tests/fuzz/corpus/${name#fuzz_}
-        echo "--- $name (corpus $corpus, $FUZZ_S s)"
-        clang-14 "${cflags[@]}" -fsanitize=fuzzer -o "build-fuzz/$name" "$f" build-fuzz/libnpl_fuzz.a \
-            $(pkg-config --libs hwloc) -lpthread -lm || { rc=1; continue; }
-        rm -rf "build-fuzz/$name.corpus"; mkdir -p "build-fuzz/$name.corpus"
-        [ -d "$corpus" ] && cp "$corpus"/* "build-fuzz/$name.corpus/" 2>/dev/null
-        env $asan_env "build-fuzz/$name" -max_total_time="$FUZZ_S" -max_len=4096 \
-            -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build-fuzz/$name-" \
-            "build-fuzz/$name.corpus" >"build-fuzz/$name.log" 2>&1
-        local r=$?
-        grep -E "^stat::number_of_executed_units|^stat::new_units_added|^stat::peak_rss" "build-fuzz/$name.log"
-        if [ $r -ne 0 ]; then
-            rc=1
-            tail -40 "build-fuzz/$name.log"
-            echo "FUZZ CRASH in $name: copy the build-fuzz/$name-crash-* file into $corpus/ (it"
-            echo "becomes part of the regression test fuzz.${name#fuzz_} of ctest), then fix the bug."
-        fi
+        local name; name=$(basename "$f" .c); names+=("$name")
+        fuzz_one "$f" "$name" & running=$((running + 1))
+        if [ $running -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+    done
+    wait
+    for name in "${names[@]}"; do # in order, each target's report and status
+        cat "build-fuzz/$name.report"
+        [ "$(cat "build-fuzz/$name.rc" 2>/dev/null)" = 0 ] || rc=1
     done
     return $rc
+}
+fuzz_one() { # source, name: one target built and run; its lines in build-fuzz/NAME.report
+    local f=$1 name=$2 corpus=tests/fuzz/corpus/${2#fuzz_} r=0
+    {
+        echo "--- $name (corpus $corpus, $FUZZ_S s)"
+        if clang-14 "${cflags[@]}" -fsanitize=fuzzer -o "build-fuzz/$name" "$f" build-fuzz/libnpl_fuzz.a \
+            $(pkg-config --libs hwloc) -lpthread -lm; then
+            rm -rf "build-fuzz/$name.corpus"; mkdir -p "build-fuzz/$name.corpus"
+            [ -d "$corpus" ] && cp "$corpus"/* "build-fuzz/$name.corpus/" 2>/dev/null
+            env $asan_env "build-fuzz/$name" -max_total_time="$FUZZ_S" -max_len=4096 \
+                -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build-fuzz/$name-" \
+                "build-fuzz/$name.corpus" >"build-fuzz/$name.log" 2>&1
+            r=$?
+            grep -E "^stat::number_of_executed_units|^stat::new_units_added|^stat::peak_rss" "build-fuzz/$name.log"
+            if [ $r -ne 0 ]; then
+                tail -40 "build-fuzz/$name.log"
+                echo "FUZZ CRASH in $name: copy the build-fuzz/$name-crash-* file into $corpus/ (it"
+                echo "becomes part of the regression test fuzz.${name#fuzz_} of ctest), then fix the bug."
+            fi
+        else
+            r=1
+        fi
+    } >"build-fuzz/$name.report" 2>&1
+    echo $r >"build-fuzz/$name.rc"
 }
 for s in ${NPL_REL_STEPS:-asan tsan memcheck fuzz}; do
     case $s in

@@ -28,7 +28,7 @@ for p in "${progs[@]}"; do
 done
 adds+=(--add tests/guest/in_guest.sh --add tests/guest/numavm_selftest.sh --add tests/expected-skips.txt)
 # what every guest command gets in its environment
-guest_env=(env "CI=${CI:-}" NPL_EXPECTED_SKIPS=/usr/local/bin/expected-skips.txt)
+guest_env=(env "CI=${CI:-}" "NPL_FULL=${NPL_FULL:-}" NPL_EXPECTED_SKIPS=/usr/local/bin/expected-skips.txt)
 # numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
 # that every guest gets as /usr/local (numaplace run finds /usr/local/lib/numaplace/
 # libnumaplace_preload.so, the one interposer, by itself)
@@ -112,7 +112,7 @@ declare -A SECONDS_OF=(
     [guest_profile]=80 [guest_profile_locality]=60 [guest_run_progs]=40
     [guest_ompbind]=71 [guest_regions]=57 [guest_signals]=95 [guest_advice]=283
 )
-FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=900
+FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=1200
 est() { # programs...: their measured seconds, scaled
     local sum=0 p
     for p in "$@"; do sum=$((sum + ${SECONDS_OF[$p]:-$DEFAULT_S})); done
