@@ -382,15 +382,16 @@ static int own_options(int *argc, char **argv, const char **out, uint64_t *rate,
 }
 
 /* --policy while sampling: the sampler maps the large blocks itself, so only a policy with a
- * process-wide kernel form (cyclic, bind_all: run sets it before exec) places them */
+ * process-wide kernel form (npl_policy_process_wide: run sets it before exec) places them;
+ * first touch places nothing */
 static int policy_kernel_only(const char *spec)
 {
     npl_policy *pol = NULL;
     if (npl_policy_parse(&pol, spec) < 0)
         return 0; /* run's own check says why */
-    npl_policy_kind k = npl_policy_get_kind(pol);
+    int wide = npl_policy_get_kind(pol) != NPL_FIRST_TOUCH && npl_policy_process_wide(pol) == 1;
     npl_policy_free(pol);
-    if (k == NPL_CYCLIC || k == NPL_BIND_ALL)
+    if (wide)
         return 0;
     fprintf(stderr, "numaplace profile: --policy %s: only cyclic and bind_all (the process-wide "
                     "kernel policy) place memory while sampling\n", spec);

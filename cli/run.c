@@ -406,8 +406,7 @@ static int check_program(struct run_ctx *c)
         return found;
     }
     c->dynamic = is_dynamic(c->prog);
-    npl_policy_kind kind = c->pol ? npl_policy_get_kind(c->pol) : NPL_FIRST_TOUCH;
-    int kernel = kind == NPL_CYCLIC || kind == NPL_BIND_ALL || kind == NPL_FIRST_TOUCH;
+    int kernel = !c->pol || npl_policy_process_wide(c->pol) == 1; /* all a static program gets */
     const char *huge = c->a.huge;
     if (!c->dynamic && (c->profiling || c->a.profile)) {
         fprintf(stderr, "numaplace %s: %s is statically linked: the interposer that %s cannot "
@@ -450,14 +449,15 @@ static int find_helpers(struct run_ctx *c)
     return 0;
 }
 
-/* the process-wide kernel policy: the policy itself when it has a kernel form (cyclic,
- * bind_all), else bind_all over --nodes, else none. */
+/* the process-wide kernel policy: the policy itself when it has a process-wide kernel form
+ * (npl_policy_process_wide; first touch, the kernel's default, sets nothing), else bind_all
+ * over --nodes, else none. */
 static int set_kernel_policy(struct run_ctx *c)
 {
-    npl_policy_kind k = c->pol ? npl_policy_get_kind(c->pol) : NPL_FIRST_TOUCH;
     npl_policy *kp = NULL;
     const npl_policy *use = NULL;
-    if (k == NPL_CYCLIC || k == NPL_BIND_ALL) {
+    if (c->pol && npl_policy_get_kind(c->pol) != NPL_FIRST_TOUCH &&
+        npl_policy_process_wide(c->pol) == 1) {
         use = c->pol;
         c->kernel = 1;
     } else if (c->nodes) {

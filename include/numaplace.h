@@ -284,6 +284,13 @@ void npl_policy_free(npl_policy *pol);
 /** The kind of a policy.
  *  @return the kind; NPL_FIRST_TOUCH for NULL (no errno). */
 npl_policy_kind npl_policy_get_kind(const npl_policy *pol);
+/** Whether the kernel applies a policy to a whole process by itself, one set_mempolicy for
+ *  every later page (npl_set_thread_policy(), `numactl`, a statically linked program under
+ *  `numaplace run`): first_touch (MPOL_DEFAULT), bind_all (MPOL_PREFERRED or MPOL_BIND) and
+ *  cyclic (MPOL_INTERLEAVE) do; the others are placed by numaplace, page by page or block by
+ *  block (npl_alloc(), npl_apply(), `numaplace run`'s interposer).
+ *  @return 1 or 0; -1 with errno EINVAL for NULL. */
+int npl_policy_process_wide(const npl_policy *pol);
 /** The name of a kind as in policy strings ("cyclic_block"...).
  *  @return a static string; "invalid" for a value outside the enum (no errno). */
 const char *npl_policy_kind_name(npl_policy_kind kind);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "plan/plan.h"
 
+#include <errno.h>
 #include <string.h>
 
 static uint64_t mix64(uint64_t z)
@@ -106,6 +107,14 @@ static const struct npl__policy_row rows[NPL_POLICY_KIND_COUNT] = {
                       weighted},
 };
 #undef BLOCKS
+
+int npl_policy_process_wide(const npl_policy *pol)
+{
+    if (!pol)
+        return npl__fail(EINVAL, "NULL policy");
+    const struct npl__policy_row *r = npl__policy_row(npl_policy_get_kind(pol));
+    return r && r->kernel != NPL__KERNEL_NONE;
+}
 
 const struct npl__policy_row *npl__policy_row(npl_policy_kind k)
 {

@@ -132,6 +132,22 @@ int main(void)
         none += npl__policy_row((npl_policy_kind)k)->kernel == NPL__KERNEL_NONE;
     CHECK(none == NPL_POLICY_KIND_COUNT - 3, "the other %d kinds are placed page by page (%d)",
           NPL_POLICY_KIND_COUNT - 3, none);
+    /* the public query: the same three kinds, from a parsed policy of every kind */
+    int wide = 0, wide_ok = 1;
+    for (int k = 0; k < NPL_POLICY_KIND_COUNT; k++) {
+        char str[256];
+        npl_policy *q = NULL;
+        full_string(npl__policy_row((npl_policy_kind)k), str, sizeof str);
+        int want = k == NPL_FIRST_TOUCH || k == NPL_BIND_ALL || k == NPL_CYCLIC;
+        int got = npl_policy_parse(&q, str) == 0 ? npl_policy_process_wide(q) : -2;
+        wide_ok &= got == want;
+        wide += got == 1;
+        npl_policy_free(q);
+    }
+    errno = 0;
+    CHECK(wide_ok && wide == 3 && npl_policy_process_wide(NULL) == -1 && errno == EINVAL,
+          "npl_policy_process_wide: 1 for first_touch, bind_all and cyclic only (%d kinds), -1 "
+          "and EINVAL for NULL", wide);
     CHECK(npl__policy_row((npl_policy_kind)NPL_POLICY_KIND_COUNT) == NULL &&
               npl__policy_row((npl_policy_kind)-1) == NULL && npl__policy_kind_of("nope") == -1,
           "no row outside the kinds");
