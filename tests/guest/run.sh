@@ -112,7 +112,7 @@ declare -A SECONDS_OF=(
     [guest_profile]=80 [guest_profile_locality]=60 [guest_run_progs]=40
     [guest_ompbind]=71 [guest_regions]=57 [guest_signals]=95 [guest_advice]=283
 )
-FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=1200
+FACTOR=2 BOOT_S=50 DEFAULT_S=60 PACK_S=900
 est() { # programs...: their measured seconds, scaled
     local sum=0 p
     for p in "$@"; do sum=$((sum + ${SECONDS_OF[$p]:-$DEFAULT_S})); done
