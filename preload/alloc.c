@@ -165,10 +165,16 @@ static int table_put(void *p, size_t n)
 #define NT_BIT ((size_t)1 << (8 * sizeof(size_t) - 1))
 /* a block of `numaplace profile`: a plain mapping (profile.c), not a library array */
 #define PLAIN_BIT ((size_t)1 << (8 * sizeof(size_t) - 2))
+/* the program's allocator's block, profiled or placed by the profile in place (adopt_by_profile):
+ * keyed by the pointer that allocator returned, page-aligned or not; the size is its whole
+ * pages' */
+#define ADOPT_BIT ((size_t)1 << (8 * sizeof(size_t) - 3))
+static long adopted_count; /* entries with ADOPT_BIT: a key may then be any address */
 static size_t table_get_raw(const void *p, int remove)
 {
     uintptr_t k = (uintptr_t)p;
-    if (!p || (k & 4095) || !__atomic_load_n(&table_count, __ATOMIC_RELAXED))
+    if (!p || !__atomic_load_n(&table_count, __ATOMIC_RELAXED) ||
+        ((k & 4095) && !__atomic_load_n(&adopted_count, __ATOMIC_RELAXED)))
         return 0;
     size_t n = 0;
     lock();
@@ -186,11 +192,12 @@ static size_t table_get_raw(const void *p, int remove)
 }
 static size_t table_get(const void *p, int remove)
 {
-    return table_get_raw(p, remove) & ~(NT_BIT | PLAIN_BIT);
+    return table_get_raw(p, remove) & ~(NT_BIT | PLAIN_BIT | ADOPT_BIT);
 }
 
 /* ---- which allocator is the program's ---- */
 static int foreign;       /* malloc is not the C library's: adopt its blocks, never replace them */
+static int adopt_profiled; /* ... and profile or apply a profile to them (profile, run --profile) */
 static long adopted_maps; /* mappings split off by adopted blocks (never given back: see adopt) */
 static size_t page_size;  /* set with the placer, at init */
 
@@ -233,17 +240,19 @@ void npl__preload_alloc_init(void)
 }
 
 /* Does an allocation of n bytes whose allocator returns to ra get placed (the threshold, not
- * libnumaplace.so's own block, NUMAPLACE_FIRST)? libnumaplace.so's own blocks (a config
- * file's buffer, a page list, hwloc's topology: src/profile/site.c) are neither placed nor
- * profiled: the program's call of npl_alloc_auto once took a tracked block of the config's,
- * and every ordinal of its site shifted by one. */
-static int want_place(size_t n, const void *ra)
+ * libnumaplace.so's own block, NUMAPLACE_FIRST)? *site: its call site, from the same unwind
+ * (src/profile/site.c), for the placer. libnumaplace.so's own blocks (a config file's buffer, a
+ * page list, hwloc's topology) are neither placed nor profiled: the program's call of
+ * npl_alloc_auto once took a tracked block of the config's, and every ordinal of its site
+ * shifted by one. */
+static int want_place(size_t n, const void *ra, const void **site)
 {
+    *site = ra;
     if (!npl__preload.active || npl__preload_in_lib || n < npl__preload.threshold)
         return 0;
     gate_enter(); /* a fork waits: the child must not inherit the site table's lock held */
     npl__preload_in_lib++; /* what the unwinding allocates is the real allocator's */
-    int own = npl__site_own(ra);
+    int own = npl__site_attribute(ra, site);
     npl__preload_in_lib--;
     gate_leave();
     if (own)
@@ -253,8 +262,8 @@ static int want_place(size_t n, const void *ra)
 }
 
 /* ---- the placers: how a large block is served, one chosen at init (npl__preload_alloc_init) ---
- * Each returns a placed block (a library array) or NULL: the real allocator serves it. ra: the
- * allocator's return address (the allocation's site, src/profile/site.c). Called by big_alloc,
+ * Each returns a placed block (a library array) or NULL: the real allocator serves it. site: the
+ * allocation's call site (want_place's, src/profile/site.c). Called by big_alloc,
  * inside the library (npl__preload_in_lib), errno saved around them. */
 
 /* A block placed by a policy or the advice: registered for next-touch (run --next-touch) and
@@ -286,9 +295,9 @@ static void *keep_placed(void *p, size_t n, int how, int tell)
 }
 
 /* numaplace run: the configured policy (and next-touch) */
-static void *place_by_policy(size_t n, size_t align, const void *ra)
+static void *place_by_policy(size_t n, size_t align, const void *site)
 {
-    (void)ra;
+    (void)site;
     int how = NPL__PLACED_NOT;
     gate_enter();
     npl_plan *plan = NULL;
@@ -306,7 +315,7 @@ static void *place_by_policy(size_t n, size_t align, const void *ra)
 }
 
 /* numaplace run --profile: as the profile advises its site (apply.c says which policy) */
-static void *place_by_advice(size_t n, size_t align, const void *ra)
+static void *place_by_advice(size_t n, size_t align, const void *site)
 {
     if (align > page_size) { /* the profile's sites are the page-aligned blocks */
         if (npl__preload.verbose)
@@ -315,8 +324,7 @@ static void *place_by_advice(size_t n, size_t align, const void *ra)
     }
     int how = NPL__PLACED_NOT;
     gate_enter();
-    void *p = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, NULL, NULL,
-                                       &how);
+    void *p = npl__preload_apply_alloc(n, site, npl__preload.pol, npl__preload.flags, NULL, &how);
     p = keep_placed(p, n, how, 0);
     gate_leave();
     return p;
@@ -324,11 +332,11 @@ static void *place_by_advice(size_t n, size_t align, const void *ra)
 
 /* numaplace profile: tracked by the sampler, mapped as the system allocator would map it (a
  * block aligned beyond a page: placed by the policy, first touch, untracked) */
-static void *place_tracked(size_t n, size_t align, const void *ra)
+static void *place_tracked(size_t n, size_t align, const void *site)
 {
     if (align > page_size)
-        return place_by_policy(n, align, ra);
-    void *q = npl__preload_profile_map(n, ra);
+        return place_by_policy(n, align, site);
+    void *q = npl__preload_profile_map(n, site);
     if (q && !table_put(q, n | PLAIN_BIT)) {
         npl__preload_profile_unmap(q, n);
         q = NULL;
@@ -337,15 +345,13 @@ static void *place_tracked(size_t n, size_t align, const void *ra)
 }
 
 /* numaplace profile --profile: placed as the profile advises, then tracked */
-static void *place_advised_tracked(size_t n, size_t align, const void *ra)
+static void *place_advised_tracked(size_t n, size_t align, const void *site)
 {
     if (align > page_size)
         return NULL;
-    const void *site = NULL;
     uint32_t ord = 0;
     gate_enter();
-    void *q = npl__preload_apply_alloc(n, ra, npl__preload.pol, npl__preload.flags, &site, &ord,
-                                       NULL);
+    void *q = npl__preload_apply_alloc(n, site, npl__preload.pol, npl__preload.flags, &ord, NULL);
     q = keep_placed(q, n, NPL__PLACED_NOT, 0); /* (profile --profile refuses --next-touch) */
     gate_leave();
     if (q && npl__sampler_track(q, (n + page_size - 1) / page_size * page_size, n,
@@ -354,12 +360,13 @@ static void *place_advised_tracked(size_t n, size_t align, const void *ra)
     return q;
 }
 
-static void *(*placer)(size_t n, size_t align, const void *ra) = place_by_policy;
+static void *(*placer)(size_t n, size_t align, const void *site) = place_by_policy;
 
 static void choose_placer(void)
 {
     page_size = (size_t)sysconf(_SC_PAGESIZE);
     int profiling = npl__preload_profiling(), applying = npl__preload_apply_active();
+    adopt_profiled = profiling || applying;
     placer = profiling && applying ? place_advised_tracked
              : profiling           ? place_tracked
              : applying            ? place_by_advice
@@ -369,11 +376,12 @@ static void choose_placer(void)
 /* A placed allocation, or NULL: the caller then uses the real allocator */
 static void *big_alloc(size_t n, size_t align, const void *ra)
 {
-    if (foreign || !want_place(n, ra))
+    const void *site;
+    if (foreign || !want_place(n, ra, &site))
         return NULL;
     npl__preload_in_lib++;
     int saved = errno;
-    void *p = placer(n, align, ra);
+    void *p = placer(n, align, site);
     errno = saved;
     npl__preload_in_lib--;
     return p;
@@ -407,11 +415,58 @@ static int adopt_room(void)
     return 0;
 }
 
+/* numaplace profile or run --profile, a block of the program's allocator (not the C library's)
+ * whose whole pages are [lo, hi): placed there as the profile advises its site (run --profile),
+ * tracked by the sampler (profile), and entered in the table, so that free() lets go of it
+ * before that allocator takes it back (adopted_release). NPL__PLACED_IN_PLACE or _NOT. */
+static int adopt_by_profile(void *p, uintptr_t lo, uintptr_t hi, const void *site)
+{
+    size_t len = hi - lo;
+    uint32_t ord = 0;
+    int how = NPL__PLACED_NOT;
+    if (npl__preload_apply_active()) {
+        how = npl__preload_apply_in_place((void *)lo, len, site, npl__preload.pol,
+                                          npl__preload.flags & ~NPL_F_HUGETLB, &ord);
+    } else {
+        struct npl_site_key k;
+        if (npl__site_resolve(site, &k, NULL) == 0)
+            ord = npl__site_next_ordinal(&k);
+    }
+    if (!table_put(p, len | ADOPT_BIT)) { /* untracked: nothing would let go of it at free */
+        npl__preload_apply_free((void *)lo);
+        npl_next_touch_disarm((void *)lo);
+        npl__fail(ENOSPC, "the table of placed blocks is full");
+        return how;
+    }
+    __atomic_add_fetch(&adopted_count, 1, __ATOMIC_RELAXED);
+    if (npl__preload_profiling() &&
+        npl__sampler_track((void *)lo, len, len, NPL_RAW_KIND_HEAP, site, ord, NULL, 0, 1) < 0)
+        npl__debug("profile: %p+%zu of the program's allocator not tracked", (void *)lo, len);
+    return how;
+}
+
+/* before the program's allocator takes back an adopted block of whole pages from lo */
+static void adopted_release(void *p)
+{
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    void *lo = (void *)(((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1));
+    npl__preload_in_lib++;
+    gate_enter();
+    if (npl__preload_profiling())
+        npl__sampler_untrack(lo);
+    npl__preload_apply_free(lo);
+    npl_next_touch_disarm(lo); /* (ENOENT when it was never registered) */
+    gate_leave();
+    __atomic_sub_fetch(&adopted_count, 1, __ATOMIC_RELAXED);
+    npl__preload_in_lib--;
+}
+
 /* The block [p, p+n) the next allocator returned to ra's caller, placed where it is (a foreign
  * allocator). */
 static void *adopt(void *p, size_t n, const void *ra)
 {
-    if (!foreign || !p || in_new || !want_place(n, ra))
+    const void *site;
+    if (!foreign || !p || in_new || !want_place(n, ra, &site))
         return p;
     npl__preload_in_lib++;
     int saved = errno, how = NPL__PLACED_NOT;
@@ -421,6 +476,8 @@ static void *adopt(void *p, size_t n, const void *ra)
     uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)(psz - 1);
     if (hi <= lo)
         npl__fail(EINVAL, "no whole page inside the block");
+    else if (adopt_profiled)
+        how = adopt_by_profile(p, lo, hi, site);
     else if (npl_policy_get_kind(npl__preload.pol) == NPL_FIRST_TOUCH)
         npl__fail(EINVAL, "first_touch: nothing to place");
     else if (!npl__preload_fits(hi - lo, npl__preload.policy))
@@ -488,7 +545,9 @@ EXPORT void free(void *p)
     if (!p || in_boot(p))
         return;
     size_t raw = table_get_raw(p, 1);
-    if (raw) {
+    if (raw & ADOPT_BIT)
+        adopted_release(p); /* then its allocator's, below */
+    else if (raw) {
         big_free(p, raw);
         return;
     }
@@ -506,6 +565,10 @@ EXPORT void *realloc(void *p, size_t n)
     }
     if (!p)
         return malloc(n);
+    if (!in_boot(p) && (table_get_raw(p, 0) & ADOPT_BIT) && (table_get_raw(p, 1) & ADOPT_BIT)) {
+        adopted_release(p); /* its allocator reads it whole: given back first */
+        return adopt(real_realloc(p, n), n, __builtin_return_address(0));
+    }
     size_t old = in_boot(p) ? boot_size(p) : table_get(p, 0);
     if (!old && !in_boot(p) && foreign) /* the allocator's block stays its own */
         return adopt(real_realloc(p, n), n, __builtin_return_address(0));
@@ -606,9 +669,9 @@ EXPORT size_t malloc_usable_size(void *p)
 {
     if (!p || in_boot(p))
         return p ? boot_size(p) : 0;
-    size_t n = table_get(p, 0);
-    if (n)
-        return n;
+    size_t raw = table_get_raw(p, 0);
+    if (raw && !(raw & ADOPT_BIT)) /* (an adopted block's size is its allocator's) */
+        return raw & ~(NT_BIT | PLAIN_BIT);
     if (!real_usable)
         npl__preload_resolve();
     return real_usable ? real_usable(p) : 0;
@@ -618,7 +681,8 @@ EXPORT size_t malloc_usable_size(void *p)
  * libstdc++'s operators call malloc and aligned_alloc, so with the C library's malloc every form
  * is placed through them. jemalloc, tcmalloc and mimalloc bring operators of their own that
  * allocate internally: ours call the next ones (which throw, or return NULL for nothrow, as they
- * do) and place the block where it is. Delete is never ours: the block stays the allocator's. */
+ * do) and place the block where it is. Delete is the allocator's too, after a block that
+ * `profile` tracks or `run --profile` placed is let go of (NEXT_DELETE). */
 #define NEXT_NEW(sym, args, call)                                                                \
     EXPORT void *sym args                                                                        \
     {                                                                                            \
@@ -692,3 +756,31 @@ NEXT_NEW(_ZnwmSt11align_val_t, (size_t n, size_t a), (n, a))
 NEXT_NEW(_ZnamSt11align_val_t, (size_t n, size_t a), (n, a))
 NEXT_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const nothrow_t *t), (n, a, t))
 NEXT_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const nothrow_t *t), (n, a, t))
+
+/* Delete: the next operator's, after an adopted block (profile, run --profile) is let go of:
+ * an allocator with operators of its own frees without our free(). */
+#define NEXT_DELETE(sym, args, call)                                                             \
+    EXPORT void sym args                                                                         \
+    {                                                                                            \
+        static void (*next) args;                                                                \
+        if (!next)                                                                               \
+            next = (void (*) args)next_operator(#sym, (void *)sym);                              \
+        if (p && __atomic_load_n(&adopted_count, __ATOMIC_RELAXED) &&                            \
+            (table_get_raw(p, 0) & ADOPT_BIT) && (table_get_raw(p, 1) & ADOPT_BIT))              \
+            adopted_release(p);                                                                  \
+        next call;                                                                               \
+    }
+NEXT_DELETE(_ZdlPv, (void *p), (p))
+NEXT_DELETE(_ZdaPv, (void *p), (p))
+NEXT_DELETE(_ZdlPvm, (void *p, size_t n), (p, n))
+NEXT_DELETE(_ZdaPvm, (void *p, size_t n), (p, n))
+NEXT_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const nothrow_t *t), (p, t))
+NEXT_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const nothrow_t *t), (p, t))
+NEXT_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t a), (p, a))
+NEXT_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t a), (p, a))
+NEXT_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t a), (p, n, a))
+NEXT_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t a), (p, n, a))
+NEXT_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t a, const nothrow_t *t),
+            (p, a, t))
+NEXT_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t a, const nothrow_t *t),
+            (p, a, t))

@@ -303,30 +303,46 @@ static void *alloc_advised(size_t n, const npl_policy *pol, unsigned flags, int 
     return p;
 }
 
-void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
-                               const void **site_out, uint32_t *ord_out, int *how_out)
+static void count_match(struct entry *e, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    e->matched++;
+    e->matched_bytes += n;
+    pthread_mutex_unlock(&lock);
+}
+
+/* The profile's entry for the next heap block of n bytes at k (its ordinal taken: *ord), or
+ * NULL: a block the profile lacks, counted and said (the default applies to it) */
+static struct entry *heap_entry(const struct npl_site_key *k, size_t n, uint32_t *ord)
+{
+    *ord = npl__site_next_ordinal(k);
+    struct entry *e = lookup(k->object_hash, k->offset, *ord, NPL_SITE_HEAP);
+    if (e)
+        return e;
+    pthread_mutex_lock(&lock);
+    unmatched_blocks++;
+    unmatched_bytes += n;
+    pthread_mutex_unlock(&lock);
+    tell("numaplace run: profile: a block of %zu bytes from +%#llx#%u is not in the profile: the "
+         "default applies\n", n, (unsigned long long)k->offset, *ord);
+    return NULL;
+}
+
+void *npl__preload_apply_alloc(size_t n, const void *site, const npl_policy *def, unsigned flags,
+                               uint32_t *ord_out, int *how_out)
 {
     int how = NPL__PLACED_POPULATED;
     if (how_out)
         *how_out = how;
-    const void *site = npl__site_caller(ra);
     struct npl_site_key k;
+    uint32_t ord;
     if (npl__site_resolve(site, &k, NULL) < 0)
         return NULL;
-    uint32_t ord = npl__site_next_ordinal(&k);
-    if (site_out)
-        *site_out = site;
+    struct entry *e = heap_entry(&k, n, &ord);
     if (ord_out)
         *ord_out = ord;
-    struct entry *e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP);
     npl_shape sh = {1, 1, {n, 0, 0}, NPL_ROW_MAJOR};
     if (!e) {
-        pthread_mutex_lock(&lock);
-        unmatched_blocks++;
-        unmatched_bytes += n;
-        pthread_mutex_unlock(&lock);
-        tell("numaplace run: profile: a block of %zu bytes from +%#llx#%u is not in the profile: "
-             "the default applies\n", n, (unsigned long long)k.offset, ord);
         int lazy_ok = !npl__preload_profiling() && !npl__preload.next_touch;
         return alloc_advised(n, def, flags, lazy_ok, how_out ? how_out : &how);
     }
@@ -360,10 +376,7 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
         return NULL;
     if (how_out)
         *how_out = how;
-    pthread_mutex_lock(&lock);
-    e->matched++;
-    e->matched_bytes += n;
-    pthread_mutex_unlock(&lock);
+    count_match(e, n);
     char label[256];
     npl__site_label(&e->a->site, label, sizeof label);
     tell("numaplace run: profile: %zu bytes from %s: %s%s (%s)%s\n", n, label,
@@ -373,6 +386,49 @@ void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, 
          how == NPL__PLACED_LAZY ? ", lazily" : "");
     keep_live(p, n, e);
     return p;
+}
+
+/* The program's allocator's block (a malloc not the C library's: alloc.c's adopt), its whole
+ * pages [lo, lo + len), placed where that allocator put it as the profile advises its site:
+ * as a static array is (place_symbol), by mbind of the untouched range. */
+int npl__preload_apply_in_place(void *lo, size_t len, const void *site, const npl_policy *def,
+                                unsigned flags, uint32_t *ord_out)
+{
+    struct npl_site_key k;
+    *ord_out = 0;
+    if (npl__site_resolve(site, &k, NULL) < 0)
+        return NPL__PLACED_NOT;
+    struct entry *e = heap_entry(&k, len, ord_out);
+    int rc = 0;
+    if (!e) {
+        if (!def || npl_policy_get_kind(def) == NPL_FIRST_TOUCH)
+            return NPL__PLACED_NOT;
+        return npl_place_range(lo, len, def, NULL, flags) == 0 ? NPL__PLACED_IN_PLACE
+                                                               : NPL__PLACED_NOT;
+    }
+    size_t ps = page_size();
+    int placed = 1; /* as npl__preload_apply_alloc: a map at its own size or scaled, else the
+                     * shape the classifier chose for other sizes, else first touch */
+    if (e->explicit_map && ((len + ps - 1) / ps == (e->a->bytes + ps - 1) / ps || e->scale_map))
+        rc = place_explicit(lo, len, e) < 0 ? 1 : 0; /* (a map that fails is said there) */
+    else if (e->explicit_map && e->scaled)
+        rc = npl_place_range(lo, len, e->scaled, NULL, flags);
+    else if (!e->explicit_map && e->pol)
+        rc = npl_place_range(lo, len, e->pol, NULL, flags);
+    else
+        placed = 0;
+    count_match(e, len);
+    char label[256];
+    npl__site_label(&e->a->site, label, sizeof label);
+    tell("numaplace run: profile: %zu bytes of the program's allocator from %s: %s%s (%s), in "
+         "place\n", len, label, e->a->has_advice ? e->a->advice.policy : "first_touch",
+         rc || e->not_here ? " not applied here: the default" : "",
+         e->a->has_advice ? npl__pattern_name(e->a->advice.pattern) : "no advice");
+    if (rc < 0)
+        npl__debug("apply: in place %p+%zu: %s", lo, len, npl_last_error());
+    if (rc == 0)
+        keep_live(lo, len, e);
+    return rc == 0 && placed ? NPL__PLACED_IN_PLACE : NPL__PLACED_NOT;
 }
 
 void npl__preload_apply_free(void *p)

@@ -175,21 +175,27 @@ int npl__rearm_set_regions(const void *base, const void *const *codes, int n);
 int npl__preload_profile_init(size_t threshold); /* 1: profiling */
 int npl__preload_profiling(void);
 void npl__preload_profile_track_statics(void); /* the static arrays, once placed */
-/* a tracked large block for a caller that returns to ra (NULL: none); its release */
-void *npl__preload_profile_map(size_t n, const void *ra);
+/* a tracked large block allocated at site (npl__site_attribute's; NULL: none); its release */
+void *npl__preload_profile_map(size_t n, const void *site);
 void npl__preload_profile_unmap(void *p, size_t n);
 void npl__preload_profile_exec(int failed); /* before an exec (0), after a failed one (1) */
 
 /* ---- numaplace run --profile (apply.c): arms its phase-changing arrays at region entries ---- */
 int npl__preload_apply_init(size_t threshold); /* 1: a profile is applied */
 int npl__preload_apply_active(void);
-/* a block of n bytes for a caller that returns to ra, under the profile's policy for its site
- * (def when the profile has none); NULL: the caller allocates as usual. site, ord (may be NULL):
- * the site and ordinal it was matched by (numaplace profile --profile tracks the block by them);
- * how (may be NULL): NPL__PLACED_LAZY or NPL__PLACED_POPULATED */
-void *npl__preload_apply_alloc(size_t n, const void *ra, const npl_policy *def, unsigned flags,
-                               const void **site, uint32_t *ord, int *how);
+/* a block of n bytes allocated at site (npl__site_attribute's), under the profile's policy for
+ * that site (def when the profile has none); NULL: the caller allocates as usual. ord (may be
+ * NULL): the ordinal it was matched by (numaplace profile --profile tracks the block by site and
+ * ordinal); how (may be NULL): NPL__PLACED_LAZY or NPL__PLACED_POPULATED */
+void *npl__preload_apply_alloc(size_t n, const void *site, const npl_policy *def, unsigned flags,
+                               uint32_t *ord, int *how);
 void npl__preload_apply_free(void *p);
+/* the program's allocator's block, its whole pages [lo, lo + len) allocated at site: placed in
+ * place as the profile advises (def when the profile has none); *ord: its ordinal. Returns
+ * NPL__PLACED_IN_PLACE or NPL__PLACED_NOT. A block registered for next-touch is forgotten by
+ * npl__preload_apply_free(lo) and npl_next_touch_disarm(lo). */
+int npl__preload_apply_in_place(void *lo, size_t len, const void *site, const npl_policy *def,
+                                unsigned flags, uint32_t *ord);
 void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);
 
 /* ---- system calls into tracked memory (io.c) ---- */

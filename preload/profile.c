@@ -115,9 +115,9 @@ void npl__preload_profile_track_statics(void)
         track_statics();
 }
 
-/* A large block of n bytes for a caller that returns to ra: mapped as the C library maps large
- * blocks (no placement, the system's huge-page mode), tracked from its first touch. */
-void *npl__preload_profile_map(size_t n, const void *ra)
+/* A large block of n bytes allocated at site: mapped as the C library maps large blocks (no
+ * placement, the system's huge-page mode), tracked from its first touch. */
+void *npl__preload_profile_map(size_t n, const void *site)
 {
     size_t ps = npl__page_size(), len = (n + ps - 1) / ps * ps;
     if (len < n)
@@ -125,7 +125,6 @@ void *npl__preload_profile_map(size_t n, const void *ra)
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    const void *site = npl__site_caller(ra);
     struct npl_site_key k;
     uint32_t ord = npl__site_resolve(site, &k, NULL) == 0 ? npl__site_next_ordinal(&k) : 0;
     if (npl__sampler_track(p, len, n, NPL_RAW_KIND_HEAP, site, ord, NULL, 0, 1) < 0)

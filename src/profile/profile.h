@@ -345,7 +345,8 @@ struct npl_site_object {
     uintptr_t bias, lo, hi; /* load bias; [lo, hi) covers its PT_LOAD segments */
     int runtime;            /* the C, C++ or Fortran runtime, or numaplace: walked out of */
     int openmp;             /* an OpenMP runtime (its blocks are its caller's) */
-    int own;                /* libnumaplace.so (its blocks are its own: npl__site_own) */
+    int own;                /* libnumaplace.so (its blocks are its own: npl__site_attribute) */
+    int tool;               /* a sanitizer's runtime: what it allocates itself is its own */
     int main;               /* the program itself */
     char path[NPL_SITE_PATH];
     char build_id[129];     /* lower-case hex, "" when the object has none */
@@ -359,13 +360,15 @@ struct npl_site_key {
  * safe inside malloc. */
 int npl__site_object(const void *addr, struct npl_site_object *out);
 int npl__site_main_object(struct npl_site_object *out);
-/* 1: the block whose allocator returns to ra is libnumaplace.so's own (directly, or through a
- * C runtime function or hwloc): no array of the program. Safe inside malloc. */
-int npl__site_own(const void *ra);
 const char *npl__site_exe_path(void); /* /proc/self/exe, read once */
 /* The call site of an allocation whose allocator returns to ra: ra, or when ra lies in a runtime
  * object, the first frame of the stack outside them. */
 const void *npl__site_caller(const void *ra);
+/* Both answers of one unwind, for the interposer's large blocks: 1 when the block whose
+ * allocator returns to ra is libnumaplace.so's own (directly, or through a C runtime function
+ * or hwloc): no array of the program; else 0 and *site its call site (npl__site_caller's).
+ * Safe inside malloc. */
+int npl__site_attribute(const void *ra, const void **site);
 /* Load the unwinder and the object table now (call once before the first large allocation). */
 void npl__site_warm(void);
 /* ra -> key (and its object): 0, or -1 when no loaded object holds ra */

@@ -531,6 +531,8 @@ void npl__sampler_untrack(void *base)
         struct npl_raw_array *a = &R->arrays[i];
         if (atomic_load(&a->state) == NPL_RAW_LIVE && a->base == (uintptr_t)base) {
             give_back_slots(a->base, a->base + a->bytes, UINT64_MAX, UINT64_MAX, 0);
+            /* the memory may live on (a foreign allocator's block, handed out again) */
+            give_back_array(a); /* its units still armed for their first touch too */
             atomic_store(&a->gone_ns, npl__now_ns());
             atomic_store(&a->state, NPL_RAW_GONE);
             break;

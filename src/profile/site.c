@@ -10,9 +10,10 @@
  *    numbering (what addr2line takes; the call is the instruction before it).
  *  - The k-th tracked allocation made at one site has ordinal k (0 first), counted per process
  *    for the allocations large enough to be tracked.
- *  - numaplace's own blocks (npl__site_own): what libnumaplace.so allocates for itself, directly
- *    or through a C runtime function (a config file's buffer, a page list, hwloc's topology
- *    when it loads one), is no array of the program: it has no site. The blocks an OpenMP
+ *  - numaplace's own blocks (npl__site_attribute): what libnumaplace.so allocates for itself,
+ *    directly or through a C runtime function (a config file's buffer, a page list, hwloc's
+ *    topology when it loads one), is no array of the program: it has no site. One unwind
+ *    answers both questions (own? which site?) for the interposer. The blocks an OpenMP
  *    runtime allocates for npl_omp_alloc are the program's.
  *  - Static arrays: the object's writable segments split by its symbol table (.symtab when the
  *    file has one, else .dynsym): every OBJECT symbol of at least the threshold inside a
@@ -66,10 +67,14 @@ static int base_has_prefix(const char *path, const char *const *prefixes, size_t
  * allocation made inside them belongs to their caller */
 static int is_runtime(const char *path)
 {
-    static const char *const prefixes[] = {"libc.so", "libstdc++.so", "libgcc_s.so", "libc++.so",
-                                           "libc++abi.so", "libgfortran.so", "ld-linux",
-                                           "libgomp.so", "libomp.so", "libiomp5.so", "libhwloc.so",
-                                           "libnumaplace_preload.so", "libnumaplace.so"};
+    /* language runtimes, OpenMP runtimes, hwloc, numaplace; malloc replacements and the
+     * sanitizers' runtimes, whose interceptors are the program's malloc when they are loaded */
+    static const char *const prefixes[] = {
+        "libc.so",      "libstdc++.so",  "libgcc_s.so",    "libc++.so",  "libc++abi.so",
+        "libgfortran.so", "ld-linux",    "libgomp.so",     "libomp.so",  "libiomp5.so",
+        "libhwloc.so",  "libnumaplace_preload.so", "libnumaplace.so", "libasan.so",
+        "libtsan.so",   "libubsan.so",   "liblsan.so",     "libhwasan.so", "libjemalloc.so",
+        "libtcmalloc",  "libmimalloc.so", "libtbbmalloc.so", "libmemkind.so"};
     return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
 }
 
@@ -82,6 +87,13 @@ static int is_openmp(const char *path)
 static int is_own(const char *path)
 {
     static const char *const prefixes[] = {"libnumaplace.so"};
+    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
+}
+
+static int is_tool(const char *path)
+{
+    static const char *const prefixes[] = {"libasan.so", "libtsan.so", "libubsan.so", "liblsan.so",
+                                           "libhwasan.so"};
     return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
 }
 
@@ -169,6 +181,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
     o->runtime = is_runtime(o->path);
     o->openmp = is_openmp(o->path);
     o->own = is_own(o->path);
+    o->tool = is_tool(o->path);
     o->main = nobjects == 0;
     build_id_of(info, o->build_id, sizeof o->build_id);
     nobjects++;
@@ -227,43 +240,52 @@ int npl__site_main_object(struct npl_site_object *out)
     return ok ? 0 : -1;
 }
 
-/* the call site of an allocation whose allocator returns to ra */
-const void *npl__site_caller(const void *ra)
+/* One unwind for a block whose allocator returns to ra. *site: the allocation's call site (ra,
+ * or when ra lies in a runtime object, the first frame of the stack outside them). With
+ * want_own: 1 when the block is numaplace's own (ra in libnumaplace.so, or in a C runtime, hwloc
+ * or the interposer called from it, before any other frame; an OpenMP runtime's block is its
+ * caller's: npl_omp_alloc's, the program's) or a sanitizer runtime's (ra in it: TSan's own
+ * tables, protected by the sampler, ended the program). Unwinds only when ra is in a runtime. */
+static int walk(const void *ra, int want_own, const void **site)
 {
     struct npl_site_object o;
+    *site = ra;
     if (npl__site_object(ra, &o) < 0 || !o.runtime)
-        return ra;
-    void *frames[32];
-    int n = backtrace(frames, (int)NPL_ARRAY_LEN(frames)), i = 0;
-    while (i < n && frames[i] != ra)
-        i++;
-    for (i++; i < n; i++)
-        if (npl__site_object(frames[i], &o) == 0 && !o.runtime)
-            return frames[i];
-    return ra; /* only runtime frames (a runtime's own allocation): its own site */
-}
-
-/* numaplace's own block: the allocator returns to ra in libnumaplace.so, or in a C runtime
- * (or hwloc, or numaplace's interposer) called from it; an OpenMP runtime's block is its
- * caller's (npl_omp_alloc's: the program's). Unwinds only when ra is in a runtime. */
-int npl__site_own(const void *ra)
-{
-    struct npl_site_object o;
-    if (npl__site_object(ra, &o) < 0 || !o.runtime || o.openmp)
         return 0;
-    if (o.own)
+    if (want_own && (o.own || o.tool)) /* (a sanitizer's call: its own block; a frame of its
+                                         * interceptors further out is walked through) */
         return 1;
+    int may_be_own = want_own && !o.openmp;
     void *frames[32];
     int n = backtrace(frames, (int)NPL_ARRAY_LEN(frames)), i = 0;
     while (i < n && frames[i] != ra)
         i++;
     for (i++; i < n; i++) {
-        if (npl__site_object(frames[i], &o) < 0 || !o.runtime || o.openmp)
+        if (npl__site_object(frames[i], &o) < 0) {
+            may_be_own = 0;
+            continue;
+        }
+        if (!o.runtime) {
+            *site = frames[i];
             return 0;
-        if (o.own)
+        }
+        if (may_be_own && o.own)
             return 1;
+        may_be_own = may_be_own && !o.openmp;
     }
-    return 0;
+    return 0; /* only runtime frames (a runtime's own allocation): its own site */
+}
+
+const void *npl__site_caller(const void *ra)
+{
+    const void *site;
+    walk(ra, 0, &site);
+    return site;
+}
+
+int npl__site_attribute(const void *ra, const void **site)
+{
+    return walk(ra, 1, site);
 }
 
 void npl__site_warm(void)

