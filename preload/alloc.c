@@ -433,8 +433,8 @@ static int adopt_by_profile(void *p, uintptr_t lo, uintptr_t hi, const void *sit
             ord = npl__site_next_ordinal(&k);
     }
     if (!table_put(p, len | ADOPT_BIT)) { /* untracked: nothing would let go of it at free */
-        npl__preload_apply_free((void *)lo);
-        npl_next_touch_disarm((void *)lo);
+        if (npl__preload_apply_free((void *)lo))
+            npl_next_touch_disarm((void *)lo);
         npl__fail(ENOSPC, "the table of placed blocks is full");
         return how;
     }
@@ -454,8 +454,8 @@ static void adopted_release(void *p)
     gate_enter();
     if (npl__preload_profiling())
         npl__sampler_untrack(lo);
-    npl__preload_apply_free(lo);
-    npl_next_touch_disarm(lo); /* (ENOENT when it was never registered) */
+    if (npl__preload_apply_free(lo)) /* registered for next-touch by the advice */
+        npl_next_touch_disarm(lo);
     gate_leave();
     __atomic_sub_fetch(&adopted_count, 1, __ATOMIC_RELAXED);
     npl__preload_in_lib--;

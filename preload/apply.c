@@ -249,9 +249,15 @@ static void keep_live(void *base, size_t len, const struct entry *e)
     tell("numaplace run: profile: %p+%zu registered for next-touch; its chunk in bytes at each "
          "phase: %s\n", base, len, chunks);
     pthread_mutex_lock(&lock);
-    if (nlive < MAX_LIVE)
+    int kept = nlive < MAX_LIVE;
+    if (kept)
         live[nlive++] = (struct live){base, len, chunk, chunk, e};
     pthread_mutex_unlock(&lock);
+    if (!kept) { /* no room to follow its phases (nor to forget it at free): not registered */
+        npl_next_touch_disarm(base);
+        tell("numaplace run: profile: %p+%zu not followed for next-touch: more than %d arrays "
+             "are\n", base, len, MAX_LIVE);
+    }
 }
 
 /* place [p, p + len) (fresh, untouched; len: the size asked for) under e's explicit map: chunk
@@ -431,15 +437,17 @@ int npl__preload_apply_in_place(void *lo, size_t len, const void *site, const np
     return rc == 0 && placed ? NPL__PLACED_IN_PLACE : NPL__PLACED_NOT;
 }
 
-void npl__preload_apply_free(void *p)
+int npl__preload_apply_free(void *p)
 {
+    int found = 0;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < nlive; i++)
+    for (int i = 0; i < nlive && !found; i++)
         if (live[i].base == p) {
             live[i] = live[--nlive];
-            break;
+            found = 1;
         }
     pthread_mutex_unlock(&lock);
+    return found;
 }
 
 /* ---- static arrays, before main ---- */

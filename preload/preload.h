@@ -189,11 +189,11 @@ int npl__preload_apply_active(void);
  * ordinal); how (may be NULL): NPL__PLACED_LAZY or NPL__PLACED_POPULATED */
 void *npl__preload_apply_alloc(size_t n, const void *site, const npl_policy *def, unsigned flags,
                                uint32_t *ord, int *how);
-void npl__preload_apply_free(void *p);
+int npl__preload_apply_free(void *p); /* 1: p was registered for next-touch by the advice */
 /* the program's allocator's block, its whole pages [lo, lo + len) allocated at site: placed in
  * place as the profile advises (def when the profile has none); *ord: its ordinal. Returns
  * NPL__PLACED_IN_PLACE or NPL__PLACED_NOT. A block registered for next-touch is forgotten by
- * npl__preload_apply_free(lo) and npl_next_touch_disarm(lo). */
+ * npl_next_touch_disarm(lo) where npl__preload_apply_free(lo) says it was. */
 int npl__preload_apply_in_place(void *lo, size_t len, const void *site, const npl_policy *def,
                                 unsigned flags, uint32_t *ord);
 void npl__preload_apply_statics(size_t threshold, const npl_policy *def, unsigned flags);

@@ -75,6 +75,14 @@ void *npl_alloc_auto(const npl_profile *p, const npl_shape *shape, unsigned flag
 int npl_profile_advice(const npl_profile *p, const void *site, unsigned long ordinal,
                        char *policy, size_t policy_size, char *pattern, size_t pattern_size);
 
+/** Does p advise replicas for that array (site, ordinal as npl_profile_advice())? A read-mostly
+ *  array that several nodes' threads read is advised a spread policy (what npl_alloc_auto() and
+ *  `numaplace run --profile` apply) and replicas where the program can hold one copy per node:
+ *  npl_replicate() of the array once it is filled, each thread reading npl_replica_local().
+ *  @return 1 (replicate), 0 (not), or -1 with errno EINVAL (NULL profile) or ENOENT (no array
+ *          of p at that site). */
+int npl_profile_replicate(const npl_profile *p, const void *site, unsigned long ordinal);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

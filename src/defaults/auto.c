@@ -144,3 +144,13 @@ int npl_profile_advice(const npl_profile *p, const void *site, unsigned long ord
         snprintf(pattern, pattern_size, "%s", pat ? pat : "?");
     return 0;
 }
+
+int npl_profile_replicate(const npl_profile *p, const void *site, unsigned long ordinal)
+{
+    if (!p)
+        return npl__fail(EINVAL, "NULL profile");
+    const struct npl_prof_array *a = advice_for(p, site, ordinal);
+    if (!a)
+        return npl__note(ENOENT, "the profile has no array allocated at %p", site);
+    return a->has_advice && a->advice.replicate;
+}

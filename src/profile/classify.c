@@ -433,6 +433,32 @@ static int steady_scores(struct work *w, struct verdict *v)
     return 0;
 }
 
+/* The uncertainty a profile reports for its chosen figure p (the decisions use chosen->err):
+ * the sampling error, never 0 at p = 0 or 1 (Wilson's interval at two standard errors over the
+ * raw sampled accesses of the fitted phases; and no less than chosen->err, which holds the gap
+ * between the skewed and the even hypotheses), and *unseen, the share of the accesses that fell
+ * in chunks no sample saw (Good-Turing: the chunks sampled exactly once over the samples), whose
+ * locality under any placement is unknown: 0 to 1 of that share. */
+static double reported_sampling_err(const struct work *w, const struct cand *chosen, double *unseen)
+{
+    double n = 0, once = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        double k = 0;
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
+            if (w->inF[phase_of(w, sample(w, i))])
+                k += (double)sample(w, i)->reads + (double)sample(w, i)->writes;
+        n += k;
+        once += k == 1;
+    }
+    *unseen = n > 0 ? once / n : 0;
+    if (n <= 0)
+        return chosen->err;
+    double p = clamp01(chosen->frac), z2 = 4.0; /* z = 2 */
+    double d = 1 + z2 / n, mid = (p + z2 / (2 * n)) / d;
+    double half = 2 * npl__cls_root01(p * (1 - p) / n + z2 / (4 * n * n)) / d;
+    return dmax(chosen->err, dmax(mid + half - p, p - (mid - half)));
+}
+
 /* A program without regions (its phases are time windows, cut by the clock, not by the program's
  * structure): the stretch the placement was fitted on may leave out a part of the run that is no
  * one-time pass, e.g. the second half of an array whose owners change once, which the placement
@@ -515,7 +541,8 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
                           "by its exposure (weights %.2f to %.2f)", lo, hi);
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
-    out->local_err = chosen->err;
+    double unseen = 0, sampling = reported_sampling_err(w, chosen, &unseen);
+    out->local_err = dmin(1, sampling + unseen);
     const double *loc = chosen->family == FAM_EXPLICIT ? v->xloc : chosen->loc;
     if (whole_run_prediction(w, v, loc, out) < 0)
         return -1;
@@ -523,7 +550,11 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
     if (w->accF < w->S)
         npl__cls_add_text(out->reason, sizeof out->reason, "; over every sampled access (the "
                           "phases left out too) %.2f", out->local_run);
-    npl__cls_add_text(out->reason, sizeof out->reason, "; predicted +/- %.2f", chosen->err);
+    npl__cls_add_text(out->reason, sizeof out->reason, "; predicted +/- %.2f", out->local_err);
+    if (unseen >= 0.005)
+        npl__cls_add_text(out->reason, sizeof out->reason, " (sampling %.2f; the accesses of "
+                          "chunks no sample saw, estimated by the chunks sampled once: %.2f)",
+                          sampling, unseen);
     npl__cls_keep_candidates(w, out);
     npl__cls_fallback(out);
     return 0;

@@ -4,13 +4,26 @@
  * Replicas: each thread's local copy sits on its own node (move_pages), values equal the master
  * after sync. Huge pages: per-node 2 MiB pools reserved here (the program runs as root in the
  * guest); cyclic and bind_block arrays get hugetlb pages on the expected nodes; an empty node
- * pool spills (reported); no pool at all falls back to base pages (reported), STRICT fails. */
+ * pool spills (reported); no pool at all falls back to base pages (reported), STRICT fails.
+ * Advised replicas (issue 37, "a read-mostly table that fits in replicas"): a table the main
+ * thread fills and every worker (one per CPU) reads, allocated by npl_alloc_auto; profiled
+ * (`numaplace profile`), then run with its profile: the advice is a spread policy with
+ * replicas (npl_profile_replicate), the program replicates the table and each worker reads its
+ * node's copy. Each worker counts its reads' locality from the pages it reads (move_pages):
+ * asserted 1.000 local and no node serving more than half the reads, against the first-touch
+ * run's 1/N local with node 0 serving all of them; the same checksum in every run.
+ *   guest_replicate --auto-child MODE PASSES --nodes N --cpus-per-node K  (MODE: plain|advised;
+ *   advised: the profile in GREP_PROFILE) */
 #define _GNU_SOURCE
 #include "check.h"
+#include "spawn.h"
 #include <errno.h>
 #include <numaplace.h>
+#include <numaplace/profile.h>
 #include <numaplace/replicate.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -298,11 +311,175 @@ static void test_thp(void)
     }
 }
 
+/* ---- advised replicas: the child ---- */
+#define TABLE_BYTES (2u << 20)
+static const double *table_view; /* what the workers read: the table or their copies */
+static const npl_replica *table_copies;
+static int auto_passes;
+struct aw {
+    int t, node, local_pages, pages, served[64];
+    double sum;
+};
+
+static __attribute__((noinline)) double *alloc_table(const npl_profile *p)
+{
+    npl_shape s = {1, 1, {TABLE_BYTES, 0, 0}, NPL_ROW_MAJOR};
+    double *r = npl_alloc_auto(p, &s, 0);
+    __asm__ volatile("" ::: "memory"); /* a real call: its return address is the site */
+    return r;
+}
+
+static void *auto_worker(void *arg)
+{
+    struct aw *w = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(w->t, &set); /* worker t on CPU t: node t / K */
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+        return (void *)1;
+    npl_where_am_i(NULL, &w->node);
+    const double *b = table_copies ? npl_replica_local(table_copies) : table_view;
+    size_t n = TABLE_BYTES / sizeof(double);
+    for (int p = 0; p < auto_passes; p++) /* every element, a stride per worker: all pages */
+        for (size_t i = (size_t)(w->t + p) % 8; i < n; i += 8)
+            w->sum += b[i];
+    /* its reads are spread evenly over the pages: the pages' nodes are its locality */
+    int np = (int)(TABLE_BYTES / PSZ), *nodes = malloc((size_t)np * sizeof *nodes);
+    if (!nodes || npl_query_pages(b, TABLE_BYTES, nodes, (size_t)np) < 0)
+        return (void *)1;
+    for (int i = 0; i < np; i++) {
+        w->local_pages += nodes[i] == w->node;
+        if (nodes[i] >= 0 && nodes[i] < 64)
+            w->served[nodes[i]]++;
+    }
+    w->pages = np;
+    free(nodes);
+    return NULL;
+}
+
+static int auto_child(const char *mode, int passes)
+{
+    npl_profile *p = NULL;
+    if (!strcmp(mode, "advised") && npl_profile_load(&p, getenv("GREP_PROFILE")) < 0) {
+        printf("cannot load %s: %s\n", getenv("GREP_PROFILE"), npl_last_error());
+        return 2;
+    }
+    double *t = alloc_table(p);
+    if (!t)
+        return 2;
+    size_t n = TABLE_BYTES / sizeof(double);
+    for (size_t i = 0; i < n; i++) /* filled by the main thread, as real codes do */
+        t[i] = (double)(i % 1000) * 0.25;
+    table_view = t;
+    npl_replica *copies = NULL;
+    if (p) { /* the call site of alloc_table's npl_alloc_auto: the profile has it */
+        int rep = -1;
+        char pol[192] = "", pat[64] = "";
+        for (uintptr_t a = (uintptr_t)alloc_table; a < (uintptr_t)alloc_table + 200 && rep < 0; a++)
+            if (npl_profile_advice(p, (const void *)a, 0, pol, sizeof pol, pat, sizeof pat) == 0)
+                rep = npl_profile_replicate(p, (const void *)a, 0);
+        printf("advice: %s %s replicate=%d\n", pol, pat, rep);
+        if (rep == 1 && npl_replicate(&copies, t, TABLE_BYTES, NULL, 0, 0) < 0) {
+            printf("npl_replicate: %s\n", npl_last_error());
+            return 2;
+        }
+        table_copies = copies;
+    }
+    auto_passes = passes;
+    int T = N * K > 64 ? 64 : N * K;
+    pthread_t th[64];
+    struct aw w[64];
+    for (int i = 0; i < T; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].t = i;
+        if (pthread_create(&th[i], NULL, auto_worker, &w[i]) != 0)
+            return 2;
+    }
+    int bad = 0, served[64] = {0}, local = 0, all = 0;
+    double sum = 0;
+    for (int i = 0; i < T; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        bad += r != NULL;
+        local += w[i].local_pages;
+        all += w[i].pages;
+        sum += w[i].sum;
+        for (int j = 0; j < 64; j++)
+            served[j] += w[i].served[j];
+    }
+    int top = 0;
+    for (int j = 0; j < 64; j++)
+        top = served[j] > top ? served[j] : top;
+    printf("workers %d, failed %d: local %.3f, top node %.3f, checksum %.6e\n", T, bad,
+           all ? (double)local / all : 0, all ? (double)top / all : 0, sum);
+    npl_replica_free(copies);
+    npl_free(t);
+    npl_profile_free(p);
+    return bad ? 2 : 0;
+}
+
+/* ---- advised replicas: the parent ---- */
+struct auto_run {
+    char advice[256];
+    double local, top, sum;
+    int workers, failed, ok;
+};
+
+static void run_auto(const char *self, const char *how, struct auto_run *r)
+{
+    char nodes[16], cpn[16], out[64];
+    snprintf(nodes, sizeof nodes, "%d", N);
+    snprintf(cpn, sizeof cpn, "%d", K);
+    snprintf(out, sizeof out, "/tmp/grep_auto_%s.txt", how);
+    char *prof[] = {"numaplace", "profile", "--backend", "fault", "--rate", "20000", "--out",
+                    "/tmp/grep_auto.json", "--", (char *)self, "--auto-child", "plain", "16",
+                    "--nodes", nodes, "--cpus-per-node", cpn, NULL};
+    char *plain[] = {(char *)self, "--auto-child", (char *)(strcmp(how, "advised") ? "plain" : "advised"),
+                     "8", "--nodes", nodes, "--cpus-per-node", cpn, NULL};
+    memset(r, 0, sizeof *r);
+    if (!strcmp(how, "advised"))
+        setenv("GREP_PROFILE", "/tmp/grep_auto.json", 1);
+    int rc = spawn_to(out, out, !strcmp(how, "profile") ? prof : plain);
+    unsetenv("GREP_PROFILE");
+    char *o = slurp(out);
+    CHECK(rc == 0, "advised replicas, %s run: status %d: %s", how, rc, o ? o : "?");
+    const char *a = o ? strstr(o, "advice: ") : NULL;
+    if (a)
+        sscanf(a, "advice: %255[^\n]", r->advice);
+    const char *l = o ? strstr(o, "workers ") : NULL;
+    r->ok = l && sscanf(l, "workers %d, failed %d: local %lf, top node %lf, checksum %lf",
+                        &r->workers, &r->failed, &r->local, &r->top, &r->sum) == 5;
+    CHECK(r->ok && r->failed == 0 && r->workers == N * K, "advised replicas, %s run: %d workers, "
+          "%d failed: %s", how, r->workers, r->failed, o ? o : "?");
+    free(o);
+}
+
+static void test_advised_replicas(const char *self)
+{
+    struct auto_run prof, ft, adv;
+    run_auto(self, "profile", &prof);
+    run_auto(self, "plain", &ft);
+    run_auto(self, "advised", &adv);
+    printf("advised replicas: first touch local %.3f (top node %.3f); profile's advice: %s; "
+           "advised local %.3f (top node %.3f)\n", ft.local, ft.top, adv.advice, adv.local, adv.top);
+    /* the control: serial first touch puts the table on node 0, local only to its workers */
+    CHECK(ft.ok && ft.local < 1.0 / N + 0.01 && ft.top > 0.99,
+          "first touch: %.3f local (1/N = %.3f), node 0 serves %.3f", ft.local, 1.0 / N, ft.top);
+    CHECK(strstr(adv.advice, "shared-read-mostly replicate=1") && !strncmp(adv.advice, "cyclic", 6),
+          "the advice: a spread with replicas (%s)", adv.advice);
+    CHECK(adv.ok && adv.local > 0.999 && adv.top <= 0.5 + 1e-9,
+          "advised: each worker reads its node's copy: %.3f local, top node %.3f", adv.local,
+          adv.top);
+    CHECK(ft.ok && adv.ok && ft.sum == adv.sum, "the same checksum (%.6e, %.6e)", ft.sum, adv.sum);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     PSZ = sysconf(_SC_PAGESIZE);
     guest_args(argc, argv, &N, &K);
+    if (argc > 3 && !strcmp(argv[1], "--auto-child"))
+        return auto_child(argv[2], atoi(argv[3]));
     if (N < 2 || K < 1) {
         printf("usage: guest_replicate --nodes N (>= 2) --cpus-per-node K\n");
         return 120;
@@ -311,5 +488,6 @@ int main(int argc, char **argv)
     test_hugetlb();
     test_hugetlb_replicas();
     test_thp();
+    test_advised_replicas(argv[0]);
     return check_summary("guest_replicate");
 }

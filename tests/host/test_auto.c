@@ -239,6 +239,17 @@ int main(int argc, char **argv)
           "ordinal 7 at site a takes ordinal 1's advice: %s vs %s", late, pol[1]);
     CHECK(npl_profile_advice(p, (const void *)main, 0, NULL, 0, NULL, 0) == -1 && errno == ENOENT,
           "no array at another address: ENOENT");
+    /* replicas: advised for a read-mostly shared array only (blocked and serial arrays here:
+     * not; the guest's guest_replicate has the read-mostly table) */
+    CHECK(npl_profile_replicate(p, (const void *)((uintptr_t)from_a + adv_a), 0) == 0 &&
+              npl_profile_replicate(p, (const void *)((uintptr_t)from_a + adv_a), 1) == 0,
+          "no replicas for the blocked and the serial array");
+    errno = 0;
+    CHECK(npl_profile_replicate(p, (const void *)main, 0) == -1 && errno == ENOENT,
+          "npl_profile_replicate at another address: ENOENT");
+    errno = 0;
+    CHECK(npl_profile_replicate(NULL, (const void *)main, 0) == -1 && errno == EINVAL,
+          "npl_profile_replicate(NULL): EINVAL");
     drop();
     npl_profile_free(p);
 

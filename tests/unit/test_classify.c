@@ -1538,6 +1538,36 @@ int main(void)
         }
     }
 
+    /* ---- the uncertainty a profile reports: never 0 at a fraction of 1, and the accesses of
+     * chunks no sample saw (Good-Turing: the chunks sampled once over the samples) added ---- */
+    {
+        int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        struct mat m = mat_new(1, 8, 8); /* 80 samples of thread 0, 10 in each chunk */
+        for (int i = 0; i < 80; i++)
+            mat_add(&m, 0, i % 8, 0, i % 2, 1);
+        struct arr a;
+        arr_from(&a, &m, tn2, "compact");
+        run_case("honest: one thread, 80 samples", t2, &a,
+                 (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL});
+        const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+        /* Wilson at two standard errors, n = 80, p = 1: 1 - 80 / 84 = 0.048 (Wald's: 0) */
+        CHECK(x->local_policy > 0.99 && x->local_err > 0.045 && x->local_err < 0.05 &&
+                  strstr(x->reason, "predicted +/- 0.05") && !strstr(x->reason, "no sample saw"),
+              "one thread, 80 samples: +/- %.3f: %s", x->local_err, x->reason);
+        arr_free(&a, &m);
+        m = mat_new(1, 200, 8); /* 100 samples: 60 chunks sampled once, 20 twice, 120 never */
+        for (int c = 0; c < 80; c++)
+            mat_add(&m, 0, c, 0, 0, c < 60 ? 1 : 2);
+        arr_from(&a, &m, tn2, "compact");
+        run_case("honest: sparse, 60 chunks of 80 sampled once", t2, &a,
+                 (struct expect){NPL_PAT_SERIAL, "bind_all:0", 0.99, NULL});
+        x = &cases[ncases - 1].adv;
+        CHECK(x->local_err > 0.6 && x->local_err <= 1 &&
+                  strstr(x->reason, "estimated by the chunks sampled once: 0.60"),
+              "sparse: +/- %.3f (0.60 unseen + sampling): %s", x->local_err, x->reason);
+        arr_free(&a, &m);
+    }
+
     /* ---- threads without OpenMP: the steady state from the threads' own owner changes ---- */
     {
         struct expect blk = {NPL_PAT_BLOCKED, "bind_block:threads=8", 0.90, NULL};
