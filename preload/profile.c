@@ -66,8 +66,9 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
     const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : NULL;
     if (nscan >= MAX_SCAN || (!name && nscan > 0))
         return 0; /* the program is the first object, the one without a name */
-    if (name && (strstr(name, "libnumaplace") || strstr(name, "linux-vdso")))
-        return 0;
+    if (name && (npl__site_runtime_path(name) || strstr(name, "libnumaplace") ||
+                 strstr(name, "linux-vdso")))
+        return 0; /* a runtime's statics are its own (numaplace's, a sanitizer's context) */
     snprintf(scan_paths[nscan++], NPL_SITE_PATH, "%s", name ? name : "");
     return 0;
 }

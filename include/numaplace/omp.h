@@ -56,10 +56,18 @@ static inline int npl_omp_pin_team(const char *strategy)
  *  memory placed before the call returns. The other traits are the runtime's to validate and are
  *  kept: alignment, pinned (mlock), fallback (default_mem_fb: the runtime's default allocator,
  *  unplaced; null_fb: NULL; abort_fb: abort(); allocator_fb: fb_data's). pool_size is not
- *  enforced for placed memory. Every other allocator, and every pointer numaplace did not give,
+ *  enforced for placed memory. OpenMP 6.0's omp_atk_part_size (NPL_OMP_ATK_PART_SIZE where
+ *  omp.h lacks it) gives `interleaved` parts of that many bytes, rounded up to whole pages,
+ *  round-robin over the nodes (other partitions keep it, validated: a positive size); alone it
+ *  implies the default partition, `environment`. OpenMP 6.0's user partitioners
+ *  (omp_atk_partitioner, omp_init_mempartitioner) are not provided. Every other allocator, and every pointer numaplace did not give,
  *  goes to the runtime. Thread-safe. The runtime must be loaded (the program is built with
  *  OpenMP); without one, npl_omp_init_allocator() returns omp_null_allocator with errno ENOSYS.
  *  @{ */
+
+/** OpenMP 6.0's omp_atk_part_size key (its value in the 6.0 specification), for an omp.h that
+ *  lacks it: `{(omp_alloctrait_key_t)NPL_OMP_ATK_PART_SIZE, bytes}`. */
+#define NPL_OMP_ATK_PART_SIZE 14
 
 #ifdef __cplusplus
 extern "C" {

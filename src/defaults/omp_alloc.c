@@ -7,7 +7,9 @@
  * allocations itself as library arrays placed as the trait says:
  *   blocked      cyclic_block:pages=ceil(pages/K)@local  K equal blocks, block k on the k-th
  *                node of the CPUs this process may use (the team's nodes)
- *   interleaved  cyclic@local                           page by page over those nodes
+ *   interleaved  cyclic@local                           page by page over those nodes;
+ *                cyclic_block:pages=P@local with OpenMP 6.0's omp_atk_part_size (key 14): parts
+ *                of part_size bytes rounded up to whole pages, round-robin (P pages each)
  *   nearest      bind_all:NODE                          the allocating thread's node
  *   environment  numaplace's own choice (npl_alloc_auto: the profile's advice where run
  *                --profile applies one, else NUMAPLACE_POLICY / the config file's default)
@@ -101,6 +103,7 @@ struct allocator {
     size_t alignment;
     uintptr_t fallback, fb_data;
     int pinned;
+    size_t part_size; /* OpenMP 6.0's omp_atk_part_size in bytes (0: not given) */
 };
 static struct allocator allocators[MAX_ALLOCATORS];
 static int nallocators; /* entries in use at the front (free ones have handle 0) */
@@ -133,13 +136,18 @@ int npl__omp_partition_of(uintptr_t memspace, int ntraits, const npl_omp_trait *
 {
     if (memspace > NPL_OMP_CONST_MEM_SPACE || ntraits < 0 || (ntraits && !traits))
         return 0; /* high bandwidth, low latency, a device's: the runtime's business */
-    int part = 0;
+    int part = 0, part_size = 0, given = 0;
     for (int i = 0; i < ntraits; i++)
-        if (traits[i].key == NPL_OMP_ATK_PARTITION)
+        if (traits[i].key == NPL_OMP_ATK_PARTITION) {
+            given = 1;
             part = traits[i].value >= NPL_OMP_ENVIRONMENT && traits[i].value <= NPL_OMP_INTERLEAVED
                        ? (int)traits[i].value
                        : 0;
-    return part;
+        } else if (traits[i].key == NPL_OMP_ATK_PART_SIZE_KEY) {
+            part_size = 1;
+        }
+    /* part_size alone: the partition is OpenMP's default, environment */
+    return !given && part_size ? NPL_OMP_ENVIRONMENT : part;
 }
 
 uintptr_t npl_omp_init_allocator(uintptr_t memspace, int ntraits, const npl_omp_trait *traits)
@@ -164,6 +172,16 @@ uintptr_t npl_omp_init_allocator(uintptr_t memspace, int ntraits, const npl_omp_
     for (int i = 0; i < ntraits; i++) {
         if (traits[i].key == NPL_OMP_ATK_PARTITION)
             continue;
+        if (traits[i].key == NPL_OMP_ATK_PART_SIZE_KEY) { /* a runtime before 6.0 refuses it */
+            if (!traits[i].value || traits[i].value > (uintptr_t)INTPTR_MAX) {
+                free(rest);
+                npl__fail(EINVAL, "omp_init_allocator: omp_atk_part_size %#lx is not a positive "
+                          "size", (unsigned long)traits[i].value);
+                return 0;
+            }
+            a.part_size = traits[i].value;
+            continue;
+        }
         if (traits[i].key == NPL_OMP_ATK_ALIGNMENT)
             a.alignment = traits[i].value;
         else if (traits[i].key == NPL_OMP_ATK_FALLBACK)
@@ -276,8 +294,9 @@ static int local_nodes(void)
     return k > 0 ? k : k < 0 ? -1 : 1;
 }
 
-/* the policy a partition names, for an array of `bytes` (NULL: environment) */
-static int partition_policy(int part, size_t bytes, npl_policy **out)
+/* the policy a partition names, for an array of `bytes` (NULL: environment); part_size: the
+ * interleaved parts' bytes (0: a page each) */
+static int partition_policy(int part, size_t bytes, size_t part_size, npl_policy **out)
 {
     char s[1200], at[1100];
     size_t ps = (size_t)sysconf(_SC_PAGESIZE), pages = (bytes + ps - 1) / ps;
@@ -294,7 +313,10 @@ static int partition_policy(int part, size_t bytes, npl_policy **out)
         team_nodes(at, sizeof at, &k);
         if (!k && (k = local_nodes()) < 0)
             return -1;
-        if (part == NPL_OMP_INTERLEAVED)
+        if (part == NPL_OMP_INTERLEAVED && part_size > ps)
+            snprintf(s, sizeof s, "cyclic_block:pages=%zu%s", part_size / ps + (part_size % ps != 0),
+                     at);
+        else if (part == NPL_OMP_INTERLEAVED)
             snprintf(s, sizeof s, "cyclic%s", at);
         else
             snprintf(s, sizeof s, "cyclic_block:pages=%zu%s", (pages + (size_t)k - 1) / (size_t)k,
@@ -323,7 +345,7 @@ static void *placed(const struct allocator *a, size_t align, size_t size, const 
         array = npl__alloc_auto_at(NULL, &shape, 0, site);
     } else {
         npl_policy *pol = NULL;
-        if (partition_policy(a->partition, size + extra, &pol) < 0)
+        if (partition_policy(a->partition, size + extra, a->part_size, &pol) < 0)
             return NULL;
         array = npl__alloc_array_at(&shape, pol, 0, site);
         npl_policy_free(pol);

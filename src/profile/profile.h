@@ -384,6 +384,10 @@ void npl__site_reset_ordinals(void);
 typedef void (*npl_static_cb)(const char *symbol, uint64_t offset, uintptr_t addr, size_t bytes,
                               void *ctx);
 int npl__site_statics(const char *path, size_t threshold, npl_static_cb cb, void *ctx);
+/* 1 when path (as the loader names it) is a runtime's: the C/C++/Fortran/OpenMP runtimes,
+ * hwloc, numaplace, a malloc replacement, a sanitizer. Their static data is theirs: neither
+ * profiled nor placed (TSan's 42 MiB context, armed, killed its background thread). */
+int npl__site_runtime_path(const char *path);
 /* The GNU build-id of an ELF file on disk (its PT_NOTE), lower-case hex: 0, or -1 ("" in out:
  * not an ELF file, or none). */
 int npl__elf_build_id(const char *path, char *out, size_t size);

@@ -63,19 +63,31 @@ static int base_has_prefix(const char *path, const char *const *prefixes, size_t
     return 0;
 }
 
-/* C, C++, Fortran and OpenMP runtimes, hwloc, and numaplace itself (omp_alloc's caller): an
- * allocation made inside them belongs to their caller */
+/* the sanitizers' runtimes: their interceptors are the program's malloc when they are loaded,
+ * and their blocks and statics are their own (their internal threads touch them) */
+static int is_tool(const char *path)
+{
+    static const char *const prefixes[] = {"libasan.so", "libtsan.so", "libubsan.so", "liblsan.so",
+                                           "libhwasan.so"};
+    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
+}
+
+/* C, C++, Fortran and OpenMP runtimes, hwloc, numaplace itself (omp_alloc's caller), malloc
+ * replacements and the sanitizers: an allocation made inside them belongs to their caller, and
+ * their static data is not the program's */
 static int is_runtime(const char *path)
 {
-    /* language runtimes, OpenMP runtimes, hwloc, numaplace; malloc replacements and the
-     * sanitizers' runtimes, whose interceptors are the program's malloc when they are loaded */
     static const char *const prefixes[] = {
         "libc.so",      "libstdc++.so",  "libgcc_s.so",    "libc++.so",  "libc++abi.so",
         "libgfortran.so", "ld-linux",    "libgomp.so",     "libomp.so",  "libiomp5.so",
-        "libhwloc.so",  "libnumaplace_preload.so", "libnumaplace.so", "libasan.so",
-        "libtsan.so",   "libubsan.so",   "liblsan.so",     "libhwasan.so", "libjemalloc.so",
+        "libhwloc.so",  "libnumaplace_preload.so", "libnumaplace.so", "libjemalloc.so",
         "libtcmalloc",  "libmimalloc.so", "libtbbmalloc.so", "libmemkind.so"};
-    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
+    return is_tool(path) || base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
+}
+
+int npl__site_runtime_path(const char *path)
+{
+    return path && is_runtime(path);
 }
 
 static int is_openmp(const char *path)
@@ -87,13 +99,6 @@ static int is_openmp(const char *path)
 static int is_own(const char *path)
 {
     static const char *const prefixes[] = {"libnumaplace.so"};
-    return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
-}
-
-static int is_tool(const char *path)
-{
-    static const char *const prefixes[] = {"libasan.so", "libtsan.so", "libubsan.so", "liblsan.so",
-                                           "libhwasan.so"};
     return base_has_prefix(path, prefixes, NPL_ARRAY_LEN(prefixes));
 }
 

@@ -8,6 +8,9 @@
  *   interleaved  omp_alloc: page i on L[i % K]
  *   aligned      omp_aligned_alloc(64) of the blocked allocator: aligned, blocked
  *   calloc       omp_calloc of the interleaved allocator: zero, interleaved
+ *   part_size    interleaved with OpenMP 6.0's omp_atk_part_size (key 14: neither GCC 12's nor
+ *                clang 14's omp.h has it, and their runtimes refuse it) of 3 pages + 1 byte:
+ *                parts of 4 pages, page i on L[(i / 4) % K]
  *   realloc      a blocked half array filled, grown by omp_realloc: contents kept, blocked
  *   nearest      thread t of a team of K, bound to L[t]'s first CPU (OMP_PLACES, set and the
  *                program run again when unset), allocates: every page on L[t]
@@ -22,6 +25,7 @@
  * otherwise, 2 when it cannot run. `omp_alloc none` prints the same counts without asking for a
  * partition (the control: first touch puts the pages elsewhere, and the counts must show it). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <omp.h>
 #include <sched.h>
 #include <stdint.h>
@@ -109,6 +113,7 @@ static void count(const char *name, const void *p, size_t bytes, int (*want)(siz
 
 static int blocked(size_t i, size_t n) { return L[i / ((n + (size_t)K - 1) / (size_t)K)]; }
 static int interleaved(size_t i, size_t n) { (void)n; return L[i % (size_t)K]; }
+static int parts_of_4(size_t i, size_t n) { (void)n; return L[i / 4 % (size_t)K]; }
 
 static int fill_check(double *a, size_t n, double seed, int check)
 {
@@ -183,6 +188,18 @@ int main(int argc, char **argv)
     printf("omp_alloc: partitions %d %d %d, omp_default_mem_alloc %d\n",
            npl_omp_allocator_partition(blk), npl_omp_allocator_partition(ilv),
            npl_omp_allocator_partition(near), npl_omp_allocator_partition(omp_default_mem_alloc));
+    { /* part_size 0 is no size; part_size alone is the default partition, environment */
+        omp_alloctrait_t zero[2] = {{omp_atk_partition, omp_atv_interleaved},
+                                    {(omp_alloctrait_key_t)NPL_OMP_ATK_PART_SIZE, 0}};
+        errno = 0;
+        omp_allocator_handle_t z = omp_init_allocator(omp_default_mem_space, 2, zero);
+        int zerr = errno;
+        omp_alloctrait_t only[1] = {{(omp_alloctrait_key_t)NPL_OMP_ATK_PART_SIZE, 8192}};
+        omp_allocator_handle_t alone = omp_init_allocator(omp_default_mem_space, 1, only);
+        printf("omp_alloc: part_size 0 %s, part_size alone partition %d\n",
+               !z && zerr == EINVAL ? "refused EINVAL" : "ACCEPTED", npl_omp_allocator_partition(alone));
+        omp_destroy_allocator(alone);
+    }
 #endif
     size_t n = SIZE / sizeof(double);
     double *a = omp_alloc(SIZE, blk);
@@ -208,6 +225,17 @@ int main(int argc, char **argv)
         fill_check(a, n, 4, 0);
     count("calloc", a, SIZE, interleaved, ok);
     omp_free(a, ilv);
+
+    omp_alloctrait_t ps_traits[2] = {{omp_atk_partition, omp_atv_interleaved},
+                                     {(omp_alloctrait_key_t)14, (omp_uintptr_t)(3 * PS + 1)}};
+    omp_allocator_handle_t parts = none ? 0 : omp_init_allocator(omp_default_mem_space, 2, ps_traits);
+    a = parts ? omp_alloc(SIZE, parts) : NULL; /* none, or a runtime alone: not counted right */
+    ok = a && fill_check(a, n, 10, 0) == 1 && fill_check(a, n, 10, 1);
+    count("part_size", a, SIZE, parts_of_4, ok);
+    if (parts) {
+        omp_free(a, parts);
+        omp_destroy_allocator(parts);
+    }
 
     a = omp_alloc(SIZE / 2, blk);
     if (a)
