@@ -13,6 +13,19 @@
  *      checks its mask, its OpenMP threads' CPUs and every page of a malloc'd array (move_pages)
  *      against node = local rank
  *
+ *   5. (4-node guest) the profile -> advice -> placement chain in an MPI+OpenMP job: 2 ranks of
+ *      2 nodes each (as 2.), 4 OpenMP threads a rank (OMP_PLACES=cores), each rank the same
+ *      program that makes no numaplace call (--app-rank): an array the main thread fills and each
+ *      thread then updates its quarter of, and a table the main thread fills and every thread
+ *      reads whole. Run plain (first touch), under `numaplace profile --out p.%r.json` (a profile
+ *      per rank), `numaplace advise p.0.json p.1.json` (merged by site), then under `numaplace run
+ *      --profile p.%r.json`. Each thread counts, with move_pages, the share of its accesses that
+ *      were local; each rank prints its threads' mean and the table's largest share on one node.
+ *      Checked: with the profiles each rank's quarters >= 0.95 local (the exhaustive best,
+ *      bind_block, is 1.00), the table on no node for more than half of it, the checksums of
+ *      every run exact; plain, the quarters below 0.95 (first touch: the main thread's node),
+ *      so the counting can fail.
+ *
  * Each rank checks, against the kernel's own view (/sys node cpulists, sched_getaffinity):
  * its CPUs are what the launcher gave it; the library's topology (npl_topo_self) has exactly those
  * CPUs and, as "local" nodes, exactly the nodes they belong to; its OpenMP threads, pinned with
@@ -23,6 +36,7 @@
  * tests/expected-skips.txt: CI time). Prints "guest_bind_mpi: N passed, M failed, S skipped". */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include "skip.h"
 #include <mpi.h>
 #include <numaplace.h>
@@ -331,6 +345,232 @@ static int run_rank_main(int argc, char **argv)
     return rank_finish("run --nodes $OMPI_COMM_WORLD_LOCAL_RANK", size);
 }
 
+/* --app-rank: an MPI+OpenMP program that makes no numaplace call (numaplace profile and run
+ * --profile act on it from outside). Each thread counts the locality of its own accesses with
+ * move_pages; rank 0 writes "own TABLE top CHECKSUM_OK" lines, one per rank, to $NPL_MPI_APP. */
+#define APP_BYTES ((size_t)4 << 20)
+#define APP_PASSES 24
+#define APP_STRIDE (PSZ / sizeof(double)) /* one element a page: every thread reads every page */
+static double share_on(const double *p, size_t bytes, int node, int *per_node, int nnodes)
+{
+    size_t n = bytes / PSZ, on = 0;
+    void **pages = malloc(n * sizeof *pages);
+    int *status = malloc(n * sizeof *status);
+    if (!pages || !status || !n) {
+        free(pages);
+        free(status);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        pages[i] = (char *)p + i * PSZ;
+    if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) == 0)
+        for (size_t i = 0; i < n; i++) {
+            on += status[i] == node;
+            if (per_node && status[i] >= 0 && status[i] < nnodes)
+                per_node[status[i]]++;
+        }
+    free(pages);
+    free(status);
+    return (double)on / (double)n;
+}
+
+static int app_rank_main(int argc, char **argv)
+{
+    int provided, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t n = APP_BYTES / sizeof(double);
+    double *own = malloc(APP_BYTES), *table = malloc(APP_BYTES), reads = 0;
+    if (!own || !table)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (size_t i = 0; i < n; i++) { /* the main thread fills both: first touch puts them on its node */
+        own[i] = (double)i;
+        table[i] = (double)(i % 7);
+    }
+    int T = omp_get_max_threads();
+    double own_local[256] = {0}, table_local[256] = {0};
+    for (int pass = 0; pass < APP_PASSES; pass++) {
+#pragma omp parallel num_threads(T) reduction(+ : reads)
+        {
+            int t = omp_get_thread_num();
+            size_t lo = n * (size_t)t / (size_t)T, hi = n * (size_t)(t + 1) / (size_t)T;
+            for (size_t i = lo; i < hi; i++)
+                own[i] += 1.0;
+            for (size_t i = (size_t)t * 64 % APP_STRIDE; i < n; i += APP_STRIDE)
+                reads += table[i];
+        }
+    }
+    int table_nodes[MAXN] = {0};
+#pragma omp parallel num_threads(T)
+    {
+        int t = omp_get_thread_num(), node = -1, cpu = sched_getcpu();
+        cpu_set_t c;
+        for (int k = 0; k < MAXN && node < 0; k++)
+            if (node_cpus(k, &c) == 0 && cpu >= 0 && CPU_ISSET(cpu, &c))
+                node = k;
+        size_t lo = n * (size_t)t / (size_t)T, hi = n * (size_t)(t + 1) / (size_t)T;
+        size_t plo = (lo * sizeof(double) + PSZ - 1) / PSZ * PSZ, phi = hi * sizeof(double) / PSZ * PSZ;
+        own_local[t] = share_on((double *)((char *)own + plo), phi - plo, node, NULL, 0);
+        table_local[t] = share_on(table, APP_BYTES, node, t == 0 ? table_nodes : NULL, MAXN);
+    }
+    double o = 0, tl = 0, sum = 0, want = (double)n * (double)(n - 1) / 2 + (double)n * APP_PASSES;
+    int top = 0;
+    for (int t = 0; t < T; t++) {
+        o += own_local[t] / T;
+        tl += table_local[t] / T;
+    }
+    for (int k = 0; k < MAXN; k++)
+        top = table_nodes[k] > top ? table_nodes[k] : top;
+    for (size_t i = 0; i < n; i++)
+        sum += own[i];
+    /* each pass every thread reads one element a page: the table's sum over those, T times */
+    double want_reads = 0;
+    for (int t = 0; t < T; t++)
+        for (size_t i = (size_t)t * 64 % APP_STRIDE; i < n; i += APP_STRIDE)
+            want_reads += (double)(i % 7);
+    want_reads *= APP_PASSES;
+    double mine[4] = {o, tl, (double)top / (double)(APP_BYTES / PSZ), sum == want && reads == want_reads};
+    double all[4 * 64];
+    MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    FILE *f = rank == 0 && getenv("NPL_MPI_APP") ? fopen(getenv("NPL_MPI_APP"), "w") : NULL;
+    for (int r = 0; f && r < size && r < 64; r++)
+        fprintf(f, "%.3f %.3f %.3f %d\n", all[4 * r], all[4 * r + 1], all[4 * r + 2], (int)all[4 * r + 3]);
+    if (f)
+        fclose(f);
+    free(own);
+    free(table);
+    MPI_Finalize();
+    return 0;
+}
+
+/* Run argv (orterun ...) in its own process group, killed after LAUNCH_TIMEOUT_S; its status. */
+static int launch_argv(char *const *args, const char *what)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0); /* one group: a hung job is killed whole */
+        execvp(args[0], args);
+        printf("cannot run %s: %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    int st = 0;
+    for (int tenths = 0; waitpid(pid, &st, WNOHANG) == 0; tenths++) {
+        if (tenths == 10 * LAUNCH_TIMEOUT_S) {
+            printf("%s still running after %d s: killed\n", what, LAUNCH_TIMEOUT_S);
+            kill(-pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return 124;
+        }
+        usleep(100000);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* One run of the app under 2 ranks of nodes*cpn/2 cores, `prefix` (numaplace ... --) before it
+ * (NULL: plain): its status; the ranks' lines in r[] (own, table, top, checksum ok). */
+struct app_rank { double own, table, top; int sums_ok; };
+static int app_run(const char *self, int nodes, int cpn, const char *prefix, struct app_rank *r)
+{
+    char map[32], cmd[4400];
+    const char *out = "/tmp/guest_bind_mpi.app";
+    snprintf(map, sizeof map, "slot:pe=%d", nodes * cpn / 2);
+    snprintf(cmd, sizeof cmd, "exec %s %s --app-rank", prefix ? prefix : "", self);
+    char *const args[] = {"orterun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                          "--map-by", map, "--bind-to", "core", "sh", "-c", cmd, NULL};
+    unlink(out);
+    setenv("NPL_MPI_APP", out, 1);
+    int rc = launch_argv(args, prefix ? prefix : "orterun (the app, plain)");
+    unsetenv("NPL_MPI_APP");
+    FILE *f = fopen(out, "r");
+    int got = 0;
+    while (f && got < 2 && fscanf(f, "%lf %lf %lf %d", &r[got].own, &r[got].table, &r[got].top,
+                                  &r[got].sums_ok) == 4)
+        got++;
+    if (f)
+        fclose(f);
+    printf("mpi app %s: exit %d;", prefix ? prefix : "plain", rc);
+    for (int i = 0; i < got; i++)
+        printf(" rank %d: quarters %.3f local, table %.3f local, its top node %.3f, sums %s;", i,
+               r[i].own, r[i].table, r[i].top, r[i].sums_ok ? "exact" : "WRONG");
+    printf("\n");
+    return got == 2 ? rc : rc ? rc : 99;
+}
+
+/* The advice's predicted local fraction of the rows of `pattern` in advise's table, in order
+ * (the first number with a point after the pattern and its policy); how many, at most max. */
+static int predicted(const char *path, const char *pattern, double *v, int max)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int n = 0;
+    while (f && n < max && fgets(line, sizeof line, f)) {
+        char *tok, *save = NULL;
+        int seen = 0;
+        for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+            if (!strcmp(tok, pattern))
+                seen = 1;
+            else if (seen && strchr(tok, '.') && strspn(tok, "0123456789.") == strlen(tok)) {
+                v[n++] = atof(tok);
+                break;
+            }
+        }
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* 5.: the profile -> advice -> placement chain in the MPI job */
+static void check_profile_chain(const char *self, int nodes, int cpn)
+{
+    struct app_rank plain[2], prof[2], placed[2];
+    setenv("OMP_NUM_THREADS", "4", 1);
+    setenv("OMP_PLACES", "cores", 1);
+    setenv("OMP_PROC_BIND", "close", 1);
+    if (system("rm -rf /tmp/mpiprof && mkdir -p /tmp/mpiprof") != 0)
+        printf("note: could not make /tmp/mpiprof\n");
+    int rc = app_run(self, nodes, cpn, NULL, plain);
+    CHECK(rc == 0 && plain[0].sums_ok && plain[1].sums_ok, "the app, plain: exit %d", rc);
+    CHECK(rc != 0 || (plain[0].own < 0.95 && plain[1].own < 0.95),
+          "the app, plain: quarters %.3f and %.3f local: first touch should leave them below "
+          "0.95 (the counting cannot fail)", plain[0].own, plain[1].own);
+    rc = app_run(self, nodes, cpn, "numaplace profile --out /tmp/mpiprof/p.%r.json --", prof);
+    CHECK(rc == 0 && prof[0].sums_ok && prof[1].sums_ok, "the app under numaplace profile: exit %d", rc);
+    CHECK(access("/tmp/mpiprof/p.0.json", R_OK) == 0 && access("/tmp/mpiprof/p.1.json", R_OK) == 0,
+          "numaplace profile --out p.%%r.json: p.0.json and p.1.json");
+    rc = system("numaplace advise /tmp/mpiprof/p.0.json /tmp/mpiprof/p.1.json >/tmp/mpiprof/advise.txt 2>&1");
+    CHECK(rc == 0, "numaplace advise p.0.json p.1.json: status %d", rc);
+    if (system("sed 's/^/  advise| /' /tmp/mpiprof/advise.txt") != 0)
+        printf("note: no advice to show\n");
+    rc = app_run(self, nodes, cpn, "numaplace run --profile /tmp/mpiprof/p.%r.json --", placed);
+    CHECK(rc == 0 && placed[0].sums_ok && placed[1].sums_ok, "the app under run --profile: exit %d", rc);
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        CHECK(placed[i].own >= 0.95, "rank %d under run --profile: its threads' quarters %.3f "
+              "local, want >= 0.95 (bind_block: 1.00)", i, placed[i].own);
+        CHECK(placed[i].top <= 0.5 + 1.0 / (double)(APP_BYTES / PSZ),
+              "rank %d under run --profile: the table every thread reads has %.3f of its pages on "
+              "one node, want <= 0.5", i, placed[i].top);
+    }
+    /* the advice's predictions against the exact counts: the quarters' one row for both ranks,
+     * the table's one row or one per rank (their nodes differ) */
+    double pq[2], pt[2];
+    int nq = predicted("/tmp/mpiprof/advise.txt", "blocked", pq, 2);
+    int nt = predicted("/tmp/mpiprof/advise.txt", "shared-read-mostly", pt, 2);
+    CHECK(nq == 1 && nt >= 1, "advise: %d rows of the quarters (want 1: the ranks agree), %d of "
+          "the table (shared-read-mostly)", nq, nt);
+    for (int i = 0; rc == 0 && nq == 1 && nt >= 1 && i < 2; i++) {
+        double q = pq[0], t = pt[nt == 2 ? i : 0];
+        CHECK(fabs(q - placed[i].own) <= 0.05 && fabs(t - placed[i].table) <= 0.05,
+              "rank %d: predicted %.2f local for the quarters and %.2f for the table, counted "
+              "%.3f and %.3f (want within 0.05)", i, q, t, placed[i].own, placed[i].table);
+    }
+    unsetenv("OMP_NUM_THREADS");
+    unsetenv("OMP_PLACES");
+    unsetenv("OMP_PROC_BIND");
+}
+
 /* The ranks' counts (written by rank 0): *p passed, *f failed; 0, or -1 if there are none. */
 static int rank_counts(const char *path, int *p, int *f)
 {
@@ -372,25 +612,9 @@ static int launch(const char *self, const char *mode, int np, int nodes, int cpn
     if (!strcmp(mode, "run")) { /* the rank is `sh -c 'numaplace run ... -- self --run-rank'` */
         args[9] = "sh", args[10] = "-c", args[11] = script, args[12] = NULL;
     }
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0); /* one group: a hung job is killed whole */
-        execvp(args[0], (char **)args);
-        printf("cannot run orterun: %s\n", strerror(errno));
-        _exit(127);
-    }
-    int st = 0;
-    for (int tenths = 0; waitpid(pid, &st, WNOHANG) == 0; tenths++) {
-        if (tenths == 10 * LAUNCH_TIMEOUT_S) {
-            printf("orterun (%s) still running after %d s: killed\n", mode, LAUNCH_TIMEOUT_S);
-            kill(-pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return 124;
-        }
-        usleep(100000);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char what[64];
+    snprintf(what, sizeof what, "orterun (%s)", mode);
+    return launch_argv((char *const *)args, what);
 }
 
 int main(int argc, char **argv)
@@ -399,6 +623,8 @@ int main(int argc, char **argv)
         return rank_main(argc, argv);
     if (argc == 4 && !strcmp(argv[1], "--run-rank"))
         return run_rank_main(argc, argv);
+    if (argc == 2 && !strcmp(argv[1], "--app-rank"))
+        return app_rank_main(argc, argv);
     int nodes = 0, cpn = 1;
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--nodes"))
@@ -449,6 +675,7 @@ int main(int argc, char **argv)
         rc = launch(self, "pe", 2, nodes, cpn, "core");
         CHECK(rc == 0, "mpirun -np 2 --map-by slot:pe=%d --bind-to core: exit %d", nodes * cpn / 2, rc);
         add_rank_counts(counts);
+        check_profile_chain(self, nodes, cpn);
     }
     printf("guest_bind_mpi: %d passed, %d failed, 0 skipped\n", passed, failed);
     return failed != 0 || passed == 0;

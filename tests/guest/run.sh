@@ -105,7 +105,7 @@ ELSEWHERE=" guest_soak guest_cli "
 # scripts/reliability.sh); NPL_GUEST_TIMEOUT overrides the whole timeout.
 declare -A SECONDS_OF=(
     [numavm_selftest.sh]=2 [guest_arch]=21 [guest_bind_cpp]=2 [guest_bind_f]=4
-    [guest_bind_mpi]=44 [guest_cli]=99 [guest_cli@--measure-report]=84 [guest_hostile]=53
+    [guest_bind_mpi]=60 [guest_cli]=99 [guest_cli@--measure-report]=84 [guest_hostile]=53
     [guest_khugepaged]=5 [guest_mai]=1 [guest_migrate]=10 [guest_nexttouch]=58
     [guest_omp_sweep]=43 [guest_probe]=12 [guest_replicate]=20 [guest_soak]=87 [guest_placement]=50
     [guest_thp]=2 [guest_omp_alloc]=12 [guest_contract]=25 [mai_jacobi]=4 [mai_policy_test]=1 [mai_stream]=2
