@@ -161,7 +161,8 @@ static int table_put(void *p, size_t n)
 }
 
 /* size of our allocation at p (0: not ours), NT_BIT set when it is registered for next-touch;
- * remove=1 drops it from the table */
+ * remove=1 drops it from the table, TAKE_ADOPTED only when it is an adopted block (ADOPT_BIT) */
+#define TAKE_ADOPTED 2
 #define NT_BIT ((size_t)1 << (8 * sizeof(size_t) - 1))
 /* a block of `numaplace profile`: a plain mapping (profile.c), not a library array */
 #define PLAIN_BIT ((size_t)1 << (8 * sizeof(size_t) - 2))
@@ -181,7 +182,7 @@ static size_t table_get_raw(const void *p, int remove)
     for (size_t i = h(k), probes = 0; table[i].key && probes < SLOTS; i = (i + 1) % SLOTS, probes++)
         if (table[i].key == k) {
             n = table[i].size;
-            if (remove) {
+            if (remove == 1 || (remove == TAKE_ADOPTED && (n & ADOPT_BIT))) {
                 table[i].key = 1;
                 table_count--;
             }
@@ -448,7 +449,7 @@ static int adopt_by_profile(void *p, uintptr_t lo, uintptr_t hi, const void *sit
 /* before the program's allocator takes back an adopted block of whole pages from lo */
 static void adopted_release(void *p)
 {
-    size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+    size_t psz = page_size;
     void *lo = (void *)(((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1));
     npl__preload_in_lib++;
     gate_enter();
@@ -565,7 +566,7 @@ EXPORT void *realloc(void *p, size_t n)
     }
     if (!p)
         return malloc(n);
-    if (!in_boot(p) && (table_get_raw(p, 0) & ADOPT_BIT) && (table_get_raw(p, 1) & ADOPT_BIT)) {
+    if (!in_boot(p) && (table_get_raw(p, TAKE_ADOPTED) & ADOPT_BIT)) {
         adopted_release(p); /* its allocator reads it whole: given back first */
         return adopt(real_realloc(p, n), n, __builtin_return_address(0));
     }
@@ -766,7 +767,7 @@ NEXT_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const nothrow_
         if (!next)                                                                               \
             next = (void (*) args)next_operator(#sym, (void *)sym);                              \
         if (p && __atomic_load_n(&adopted_count, __ATOMIC_RELAXED) &&                            \
-            (table_get_raw(p, 0) & ADOPT_BIT) && (table_get_raw(p, 1) & ADOPT_BIT))              \
+            (table_get_raw(p, TAKE_ADOPTED) & ADOPT_BIT))                                       \
             adopted_release(p);                                                                  \
         next call;                                                                               \
     }

@@ -235,6 +235,14 @@ static void keep_live(void *base, size_t len, const struct entry *e)
     if (!e->a->has_advice || !e->a->advice.nnext_touch)
         return;
     size_t chunk = e->nt_chunk ? e->nt_chunk[0] : 0;
+    pthread_mutex_lock(&lock);
+    int room = nlive < MAX_LIVE; /* checked again below: another thread may take the last */
+    pthread_mutex_unlock(&lock);
+    if (!room) {
+        tell("numaplace run: profile: %p+%zu not followed for next-touch: more than %d arrays "
+             "are\n", base, len, MAX_LIVE);
+        return;
+    }
     if (npl_next_touch_register(base, len, chunk) < 0) {
         tell("numaplace run: profile: %p+%zu not registered for next-touch: %s\n", base, len,
              npl_last_error());
@@ -394,6 +402,24 @@ void *npl__preload_apply_alloc(size_t n, const void *site, const npl_policy *def
     return p;
 }
 
+/* Place the untouched range [lo, lo + len) where it is, as entry e advises: its explicit map at
+ * the profiled size, else, with other_sizes, the map scaled or the shape the classifier chose
+ * for other sizes (a static array has one size: none), else its policy. 0 placed, 1 a map that
+ * failed (said there), -1 failed (errno), 2 nothing applies. */
+static int place_entry(void *lo, size_t len, struct entry *e, int other_sizes,
+                       unsigned flags)
+{
+    size_t ps = page_size();
+    int same_size = (len + ps - 1) / ps == (e->a->bytes + ps - 1) / ps;
+    if (e->explicit_map && (same_size || (other_sizes && e->scale_map)))
+        return place_explicit(lo, len, e) < 0 ? 1 : 0;
+    if (e->explicit_map && other_sizes && e->scaled)
+        return npl_place_range(lo, len, e->scaled, NULL, flags);
+    if (!e->explicit_map && e->pol)
+        return npl_place_range(lo, len, e->pol, NULL, flags);
+    return 2;
+}
+
 /* The program's allocator's block (a malloc not the C library's: alloc.c's adopt), its whole
  * pages [lo, lo + len), placed where that allocator put it as the profile advises its site:
  * as a static array is (place_symbol), by mbind of the untouched range. */
@@ -405,24 +431,16 @@ int npl__preload_apply_in_place(void *lo, size_t len, const void *site, const np
     if (npl__site_resolve(site, &k, NULL) < 0)
         return NPL__PLACED_NOT;
     struct entry *e = heap_entry(&k, len, ord_out);
-    int rc = 0;
     if (!e) {
         if (!def || npl_policy_get_kind(def) == NPL_FIRST_TOUCH)
             return NPL__PLACED_NOT;
         return npl_place_range(lo, len, def, NULL, flags) == 0 ? NPL__PLACED_IN_PLACE
                                                                : NPL__PLACED_NOT;
     }
-    size_t ps = page_size();
-    int placed = 1; /* as npl__preload_apply_alloc: a map at its own size or scaled, else the
-                     * shape the classifier chose for other sizes, else first touch */
-    if (e->explicit_map && ((len + ps - 1) / ps == (e->a->bytes + ps - 1) / ps || e->scale_map))
-        rc = place_explicit(lo, len, e) < 0 ? 1 : 0; /* (a map that fails is said there) */
-    else if (e->explicit_map && e->scaled)
-        rc = npl_place_range(lo, len, e->scaled, NULL, flags);
-    else if (!e->explicit_map && e->pol)
-        rc = npl_place_range(lo, len, e->pol, NULL, flags);
-    else
-        placed = 0;
+    /* as npl__preload_apply_alloc: other sizes than the profiled one follow the advice too */
+    int rc = place_entry(lo, len, e, 1, flags);
+    int placed = rc != 2;
+    rc = rc == 2 ? 0 : rc;
     count_match(e, len);
     char label[256];
     npl__site_label(&e->a->site, label, sizeof label);
@@ -470,10 +488,8 @@ static void place_symbol(const char *symbol, uint64_t offset, uintptr_t addr, si
     if (e) {
         e->matched++;
         e->matched_bytes += hi - lo;
-        if (e->explicit_map && hi - lo == e->a->bytes)
-            rc = place_explicit((void *)lo, hi - lo, e) < 0 ? 1 : 0; /* 1: said already */
-        else if (e->pol)
-            rc = npl_place_range((void *)lo, hi - lo, e->pol, NULL, c->flags);
+        rc = place_entry((void *)lo, hi - lo, e, 0, c->flags);
+        rc = rc == 2 ? 0 : rc;
         tell("numaplace run: profile: static %s (%zu bytes): %s%s\n", symbol, (size_t)(hi - lo),
              e->a->has_advice ? e->a->advice.policy : "first_touch",
              e->not_here ? " not applied here: the default" : "");

@@ -123,7 +123,7 @@ void npl__classify_ctx_free(struct npl_prof_ctx *c)
 
 static int by_chunk_cmp(const void *a, const void *b)
 {
-    const uint64_t *x = a, *y = b; /* chunk, index */
+    const uint64_t *x = a, *y = b; /* chunk and phase, index */
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
 }
 
@@ -208,7 +208,7 @@ static int prepare(struct work *w)
                                   "classifier: sample %zu (chunk %u, thread %u, phase %u) is "
                                   "outside the array", i, s->chunk, s->thread, s->phase);
         }
-        keys[2 * i] = s->chunk;
+        keys[2 * i] = (uint64_t)s->chunk << 32 | s->phase; /* a chunk's samples in time order */
         keys[2 * i + 1] = i;
     }
     if (phase_threads(w) < 0) {
@@ -234,7 +234,7 @@ static int prepare(struct work *w)
     w->ngroups = 0;
     for (size_t i = 0; i < in->nsamples; i++) {
         w->order[i] = (size_t)keys[2 * i + 1];
-        if (i == 0 || keys[2 * i] != keys[2 * i - 2])
+        if (i == 0 || keys[2 * i] >> 32 != keys[2 * i - 2] >> 32)
             w->gstart[w->ngroups++] = i;
     }
     w->gstart[w->ngroups] = in->nsamples;

@@ -201,19 +201,22 @@ int npl__cls_shape(struct work *w, struct level *L, const char *policy, const ch
     return rc;
 }
 
-/* Time windows of the set in two folds (a pthreads program's phases are windows of
- * NPL_RAW_WINDOW_SECONDS): the k-th window of the set goes to fold t(k) of the Thue-Morse
- * sequence (the parity of k's bits: 0 1 1 0 1 0 0 1 ...), balanced and periodic at no period,
- * so that a program that alternates two kinds of window has both kinds in each fold (every
- * other window would put each kind in a fold of its own), and one whose owners change once has
- * both halves in each; -1 for the phases that are not windows of the set. 0: fewer than two. */
-static int window_folds(const struct work *w, const unsigned char *set, int *fold)
+/* The time windows of the set (a pthreads program's phases are windows of
+ * NPL_RAW_WINDOW_SECONDS): win[p] 1 for each, else 0. 0: fewer than two. Each chunk's samples
+ * of those windows (one record per window and thread) are then dealt into two folds in time
+ * order, the k-th to fold t(k) of the Thue-Morse sequence (the parity of k's bits: 0 1 1 0 1 0
+ * 0 1 ...), balanced and periodic at no period: both folds of a chunk hold each stretch of the
+ * run alike, and two threads that alternate in it are in both. Whole windows dealt into folds
+ * left one fold with more of the first half's owners of a chunk than the other when owners
+ * change once, and judging each fold by the other's owner then predicted 0.42-0.48 local for
+ * an exact 0.50 (guest_advice's case e). */
+static int set_windows(const struct work *w, const unsigned char *set, int *win)
 {
     unsigned k = 0;
     for (int p = 0; p < w->NP; p++) {
-        int win = w->in->nphases && (uint32_t)p < w->in->nphases &&
-                  w->in->phases[p].kind == NPL_PHASE_WINDOW;
-        fold[p] = set[p] && win ? __builtin_parity(k++) : -1;
+        win[p] = set[p] && w->in->nphases && (uint32_t)p < w->in->nphases &&
+                 w->in->phases[p].kind == NPL_PHASE_WINDOW;
+        k += (unsigned)win[p];
     }
     return k >= 2;
 }
@@ -250,7 +253,7 @@ static double left_out_share(const struct level *L, int j, double v1, int n1, do
 
 /* Explicit owners fitted on the phases of `set`: index per chunk (-1 where the set has no
  * sample) and local accesses per phase, as fitted outside the set; inside it, held out:
- *  - where the set has two time windows or more, a sample of one fold (window_folds) is
+ *  - where the set has two time windows or more, a sample of one fold (set_windows) is
  *    judged by the owner fitted on the other fold's samples of its chunk: a table every thread
  *    reads gets its sampled chance owner's share of the other fold (0.25 of 4 nodes), an array
  *    two threads share in turns the share of either (0.5), an owned array 1;
@@ -260,20 +263,23 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
                           int *chunk_node, double *loc)
 {
     int M = L->M;
-    int *fold = malloc((size_t)w->NP * sizeof *fold);
+    int *win = malloc((size_t)w->NP * sizeof *win);
     double *fc = calloc(2 * (size_t)M, sizeof *fc);
-    if (!fold || !fc) {
-        free(fold);
+    signed char *dealt = malloc(w->in->nsamples + 1); /* each sample's fold (by position) */
+    if (!win || !fc || !dealt) {
+        free(win);
         free(fc);
+        free(dealt);
         return npl__cls_oom(w);
     }
-    int folds = window_folds(w, set, fold);
+    int folds = set_windows(w, set, win);
     for (uint64_t k = 0; chunk_node && k < w->in->nchunks; k++)
         chunk_node[k] = -1;
     for (int p = 0; p < w->NP; p++)
         loc[p] = 0;
     for (size_t g = 0; g < w->ngroups; g++) {
         int nl = 0;
+        unsigned dealt_n = 0;
         double in_fold[2] = {0, 0};
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
@@ -283,9 +289,12 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             if (L->cn[j] == 0)
                 L->clist[nl++] = j;
             L->cn[j] += cnt(w, s);
-            if (folds && fold[p] >= 0) {
-                fc[fold[p] * M + j] += cnt(w, s);
-                in_fold[fold[p]] += cnt(w, s);
+            dealt[i] = -1;
+            if (folds && win[p]) { /* in time order, the Thue-Morse parity of its rank */
+                int f = __builtin_parity(dealt_n++);
+                dealt[i] = (signed char)f;
+                fc[f * M + j] += cnt(w, s);
+                in_fold[f] += cnt(w, s);
             }
         }
         /* the top value v1 (n1 nodes hold it, the first is `first`) and the second v2 (n2) */
@@ -316,7 +325,7 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             chunk_node[group_chunk(w, g)] = first;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
-            int j = L->tn[s->thread], p = phase_of(w, s), f = folds ? fold[p] : -1;
+            int j = L->tn[s->thread], p = phase_of(w, s), f = dealt[i];
             double share;
             if (!set[p]) /* as fitted */
                 share = v1 <= 0 ? 1.0 / M : L->cn[j] == v1 ? 1.0 / n1 : 0;
@@ -331,8 +340,9 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             fc[L->clist[q]] = fc[M + L->clist[q]] = 0;
         }
     }
-    free(fold);
+    free(win);
     free(fc);
+    free(dealt);
     return 0;
 }
 

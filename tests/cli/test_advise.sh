@@ -61,6 +61,17 @@ cyclic bind_block:pages=4,threads=8 - new
 shared-read-mostly cyclic - new
 blocked bind_block:threads=8 - new" "$(rows $P/guest_auto_multi.json)"
 check "guest auto_phase" "phase-changing bind_block:threads=8 1,2 new" "$(rows $P/guest_auto_phase.json)"
+# guest_advice's case e in the 4-node guest (worker t writes slice t, then slice 3 - t: each
+# chunk's two owners serve half of it under any map that gives it one of them; exact 0.500):
+# four profiles whose whole windows, dealt into two folds, predicted 0.44, 0.42, 0.46 and advised
+# the spread (0.25): each chunk's samples dealt in time order predict within 0.05 of 0.50
+for i in 1 2 3 5; do
+    check "guest owners change half-way ($i): placed by its owners, predicted within 0.05 of the exact 0.50" \
+        "explicit 1" "$("$N" advise --json "$P/guest_owners_change_$i.json" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["arrays"][0]
+print(a["policy"], int(abs(a["local_policy"] - 0.5) <= 0.05))')"
+done
 # the table: one row per array after the two header lines, the site as file:line or object+offset
 out=$("$N" advise "$P/multi.json"); rc=$?
 check "table: exit 0" 0 $rc
