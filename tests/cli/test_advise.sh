@@ -61,6 +61,18 @@ cyclic bind_block:pages=4,threads=8 - new
 shared-read-mostly cyclic - new
 blocked bind_block:threads=8 - new" "$(rows $P/guest_auto_multi.json)"
 check "guest auto_phase" "phase-changing bind_block:threads=8 1,2 new" "$(rows $P/guest_auto_phase.json)"
+# guest_advice's cases a, d and e in one run of 8 passes (4-node guest): three parallel sections,
+# each followed by the main thread alone (one phase for all three: the sampler cannot tell them
+# apart). That phase was taken for the steady state of every array it touched: a's owned slices
+# advised `serial bind_all:0` in 17 of 20 profiles. To each array it is a pass of its own: a's
+# slices `explicit` predicted 1.00 (in 20 of 20), d's table `cyclic`.
+for i in 1 4; do
+    check "guest three sections ($i): a's owned slices by their owners, d's table spread" \
+        "explicit 1 cyclic" "$("$N" advise --json "$P/guest_three_sections_$i.json" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["arrays"]
+print(a[0]["policy"], int(a[0]["local_policy"] >= 0.95), a[1]["policy"])')"
+done
 # guest_advice's case e in the 4-node guest (worker t writes slice t, then slice 3 - t: each
 # chunk's two owners serve half of it under any map that gives it one of them; exact 0.500):
 # four profiles whose whole windows, dealt into two folds, predicted 0.44, 0.42, 0.46 and advised
