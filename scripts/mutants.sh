@@ -39,6 +39,7 @@ MUTANTS=(
 "part-size-ignored~src/defaults/omp_alloc.c~s/part == NPL_OMP_INTERLEAVED \&\& part_size > ps/0/~cli.omp_alloc$~numaplace numaplace_cli numaplace_preload omp_alloc_lib omp_alloc_gcc omp_alloc_clang omp_alloc_f~accepted: one node puts every part on node 0; guest_omp_alloc (4 nodes) fails on it"
 "folds-by-window~src/profile/classify_candidates.c~s/int f = __builtin_parity(dealt_n++);/int f = __builtin_parity((unsigned)p); (void)dealt_n;/~cli.advise$~numaplace_cli~"
 "alone-recurring~src/profile/classify_phases.c~s/return in->phases \&\& in->phases\[p\].entries >= 2 \&\& in->phases\[p\].kind != NPL_PHASE_WINDOW;/return in->phases \&\& in->phases[p].entries >= 2;/~cli.advise$~numaplace_cli~"
+"unsampled-reader-ignored~src/profile/classify_candidates.c~s/        running_alongside(w, sampled, nsampled, on);/        (void)running_alongside;/~unit.test_classify$~test_classify~"
 "wald-uncertainty~src/profile/classify.c~s/    out->local_err = dmin(1, sampling + unseen);/    out->local_err = chosen->err;/~unit.test_classify$~test_classify~"
 "replicate-never~src/defaults/auto.c~s/    return a->has_advice \&\& a->advice.replicate;/    return 0;/~host.auto$~test_auto~accepted: one node advises no replicas; guest_replicate (advised replicas, 4 nodes) fails on it"
 "no-phase-next-touch~src/profile/classify_phases.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"

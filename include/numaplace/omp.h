@@ -60,9 +60,10 @@ static inline int npl_omp_pin_team(const char *strategy)
  *  omp.h lacks it) gives `interleaved` parts of that many bytes, rounded up to whole pages,
  *  round-robin over the nodes (other partitions keep it, validated: a positive size); alone it
  *  implies the default partition, `environment`. OpenMP 6.0's user partitioners
- *  (omp_atk_partitioner, omp_init_mempartitioner) are not provided. Every other allocator, and every pointer numaplace did not give,
- *  goes to the runtime. Thread-safe. The runtime must be loaded (the program is built with
- *  OpenMP); without one, npl_omp_init_allocator() returns omp_null_allocator with errno ENOSYS.
+ *  (omp_atk_partitioner, omp_init_mempartitioner) are not provided. Every other allocator, and
+ *  every pointer numaplace did not give, goes to the runtime. Thread-safe. The runtime must be
+ *  loaded (the program is built with OpenMP); without one, npl_omp_init_allocator() returns
+ *  omp_null_allocator with errno ENOSYS.
  *  @{ */
 
 /** OpenMP 6.0's omp_atk_part_size key (its value in the 6.0 specification), for an omp.h that

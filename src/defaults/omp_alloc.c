@@ -314,8 +314,8 @@ static int partition_policy(int part, size_t bytes, size_t part_size, npl_policy
         if (!k && (k = local_nodes()) < 0)
             return -1;
         if (part == NPL_OMP_INTERLEAVED && part_size > ps)
-            snprintf(s, sizeof s, "cyclic_block:pages=%zu%s", part_size / ps + (part_size % ps != 0),
-                     at);
+            snprintf(s, sizeof s, "cyclic_block:pages=%zu%s",
+                     part_size / ps + (part_size % ps != 0), at);
         else if (part == NPL_OMP_INTERLEAVED)
             snprintf(s, sizeof s, "cyclic%s", at);
         else

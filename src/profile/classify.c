@@ -527,6 +527,10 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, "; a phase entered once after the "
                           "steady state began left out (%.0f%% of the samples: a one-time pass)",
                           100 * v->left_out / w->S);
+    if (w->unsampled_nodes && v->nacc > 1)
+        npl__cls_add_text(out->reason, sizeof out->reason, "; %d node(s) whose threads ran "
+                          "alongside without a sample of it counted as its readers (fault samples "
+                          "name the first toucher)", w->unsampled_nodes);
     if (v->even_plausible)
         npl__cls_add_text(out->reason, sizeof out->reason, "; its node shares (top %.2f) are "
                           "those of fault samples of shared data, which name the first toucher: "

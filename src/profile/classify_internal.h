@@ -74,6 +74,7 @@ struct work {
     const struct npl_prof_input *in;
     int NP;                     /* phases (>= 1) */
     int *tn;                    /* node index of each thread */
+    int unsampled_nodes;        /* accessing nodes of threads that ran alongside unsampled */
     size_t *order;              /* sample indexes sorted by chunk */
     size_t ngroups, *gstart;    /* samples of one chunk: order[gstart[g]..gstart[g+1]) */
     double *acc;                /* accesses per phase */
