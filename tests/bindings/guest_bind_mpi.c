@@ -25,7 +25,7 @@
  *      bind_block, is 1.00) and predicted within 0.05, the checksums of every run exact; plain,
  *      the quarters below 0.95 (first touch: the main thread's node), so the counting can fail.
  *      Printed, not asserted (a SHORTFALL line): the table on no node for more than half of it,
- *      and its prediction within 0.05 (the first-toucher bias of fault samples, on a slow host).
+ *      and its prediction within 0.05 (the first-toucher bias of fault samples: 1 boot of 5).
  *
  * Each rank checks, against the kernel's own view (/sys node cpulists, sched_getaffinity):
  * its CPUs are what the launcher gave it; the library's topology (npl_topo_self) has exactly those
@@ -550,9 +550,9 @@ static void check_profile_chain(const char *self, int nodes, int cpn)
     for (int i = 0; rc == 0 && i < 2; i++) {
         CHECK(placed[i].own >= 0.95, "rank %d under run --profile: its threads' quarters %.3f "
               "local, want >= 0.95 (bind_block: 1.00)", i, placed[i].own);
-        /* printed, not asserted: fault samples name the first toucher, and on a slow host one
+        /* printed, not asserted: fault samples name the first toucher, and in 1 boot of 5 one
          * node's threads reached the table's armed pages first (84% of its samples): advised
-         * weighted, 0.844 on one node (1 boot of 5; docs/RESULTS.md) */
+         * weighted, 0.844 on one node (docs/RESULTS.md) */
         if (placed[i].top > 0.5 + 1.0 / (double)(APP_BYTES / PSZ))
             printf("SHORTFALL: rank %d under run --profile: the table every thread reads has "
                    "%.3f of its pages on one node (want <= 0.5: the first-toucher bias)\n", i,
