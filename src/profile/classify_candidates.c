@@ -490,7 +490,7 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
 /* The threads that ran alongside the sampled ones: with no sample of a shared array but an
  * exposure at least half of the most exposed sampled thread's, when the sampled threads are
  * more than half of those. Fault samples name the first toucher, and a thread that always
- * reaches a shared page after another is never sampled there: in a starved profile (243
+ * reaches a shared page after another is never sampled there: in a profile (243
  * samples) of guest_advice's table, one worker of 4 had none, and the table was spread over the
  * other 3 workers' nodes, predicted 0.33 local for an exact 0.25. Their nodes count as
  * accessing too (the spread then covers every reader). Sets on[j] for their nodes. */

@@ -587,7 +587,7 @@ static void test_sparse_table(npl_topo *t4)
           "quarter mapped to its node in %d of 20", filled);
 }
 
-/* A table 4 workers read alike, in a starved profile where worker 4 reached no armed page first
+/* A table 4 workers read alike, in a profile where worker 4 reached no armed page first
  * (fault samples name the first toucher): samples of workers 1-3 only, every worker as exposed.
  * It was spread over the 3 sampled workers' nodes (cyclic@0-2, predicted 0.33, exact 0.25:
  * worker 4's reads all remote). The nodes of the threads that ran alongside unsampled count as
