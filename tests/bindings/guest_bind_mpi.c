@@ -268,22 +268,27 @@ static int rank_main(int argc, char **argv)
 }
 
 /* Node of every page of [p, p + bytes) by the raw move_pages syscall (not the library):
- * the number of pages on `node`. */
-static size_t pages_on(const char *p, size_t bytes, int node)
+ * the number of pages on `node` (-1: out of memory); per_node[k] (k < nnodes) counts each
+ * node's pages when given. */
+static long pages_on(const void *p, size_t bytes, int node, int *per_node, int nnodes)
 {
-    size_t n = bytes / PSZ, on = 0;
+    size_t n = bytes / PSZ;
+    long on = 0;
     void **pages = malloc(n * sizeof *pages);
     int *status = malloc(n * sizeof *status);
     if (!pages || !status) {
         free(pages);
         free(status);
-        return 0;
+        return -1;
     }
     for (size_t i = 0; i < n; i++)
-        pages[i] = (void *)(p + i * PSZ);
+        pages[i] = (char *)p + i * PSZ;
     if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) == 0)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             on += status[i] == node;
+            if (per_node && status[i] >= 0 && status[i] < nnodes)
+                per_node[status[i]]++;
+        }
     free(pages);
     free(status);
     return on;
@@ -336,9 +341,10 @@ static int run_rank_main(int argc, char **argv)
             al[i] = (double)i;
             sum += al[i];
         }
-        size_t whole = n * sizeof(double) / PSZ * PSZ, on = pages_on((char *)al, whole, node);
-        CHECK(on == whole / PSZ, "run --nodes %d: %zu of %zu pages of a 2 MiB malloc on node %d",
-              node, on, whole / PSZ, node);
+        size_t whole = n * sizeof(double) / PSZ * PSZ;
+        long on = pages_on(al, whole, node, NULL, 0);
+        CHECK(on == (long)(whole / PSZ), "run --nodes %d: %ld of %zu pages of a 2 MiB malloc on "
+              "node %d", node, on, whole / PSZ, node);
         CHECK(sum == (double)n * (double)(n - 1) / 2, "checksum %.0f", sum);
     }
     free(a);
@@ -352,27 +358,11 @@ static int run_rank_main(int argc, char **argv)
 #define APP_BYTES ((size_t)4 << 20)
 #define APP_PASSES 24
 #define APP_STRIDE (PSZ / sizeof(double)) /* one element a page: every thread reads every page */
+/* the share of [p, p + bytes)'s pages on `node` (pages_on's; -1: none counted) */
 static double share_on(const double *p, size_t bytes, int node, int *per_node, int nnodes)
 {
-    size_t n = bytes / PSZ, on = 0;
-    void **pages = malloc(n * sizeof *pages);
-    int *status = malloc(n * sizeof *status);
-    if (!pages || !status || !n) {
-        free(pages);
-        free(status);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        pages[i] = (char *)p + i * PSZ;
-    if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) == 0)
-        for (size_t i = 0; i < n; i++) {
-            on += status[i] == node;
-            if (per_node && status[i] >= 0 && status[i] < nnodes)
-                per_node[status[i]]++;
-        }
-    free(pages);
-    free(status);
-    return (double)on / (double)n;
+    long on = bytes >= PSZ ? pages_on(p, bytes, node, per_node, nnodes) : -1;
+    return on < 0 ? -1 : (double)on / (double)(bytes / PSZ);
 }
 
 static int app_rank_main(int argc, char **argv)
