@@ -215,8 +215,26 @@ static int prepare(struct work *w)
         free(keys);
         return npl__cls_oom(w);
     }
-    /* each thread's samples normalised by its exposure, when the threads' exposures differ */
-    if (in->thread_exposure) {
+    /* each thread's samples normalised by its exposure, when the threads' exposures differ:
+     * phase by phase where the profile has them, else over the whole run */
+    if (in->phase_exposure && in->nphase_exposure && in->nphases) {
+        if (!(w->sw = malloc((in->nsamples ? in->nsamples : 1) * sizeof *w->sw))) {
+            free(keys);
+            return npl__cls_oom(w);
+        }
+        int k = npl__exposure_weights_by_phase(in->phase_exposure, in->nphase_exposure,
+                                               in->samples, in->nsamples, w->tmulti, w->sw);
+        /* then the readers the first toucher hid (time windows only) */
+        w->masked = k < 0 ? 0 : npl__masked_readers(in, w->tmulti, w->sw);
+        if (k < 0 || w->masked < 0) {
+            free(keys);
+            return npl__cls_oom(w);
+        }
+        if (k == 0 && w->masked == 0) { /* every weight 1 */
+            free(w->sw);
+            w->sw = NULL;
+        }
+    } else if (in->thread_exposure) {
         if (!(w->tw = malloc((size_t)in->nthreads * sizeof *w->tw))) {
             free(keys);
             return npl__cls_oom(w);
@@ -262,6 +280,7 @@ static void work_free(struct work *w)
     free(w->order);
     free(w->gstart);
     free(w->tw);
+    free(w->sw);
     free(w->tmulti);
     free(w->phase_thread);
     level_free(&w->node);
@@ -345,6 +364,7 @@ static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *
     struct level *N = &w->node, *TL = &w->thr;
     if (npl__cls_chunk_owners(w, v->owner, &v->top_share, &v->top_thread) < 0 ||
         npl__cls_fit_shapes(w, v->owner, &v->f) < 0 || npl__cls_node_candidates(w, &v->f) < 0 ||
+        npl__cls_ordered_cycles(w, v->owner, &v->f) < 0 ||
         npl__cls_thread_shapes(w, TL, &v->f, 0) < 0 || npl__cls_phases_view(w, N, &v->pv) < 0 ||
         npl__cls_phases_view(w, TL, &v->tv) < 0)
         return -1;
@@ -527,6 +547,11 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, "; a phase entered once after the "
                           "steady state began left out (%.0f%% of the samples: a one-time pass)",
                           100 * v->left_out / w->S);
+    if (w->masked)
+        npl__cls_add_text(out->reason, sizeof out->reason, "; %d thread(s) that ran as long in its "
+                          "time windows but were seen far less over every array weighed up to the "
+                          "sampling rate of its top reader (fault samples name the first toucher)",
+                          w->masked);
     if (w->unsampled_nodes && v->nacc > 1)
         npl__cls_add_text(out->reason, sizeof out->reason, "; %d node(s) whose threads ran "
                           "alongside without a sample of it counted as its readers (fault samples "
@@ -540,6 +565,10 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
     for (int t = 1; w->tw && t < w->in->nthreads; t++) {
         lo = dmin(lo, w->tw[t]);
         hi = dmax(hi, w->tw[t]);
+    }
+    for (size_t i = 0; w->sw && i < w->in->nsamples; i++) {
+        lo = dmin(lo, w->sw[i]);
+        hi = dmax(hi, w->sw[i]);
     }
     if (lo < 0.95 || hi > 1.05) /* said where it matters: 5% */
         npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
@@ -643,6 +672,32 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->transitions = p->transitions;
     in->ntransitions = p->ntransitions;
     in->thread_exposure = p->thread_exposure;
+    in->phase_exposure = p->phase_exposure;
+    in->nphase_exposure = p->nphase_exposure;
+}
+
+struct npl_prof_tally *npl__profile_tally(const struct npl_profile *p, size_t *n)
+{
+    size_t rows = 0, k = 0;
+    *n = 0;
+    for (uint32_t i = 0; i < p->narrays; i++)
+        rows += p->arrays[i].nsamples;
+    struct npl_prof_tally *t = rows ? malloc(rows * sizeof *t) : NULL;
+    if (!t)
+        return NULL;
+    for (uint32_t i = 0; i < p->narrays; i++)
+        for (size_t j = 0; j < p->arrays[i].nsamples; j++) {
+            const struct npl_prof_sample *x = &p->arrays[i].samples[j];
+            t[k++] = (struct npl_prof_tally){x->phase, x->thread,
+                                             (double)x->reads + (double)x->writes};
+        }
+    qsort(t, rows, sizeof *t, npl__prof_tally_cmp);
+    for (size_t j = 0; j < rows; j++) /* one entry a (phase, thread) */
+        if (*n && !npl__prof_tally_cmp(&t[*n - 1], &t[j]))
+            t[*n - 1].accesses += t[j].accesses;
+        else
+            t[(*n)++] = t[j];
+    return t;
 }
 
 int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *const *adv,
@@ -651,6 +706,8 @@ int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *con
     npl_topo *topo = NULL;
     struct npl_prof_ctx *ctx = NULL;
     int rc = 0;
+    size_t ntally = 0;
+    struct npl_prof_tally *tally = npl__profile_tally(p, &ntally);
     if (npl__profile_topo(p, &topo, err, errsz) < 0 ||
         npl__classify_ctx(&ctx, topo, p->threads, err, errsz) < 0)
         rc = -1;
@@ -660,6 +717,8 @@ int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *con
         if (stored && stored[i])
             continue;
         npl__profile_input(p, &p->arrays[i], &in);
+        in.phase_tally = tally;
+        in.nphase_tally = ntally;
         if (npl__classify(ctx, &in, adv[i], why, sizeof why) < 0)
             rc = npl__prof_fail(err, errsz, errno, "array %u: %s", i, why);
     }
@@ -667,5 +726,6 @@ int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *con
         npl__advice_siblings(p, adv, stored);
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(topo);
+    free(tally);
     return rc;
 }

@@ -121,12 +121,12 @@ double npl__cls_frac_over(const struct work *w, const double *loc, const unsigne
             l += loc[p];
             a += w->acc[p];
         }
-    return a > 0 ? l / a : 0;
+    return a > 0 ? dmin(1, l / a) : 0; /* (weighted sums: a rounding past 1) */
 }
 
 double npl__cls_phase_frac(const struct work *w, const double *loc, int p)
 {
-    return w->acc[p] > 0 ? loc[p] / w->acc[p] : 0;
+    return w->acc[p] > 0 ? dmin(1, loc[p] / w->acc[p]) : 0;
 }
 
 /* a new candidate; NULL when it is already there (dup set) or out of memory (w->err set) */
@@ -488,8 +488,8 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
 }
 
 /* The threads that ran alongside the sampled ones: with no sample of a shared array but an
- * exposure at least half of the most exposed sampled thread's, when the sampled threads are
- * more than half of those. Fault samples name the first toucher, and a thread that always
+ * exposure (in the fitted phases, where the profile has exposures by phase) at least half of the
+ * most exposed sampled thread's, when the sampled threads are more than half of those. Fault samples name the first toucher, and a thread that always
  * reaches a shared page after another is never sampled there: in a profile (243
  * samples) of guest_advice's table, one worker of 4 had none, and the table was spread over the
  * other 3 workers' nodes, predicted 0.33 local for an exact 0.25. Their nodes count as
@@ -500,20 +500,32 @@ static void running_alongside(const struct work *w, const unsigned char *sampled
     const struct npl_prof_input *in = w->in;
     if (!in->thread_exposure || nsampled < 2)
         return;
+    /* the exposures in the fitted phases where they were recorded by phase: a thread's time in
+     * phases this array was not used in says nothing of its readers */
+    double *ex = malloc((size_t)in->nthreads * sizeof *ex);
+    if (!ex)
+        return; /* no reader added: the sampled nodes only, as without exposures */
+    int by_phase = in->phase_exposure && in->nphase_exposure && in->nphases;
+    for (int t = 0; t < in->nthreads; t++)
+        ex[t] = by_phase ? 0 : in->thread_exposure[t];
+    for (size_t i = 0; by_phase && i < in->nphase_exposure; i++) {
+        const struct npl_prof_exposure *e = &in->phase_exposure[i];
+        if (e->phase < (uint32_t)w->NP && w->inF[e->phase] && e->thread < (uint32_t)in->nthreads)
+            ex[e->thread] += e->seconds;
+    }
     double top = 0;
     for (int t = 0; t < in->nthreads; t++)
-        top = sampled[t] && in->thread_exposure[t] > top ? in->thread_exposure[t] : top;
+        top = sampled[t] && ex[t] > top ? ex[t] : top;
     int running = 0, both = 0;
     for (int t = 0; t < in->nthreads; t++)
-        if (in->thread_exposure[t] >= top / 2 && top > 0) {
+        if (ex[t] >= top / 2 && top > 0) {
             running++;
             both += sampled[t];
         }
-    if (2 * both <= running)
-        return;
-    for (int t = 0; t < in->nthreads; t++)
-        if (!sampled[t] && top > 0 && in->thread_exposure[t] >= top / 2 && w->tn[t] >= 0)
+    for (int t = 0; 2 * both > running && t < in->nthreads; t++)
+        if (!sampled[t] && top > 0 && ex[t] >= top / 2 && w->tn[t] >= 0)
             on[w->tn[t]] = 1;
+    free(ex);
 }
 
 /* Node shares of the accesses over the fitted set; the accessing nodes (OS ids): those of the
@@ -641,6 +653,82 @@ out:
 /* The shapes fitted again on the steady state's owners: a one-time phase (a serial pass over
  * the whole array) gives chunks sampled little in the steady state another owner, which can hide
  * the period from the fit on every sample. Shapes already there are kept. */
+int npl__cls_ordered_cycles(struct work *w, const int *owner, const struct fit *f)
+{
+    int M = w->c->M;
+    double *count = NULL;
+    int *order = malloc((size_t)M * sizeof *order), *node = malloc((size_t)M * sizeof *node);
+    unsigned char *used = calloc((size_t)M, 1);
+    int rc = -1, m = 0;
+    if (!order || !node || !used)
+        goto out;
+    for (size_t g = 0; g < w->ngroups; g++) /* the owners' nodes */
+        if (owner[g] >= 0 && !used[w->tn[owner[g]]]) {
+            used[w->tn[owner[g]]] = 1;
+            m++;
+        }
+    if (!(count = calloc((size_t)M * (size_t)(m ? m : 1), sizeof *count)))
+        goto out;
+    for (int k = 0; m >= 2 && k < f->nk; k++) {
+        /* block b = page / K of each owned chunk: its owner's node counts for residue b mod m */
+        memset(count, 0, (size_t)M * (size_t)m * sizeof *count);
+        for (size_t g = 0; g < w->ngroups; g++)
+            if (owner[g] >= 0)
+                count[(group_chunk(w, g) * w->cp / f->kc[k]) % (uint64_t)m * (uint64_t)M +
+                      (uint64_t)w->tn[owner[g]]] += 1;
+        int ascending = 1, distinct = 1;
+        memset(used, 0, (size_t)M);
+        for (int r = 0; r < m && distinct; r++) {
+            int b = -1;
+            for (int j = 0; j < M; j++)
+                if (count[(size_t)r * M + j] > 0 && (b < 0 || count[(size_t)r * M + j] >
+                                                              count[(size_t)r * M + b]))
+                    b = j;
+            distinct = b >= 0 && !used[b];
+            if (distinct) {
+                used[b] = 1;
+                order[r] = b;
+                node[r] = w->c->nodes[b];
+                ascending &= r == 0 || order[r] > order[r - 1];
+            }
+        }
+        if (!distinct || ascending) /* no cycle, or one the ascending candidates have */
+            continue;
+        char list[160], pol[200];
+        npl__cls_fmt_list(node, m, list, sizeof list);
+        if (f->kc[k] == 1)
+            snprintf(pol, sizeof pol, "cyclic@%s", list);
+        else
+            snprintf(pol, sizeof pol, "cyclic_block:%llu@%s", (unsigned long long)f->kc[k], list);
+        if (strlen(list) < 120 && npl__cls_shape(w, &w->node, pol, NULL, f->kc[k], 0) < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    if (rc < 0 && (!order || !node || !used || !count))
+        npl__cls_oom(w);
+    free(count);
+    free(order);
+    free(node);
+    free(used);
+    return rc;
+}
+
+int npl__cls_phase_owners(struct work *w, int p, int *owner)
+{
+    unsigned char *saved = w->inF, *one = calloc((size_t)w->NP, 1);
+    double top_share;
+    int top_thread;
+    if (!one)
+        return npl__cls_oom(w);
+    one[p] = 1;
+    w->inF = one; /* the owners over one phase: npl__cls_chunk_owners on that set */
+    int rc = npl__cls_chunk_owners(w, owner, &top_share, &top_thread);
+    w->inF = saved;
+    free(one);
+    return rc;
+}
+
 int npl__cls_steady_shapes(struct work *w, const int *owner)
 {
     struct fit f;

@@ -187,6 +187,174 @@ int npl__exposure_weights(const double *exposure, int nthreads,
     return differ;
 }
 
+/* sample indexes in (phase, thread) order */
+struct by_pt {
+    const struct npl_prof_sample *s;
+    size_t i;
+};
+static int by_pt_cmp(const void *x, const void *y)
+{
+    const struct by_pt *a = x, *b = y;
+    if (a->s->phase != b->s->phase)
+        return a->s->phase < b->s->phase ? -1 : 1;
+    if (a->s->thread != b->s->thread)
+        return a->s->thread < b->s->thread ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* one phase's samples, o[lo..hi) (sorted by thread): their weights */
+static int weigh_phase(const struct npl_prof_exposure *ex, size_t nex, const struct by_pt *o,
+                       size_t lo, size_t hi, double *weight)
+{
+    double mean = 0, raw = 0, weighted = 0;
+    int nthreads = 0, differ = 0;
+    for (size_t i = lo; i < hi; i++) /* every sampled thread's exposure, or no weighing */
+        if (i == lo || o[i].s->thread != o[i - 1].s->thread) {
+            struct npl_prof_exposure key = {o[i].s->phase, o[i].s->thread, 0};
+            const struct npl_prof_exposure *e =
+                bsearch(&key, ex, nex, sizeof *ex, npl__prof_exposure_cmp);
+            if (!e || !(e->seconds > 0))
+                return 0;
+            mean += e->seconds;
+            nthreads++;
+        }
+    if (nthreads < 2)
+        return 0;
+    mean /= nthreads;
+    const struct npl_prof_exposure *e = NULL;
+    for (size_t i = lo; i < hi; i++) {
+        if (i == lo || o[i].s->thread != o[i - 1].s->thread) {
+            struct npl_prof_exposure key = {o[i].s->phase, o[i].s->thread, 0};
+            e = bsearch(&key, ex, nex, sizeof *ex, npl__prof_exposure_cmp);
+        }
+        double a = (double)o[i].s->reads + (double)o[i].s->writes;
+        weight[o[i].i] = dmax(1 / NPL_PROF_EXPOSURE_CAP, dmin(NPL_PROF_EXPOSURE_CAP,
+                                                              mean / e->seconds));
+        raw += a;
+        weighted += a * weight[o[i].i];
+    }
+    for (size_t i = lo; i < hi; i++) {
+        weight[o[i].i] = weighted > 0 ? weight[o[i].i] * raw / weighted : 1;
+        differ |= weight[o[i].i] < 1 - 1e-9 || weight[o[i].i] > 1 + 1e-9;
+    }
+    return differ;
+}
+
+int npl__exposure_weights_by_phase(const struct npl_prof_exposure *exposure, size_t nexposure,
+                                   const struct npl_prof_sample *samples, size_t nsamples,
+                                   const unsigned char *phase_weighed, double *weight)
+{
+    for (size_t i = 0; i < nsamples; i++)
+        weight[i] = 1;
+    if (!exposure || !nexposure || !nsamples)
+        return 0;
+    struct by_pt *o = malloc(nsamples * sizeof *o);
+    struct npl_prof_exposure *ex = malloc(nexposure * sizeof *ex);
+    if (!o || !ex) {
+        free(o);
+        free(ex);
+        return -1;
+    }
+    memcpy(ex, exposure, nexposure * sizeof *ex);
+    qsort(ex, nexposure, sizeof *ex, npl__prof_exposure_cmp);
+    for (size_t i = 0; i < nsamples; i++)
+        o[i] = (struct by_pt){&samples[i], i};
+    qsort(o, nsamples, sizeof *o, by_pt_cmp);
+    int differ = 0;
+    for (size_t lo = 0, hi; lo < nsamples; lo = hi) {
+        for (hi = lo + 1; hi < nsamples && o[hi].s->phase == o[lo].s->phase; hi++)
+            ;
+        if (!phase_weighed || phase_weighed[o[lo].s->phase])
+            differ |= weigh_phase(ex, nexposure, o, lo, hi, weight);
+    }
+    free(o);
+    free(ex);
+    return differ;
+}
+
+/* thread t's exposure and every array's sampled accesses in phase p (0: none recorded) */
+static void seen_in(const struct npl_prof_input *in, uint32_t p, uint32_t t, double *exposure,
+                    double *accesses)
+{
+    struct npl_prof_exposure ek = {p, t, 0};
+    struct npl_prof_tally tk = {p, t, 0};
+    const struct npl_prof_exposure *e = NULL;
+    for (size_t i = 0; i < in->nphase_exposure && !e; i++) /* any order: a scan */
+        e = !npl__prof_exposure_cmp(&ek, &in->phase_exposure[i]) ? &in->phase_exposure[i] : NULL;
+    const struct npl_prof_tally *k =
+        bsearch(&tk, in->phase_tally, in->nphase_tally, sizeof tk, npl__prof_tally_cmp);
+    *exposure = e ? e->seconds : 0;
+    *accesses = k ? k->accesses : 0;
+}
+
+/* one window's samples o[lo..hi) (sorted by thread): its hidden readers boosted; how many */
+static int boost_window(const struct npl_prof_input *in, const struct by_pt *o, size_t lo,
+                        size_t hi, double *weight)
+{
+    double top = 0, writes = 0, all = 0, before = 0, after = 0, e0, a0;
+    uint32_t t0 = o[lo].s->thread, ph = o[lo].s->phase;
+    for (size_t i = lo, j; i < hi; i = j) { /* the top thread by weighted accesses */
+        double acc = 0;
+        for (j = i; j < hi && o[j].s->thread == o[i].s->thread; j++) {
+            double a = (double)o[j].s->reads + (double)o[j].s->writes;
+            acc += a * weight[o[j].i];
+            writes += (double)o[j].s->writes;
+            all += a;
+        }
+        before += acc;
+        if (acc > top) {
+            top = acc;
+            t0 = o[i].s->thread;
+        }
+    }
+    seen_in(in, ph, t0, &e0, &a0);
+    if (writes > NPL_PROF_READ_MOSTLY * all || !(e0 > 0) || !(a0 > 0))
+        return 0;
+    int boosted = 0;
+    for (size_t i = lo, j; i < hi; i = j) {
+        uint32_t t = o[i].s->thread;
+        double e, a, m = 1;
+        for (j = i; j < hi && o[j].s->thread == t; j++)
+            ;
+        seen_in(in, ph, t, &e, &a);
+        if (t != t0 && e >= e0 / 2 && a > 0 && a / e * NPL_PROF_MASKED < a0 / e0) {
+            m = dmin(NPL_PROF_EXPOSURE_CAP, (a0 / e0) / (a / e));
+            boosted++;
+        }
+        for (size_t k = i; k < j; k++) {
+            weight[o[k].i] *= m;
+            after += ((double)o[k].s->reads + (double)o[k].s->writes) * weight[o[k].i];
+        }
+    }
+    for (size_t k = lo; boosted && after > 0 && k < hi; k++)
+        weight[o[k].i] *= before / after;
+    return boosted;
+}
+
+int npl__masked_readers(const struct npl_prof_input *in, const unsigned char *phase_weighed,
+                        double *weight)
+{
+    if (!in->phase_exposure || !in->phase_tally || !in->nphases || !in->nsamples)
+        return 0;
+    struct by_pt *o = malloc(in->nsamples * sizeof *o);
+    if (!o)
+        return -1;
+    for (size_t i = 0; i < in->nsamples; i++)
+        o[i] = (struct by_pt){&in->samples[i], i};
+    qsort(o, in->nsamples, sizeof *o, by_pt_cmp);
+    int boosted = 0;
+    for (size_t lo = 0, hi; lo < in->nsamples; lo = hi) {
+        uint32_t ph = o[lo].s->phase;
+        for (hi = lo + 1; hi < in->nsamples && o[hi].s->phase == ph; hi++)
+            ;
+        if (ph < in->nphases && in->phases[ph].kind == NPL_PHASE_WINDOW &&
+            (!phase_weighed || phase_weighed[ph]))
+            boosted += boost_window(in, o, lo, hi, weight);
+    }
+    free(o);
+    return boosted;
+}
+
 int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size)
 {
     if (p->has_concurrency && p->rounds_crowded >= NPL_PROF_CROWDED_MIN &&

@@ -87,6 +87,9 @@ struct work {
     char note[320];             /* next-touch weighed and not chosen: why (in the reason) */
     double *tw;                 /* each thread's exposure weight (npl__exposure_weights); NULL:
                                  * none (every weight 1) */
+    int masked;                 /* readers the first toucher hid, boosted (npl__masked_readers) */
+    double *sw;                 /* each sample's exposure weight, phase by phase
+                                 * (npl__exposure_weights_by_phase); NULL: tw, or none */
     unsigned char *tmulti;      /* phase p had two threads' samples or more (only there do
                                  * threads compete for the armed pages: tw applies) */
     int *phase_thread;          /* the one thread of phase p's samples; -1 none, -2 several */
@@ -128,6 +131,8 @@ static inline int phase_of(const struct work *w, const struct npl_prof_sample *s
  * its small exposure, waiting in join, must not multiply that pass's samples) */
 static inline double sample_weight(const struct work *w, const struct npl_prof_sample *s)
 {
+    if (w->sw)
+        return w->sw[s - w->in->samples];
     return w->tw && w->tmulti[phase_of(w, s)] ? w->tw[s->thread] : 1;
 }
 
@@ -173,6 +178,14 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
 int npl__cls_node_shares(struct work *w, double *share, int *accessing);
 int npl__cls_node_candidates(struct work *w, const struct fit *f);
 int npl__cls_steady_shapes(struct work *w, const int *owner);
+/* Periodic shapes whose nodes follow the owners' own cycle (cyclic_block:K@ORDER, ORDER the node
+ * most of the chunks at each position of the cycle belong to) for each period f fitted on owner,
+ * where that order is not ascending (the candidates' lists are): alternate pages whose first is
+ * the second node's were fitted by no shape, and a node map scored held-out fills a chunk with
+ * no sample in the other fold from its neighbour, the other parity (0.74 for an exact period). */
+int npl__cls_ordered_cycles(struct work *w, const int *owner, const struct fit *f);
+/* owner (ngroups entries) of each chunk over phase p alone */
+int npl__cls_phase_owners(struct work *w, int p, int *owner);
 const struct cand *npl__cls_best_of(const struct level *L, int family);
 const struct cand *npl__cls_find(const struct level *L, const char *policy);
 const struct cand *npl__cls_twin(const struct level *L, const struct cand *t);

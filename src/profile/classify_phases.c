@@ -49,6 +49,27 @@ static int skew_only_phases(struct work *w, const struct level *L, struct phase_
     return 0;
 }
 
+/* The shapes fitted on each significant phase's own owners, where there are two phases or more
+ * (on every sample together, halves in one phase and alternate pages in another fit neither's
+ * period) */
+static int phase_shapes(struct work *w, const struct phase_view *v)
+{
+    int *owner = v->ns >= 2 ? malloc((w->ngroups + 1) * sizeof *owner) : NULL;
+    if (v->ns >= 2 && !owner)
+        return npl__cls_oom(w);
+    for (int i = 0; owner && i < v->ns; i++) {
+        struct fit f;
+        if (npl__cls_phase_owners(w, v->sig[i], owner) < 0 ||
+            npl__cls_fit_shapes(w, owner, &f) < 0 || npl__cls_steady_shapes(w, owner) < 0 ||
+            npl__cls_ordered_cycles(w, owner, &f) < 0) {
+            free(owner);
+            return -1;
+        }
+    }
+    free(owner);
+    return 0;
+}
+
 int npl__cls_phases_view(struct work *w, struct level *L, struct phase_view *v)
 {
     if (w->NP < 2)
@@ -74,6 +95,10 @@ int npl__cls_phases_view(struct work *w, struct level *L, struct phase_view *v)
     v->ns = nc;
     memcpy(v->sig, cand, (size_t)nc * sizeof *cand);
     free(cand);
+    if (L == &w->node && phase_shapes(w, v) < 0) {
+        free(one);
+        return -1;
+    }
     for (int i = 0; i < v->ns; i++) {
         int p = v->sig[i];
         if (!(v->eloc[i] = calloc((size_t)w->NP, sizeof(double)))) {
@@ -260,7 +285,7 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
             s = pv->sig[i] == p ? i : s;
         nt += s >= 0 ? pv->best[s] * w->acc[p] : first->loc[p];
     }
-    nt = w->S > 0 ? nt / w->S : 0;
+    nt = w->S > 0 ? dmin(1, nt / w->S) : 0;
     if (nt - sbest < NPL_PROF_PHASE_GAIN)
         return 0;
     char cost[240];

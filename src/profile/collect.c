@@ -148,6 +148,35 @@ static int fill_arrays(struct npl_profile *p, const struct npl_raw *r, uint32_t 
     return 0;
 }
 
+/* Each thread's exposure by phase, sorted; none when the table overflowed (a part would weigh
+ * some phases and not others: the whole-run exposures weigh then) */
+static int phase_exposures(struct npl_profile *p, const struct npl_raw *r, uint32_t nph,
+                           uint32_t nthreads)
+{
+    size_t n = 0;
+    if (r->exposures_dropped)
+        return 0;
+    for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
+        uint64_t key = r->exposures[k].key;
+        n += key && ((key - 1) >> 32) < nph && ((key - 1) & 0xffffffffu) < nthreads &&
+             r->exposures[k].ns;
+    }
+    if (!n)
+        return 0;
+    if (!(p->phase_exposure = malloc(n * sizeof *p->phase_exposure)))
+        return -1;
+    for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
+        uint64_t key = r->exposures[k].key;
+        uint32_t ph = (uint32_t)((key - 1) >> 32), t = (uint32_t)((key - 1) & 0xffffffffu);
+        if (key && ph < nph && t < nthreads && r->exposures[k].ns)
+            p->phase_exposure[p->nphase_exposure++] =
+                (struct npl_prof_exposure){ph, t, (double)r->exposures[k].ns / 1e9};
+    }
+    qsort(p->phase_exposure, p->nphase_exposure, sizeof *p->phase_exposure,
+          npl__prof_exposure_cmp);
+    return 0;
+}
+
 int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
                           struct npl_profile **out, char *err, size_t errsz)
 {
@@ -229,6 +258,8 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
             goto oom;
         for (uint32_t t = 0; t < nthreads; t++)
             p->thread_exposure[t] = (double)r->exposure_ns[t] / 1e9;
+        if (phase_exposures(p, r, nph, nthreads) < 0)
+            goto oom;
     }
     if (fill_phases(p, r, nph, once) < 0)
         goto oom;

@@ -208,10 +208,36 @@ static int real_item(struct npl__jr *r, void *item, const void *ctx)
     return npl__jr_real(r, 0, 1e9, item);
 }
 
+/* [phase id, thread, seconds]: the phase an id until check_refs makes it an index */
+static int exposure_item(struct npl__jr *r, void *item, const void *ctx)
+{
+    (void)ctx;
+    struct npl_prof_exposure *e = item;
+    uint64_t v[2];
+    int first = 1, k;
+    if (npl__jr_enter(r, '[', "[phase, thread, seconds]") < 0)
+        return -1;
+    for (int j = 0; j < 3; j++) {
+        if ((k = npl__jr_arr_next(r, &first)) != 1)
+            return k < 0 ? -1 : npl__jr_fail(r, "%d values, not 3 ([phase, thread, seconds])", j);
+        size_t o = npl__jr_push_index(r, (size_t)j);
+        int rc = j < 2 ? npl__jr_u64(r, j ? NPL_PROF_MAX_THREADS - 1 : UINT32_MAX, &v[j])
+                       : npl__jr_real(r, 0, 1e9, &e->seconds);
+        npl__jr_pop(r, o);
+        if (rc < 0)
+            return -1;
+    }
+    if ((k = npl__jr_arr_next(r, &first)) != 0)
+        return k < 0 ? -1 : npl__jr_fail(r, "more than 3 values ([phase, thread, seconds])");
+    e->phase = (uint32_t)v[0];
+    e->thread = (uint32_t)v[1];
+    return 0;
+}
+
 static int run(struct npl__jr *r, struct npl_profile *p)
 {
     static const char *const names[] = {"threads", "thread_nodes", "thread_cpus", "binding",
-                                        "thread_exposure", NULL};
+                                        "thread_exposure", "phase_exposure", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx, nn = -1, nc = -1;
@@ -241,6 +267,14 @@ static int run(struct npl__jr *r, struct npl_profile *p)
                 has_exposure = 1;
                 break;
             }
+            case 5: {
+                void *v = NULL;
+                rc = npl__jr_list_of(r, &v, &p->nphase_exposure, sizeof *p->phase_exposure,
+                                     (size_t)NPL_PROF_MAX_THREADS * 4096, "phase_exposure",
+                                     exposure_item, NULL);
+                p->phase_exposure = v;
+                break;
+            }
             }
         }
         npl__jr_pop(r, old);
@@ -256,6 +290,12 @@ static int run(struct npl__jr *r, struct npl_profile *p)
         return npl__jr_fail(r, "thread_cpus has %d entries for %d threads", nc, p->threads);
     if (has_exposure && ne != (size_t)p->threads)
         return npl__jr_fail(r, "thread_exposure has %zu entries for %d threads", ne, p->threads);
+    if (p->phase_exposure && !has_exposure)
+        return npl__jr_fail(r, "phase_exposure without thread_exposure");
+    for (size_t i = 0; i < p->nphase_exposure; i++)
+        if (p->phase_exposure[i].thread >= (uint32_t)p->threads)
+            return npl__jr_fail(r, "phase_exposure[%zu]: thread %u is not one of the run's %d",
+                                i, p->phase_exposure[i].thread, p->threads);
     return 0;
 }
 
@@ -636,6 +676,37 @@ static int phase_index(const struct npl_profile *p, uint32_t id)
     return -1;
 }
 
+/* run.phase_exposure, read as ids: indexes, each (phase, thread) once */
+static int exposure_refs(struct npl__jr *r, struct npl_profile *p)
+{
+    for (size_t i = 0; i < p->nphase_exposure; i++) {
+        struct npl_prof_exposure *e = &p->phase_exposure[i];
+        int ph = phase_index(p, e->phase);
+        if (ph < 0) {
+            size_t o = npl__jr_push_key(r, "run.phase_exposure");
+            npl__jr_push_index(r, i);
+            npl__jr_fail(r, "phase %u is not in phases", e->phase);
+            npl__jr_pop(r, o);
+            return -1;
+        }
+        e->phase = (uint32_t)ph;
+    }
+    if (p->nphase_exposure) {
+        qsort(p->phase_exposure, p->nphase_exposure, sizeof *p->phase_exposure,
+              npl__prof_exposure_cmp);
+        for (size_t i = 1; i < p->nphase_exposure; i++)
+            if (!npl__prof_exposure_cmp(&p->phase_exposure[i - 1], &p->phase_exposure[i])) {
+                size_t o = npl__jr_push_key(r, "run.phase_exposure");
+                npl__jr_fail(r, "phase %u, thread %u given twice",
+                             p->phases[p->phase_exposure[i].phase].id,
+                             p->phase_exposure[i].thread);
+                npl__jr_pop(r, o);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* Cross references, once every member is read (members come in any order). */
 static int check_refs(struct npl__jr *r, struct npl_profile *p)
 {
@@ -670,6 +741,8 @@ static int check_refs(struct npl__jr *r, struct npl_profile *p)
         p->transitions[i].from = (uint32_t)f;
         p->transitions[i].to = (uint32_t)t;
     }
+    if (exposure_refs(r, p) < 0)
+        return -1;
     for (uint32_t ai = 0; ai < p->narrays; ai++) {
         struct npl_prof_array *a = &p->arrays[ai];
         size_t o = npl__jr_push_key(r, "arrays");

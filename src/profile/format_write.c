@@ -40,6 +40,25 @@ static void write_measured(struct npl__jw *b, const uint64_t m[3])
     npl__jw_s(b, "}");
 }
 
+/* run.phase_exposure: [phase id, thread, seconds] rows */
+static void phase_exposure(struct npl__jw *b, const struct npl_profile *p)
+{
+    if (!p->phase_exposure || !p->nphase_exposure || !p->phases)
+        return;
+    npl__jw_s(b, ",\n  \"phase_exposure\": [");
+    for (size_t i = 0; i < p->nphase_exposure; i++) {
+        const struct npl_prof_exposure *e = &p->phase_exposure[i];
+        npl__jw_s(b, i ? (i % 6 ? ", [" : ",\n    [") : "[");
+        npl__jw_u(b, p->phases[e->phase].id);
+        npl__jw_s(b, ", ");
+        npl__jw_u(b, e->thread);
+        npl__jw_s(b, ", ");
+        npl__jw_real(b, e->seconds);
+        npl__jw_s(b, "]");
+    }
+    npl__jw_s(b, "]");
+}
+
 /* arrays[ai] */
 static void write_array(struct npl__jw *b, const struct npl_profile *p, uint32_t ai)
 {
@@ -120,6 +139,7 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
         }
         npl__jw_s(&b, "]");
     }
+    phase_exposure(&b, p);
     npl__jw_s(&b, ",\n  \"binding\": {\"source\": ");
     npl__jw_str(&b, bind[p->binding >= 0 && p->binding <= 2 ? p->binding : 0]);
     npl__jw_s(&b, ", \"detail\": ");

@@ -62,6 +62,7 @@ void npl__profile_free(struct npl_profile *p)
     free(p->thread_nodes);
     free(p->thread_cpus);
     free(p->thread_exposure);
+    free(p->phase_exposure);
     free(p->binding_detail);
     for (uint32_t i = 0; i < p->nphases; i++) {
         if (p->phases[i].site)
@@ -107,4 +108,23 @@ void npl__site_label(const struct npl_prof_site *s, char *buf, size_t size)
     int n = snprintf(buf, size, "%s+0x%llx", slash ? slash + 1 : obj, (unsigned long long)s->offset);
     if (s->ordinal && n >= 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, "#%llu", (unsigned long long)s->ordinal);
+}
+
+static int by_phase_thread(uint32_t p1, uint32_t t1, uint32_t p2, uint32_t t2)
+{
+    if (p1 != p2)
+        return p1 < p2 ? -1 : 1;
+    return t1 < t2 ? -1 : t1 > t2;
+}
+
+int npl__prof_exposure_cmp(const void *x, const void *y)
+{
+    const struct npl_prof_exposure *a = x, *b = y;
+    return by_phase_thread(a->phase, a->thread, b->phase, b->thread);
+}
+
+int npl__prof_tally_cmp(const void *x, const void *y)
+{
+    const struct npl_prof_tally *a = x, *b = y;
+    return by_phase_thread(a->phase, a->thread, b->phase, b->thread);
 }

@@ -106,6 +106,24 @@ struct npl_prof_sample {
     uint64_t local, remote;
 };
 
+/* The CPU time one thread ran in one phase while pages were armed (its exposure there): phase
+ * an index into the phases (as a sample row's), seconds >= 0. */
+struct npl_prof_exposure {
+    uint32_t phase, thread;
+    double seconds;
+};
+
+/* qsort order of exposures: by phase, then thread */
+int npl__prof_exposure_cmp(const void *x, const void *y);
+
+/* The sampled accesses one thread made in one phase, over every array of the profile (the rate
+ * at which the sampler saw it at all: npl__masked_readers). */
+struct npl_prof_tally {
+    uint32_t phase, thread;
+    double accesses;
+};
+int npl__prof_tally_cmp(const void *x, const void *y); /* the same order */
+
 struct npl_prof_phase {
     uint32_t id;
     int kind;                    /* enum npl_prof_phase_kind */
@@ -161,7 +179,7 @@ struct npl_prof_advice {
     double local_first_touch;  /* under first touch as observed; < 0: not known */
     double local_best;         /* the best any evaluated placement reaches */
     uint64_t samples;          /* sampled accesses it was decided on */
-    char reason[640];
+    char reason[4096];         /* the schema's maxLength: statements never cut */
     /* evaluated candidates (not stored in the profile), best first */
     struct npl_prof_candidate cand[NPL_PROF_MAX_CANDIDATES];
     int ncand;
@@ -193,6 +211,9 @@ struct npl_profile {
     int *thread_cpus;              /* threads entries, or NULL */
     double *thread_exposure;       /* threads entries: CPU seconds each ran while pages were
                                     * armed (its exposure to the sampler), or NULL */
+    struct npl_prof_exposure *phase_exposure; /* the same split by phase (sorted by phase, then
+                                               * thread; none zero), or NULL */
+    size_t nphase_exposure;
     int binding;                   /* enum npl_prof_binding */
     char *binding_detail;          /* "compact", "OMP_PLACES=cores ..." or NULL */
     int backend;                   /* enum npl_prof_backend */
@@ -258,6 +279,12 @@ struct npl_prof_input {
                                             * default NPL_PROF_MIGRATE_RATE */
     const double *thread_exposure;         /* nthreads: each thread's exposure (seconds it ran
                                             * while pages were armed); NULL: not known */
+    const struct npl_prof_exposure *phase_exposure; /* the same by phase (any order); NULL: not
+                                                     * known (thread_exposure then weighs) */
+    size_t nphase_exposure;
+    const struct npl_prof_tally *phase_tally; /* every array's sampled accesses by phase and
+                                               * thread, sorted; NULL: this array's alone */
+    size_t nphase_tally;
 };
 
 /* Each thread's weight (nthreads entries) that normalises its sampled accesses by its exposure:
@@ -286,6 +313,30 @@ int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size
 int npl__exposure_weights(const double *exposure, int nthreads,
                           const struct npl_prof_sample *samples, size_t nsamples,
                           const unsigned char *phase_weighed, double *weight);
+/* The same, phase by phase, from the exposures by phase: in each phase phase_weighed marks (NULL:
+ * every phase) where every sampled thread has an exposure, each sample's weight is the phase's
+ * mean exposure over its thread's (capped likewise), scaled so that the phase's weighted samples
+ * keep its raw total (phases keep their shares); elsewhere 1. Whole-run exposures misjudged a
+ * main thread that also ran the serial parts: its samples of a parallel phase weighed 0.5, the
+ * others' 1.4, and a phase-changing array looked owned (contract_calls, 4 profiles of 14).
+ * weight: nsamples entries. Returns 1 when some weight is not 1, 0 when none, -1 out of memory. */
+int npl__exposure_weights_by_phase(const struct npl_prof_exposure *exposure, size_t nexposure,
+                                   const struct npl_prof_sample *samples, size_t nsamples,
+                                   const unsigned char *phase_weighed, double *weight);
+/* Readers the first toucher hid: in a time window (a program without regions, where no OpenMP
+ * runtime spins) of a read-mostly array, a thread sampled on it that ran at least half as long
+ * as the array's top thread there, but was seen over every array (tally) at less than a
+ * NPL_PROF_MASKED-th of the top thread's rate a second, reached the shared pages after it: its
+ * samples of the window weigh rate_top / rate_its (capped at NPL_PROF_EXPOSURE_CAP), the window
+ * keeping its total. A thread that touched little there but was seen elsewhere keeps its weight.
+ * weight: nsamples entries, multiplied in place. Returns the threads boosted (0: none), -1 out
+ * of memory. Pure. */
+#define NPL_PROF_MASKED 4.0
+int npl__masked_readers(const struct npl_prof_input *in, const unsigned char *phase_weighed,
+                        double *weight);
+/* every array's sampled accesses of p by phase and thread (sorted); NULL with *n 0 when none or
+ * out of memory (the classifier then judges each array alone) */
+struct npl_prof_tally *npl__profile_tally(const struct npl_profile *p, size_t *n);
 
 /* A classifier context: the machine's nodes and the thread count (it builds the helper
  * topologies once). topo: the machine (a synthetic one from npl__profile_topo() or any npl_topo
@@ -397,7 +448,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 10
+#define NPL_RAW_VERSION 11
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -412,6 +463,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
 #define NPL_RAW_ROWS ((size_t)1 << 20) /* sample rows (array, phase, chunk, thread), dense */
 #define NPL_RAW_BUCKETS ((size_t)1 << 14) /* their hash chains' heads: 64 KiB, all touched */
 #define NPL_RAW_WINDOW_SECONDS 0.1
+#define NPL_RAW_EXPOSURES 16384 /* (phase, thread) exposures, open addressing: 256 KiB */
 
 enum { NPL_RAW_FREE = 0, NPL_RAW_FILLING = 1, NPL_RAW_LIVE = 2, NPL_RAW_GONE = 3 };
 enum { NPL_RAW_KIND_HEAP = 0, NPL_RAW_KIND_STATIC = 1, NPL_RAW_KIND_LIBRARY = 2 };
@@ -463,6 +515,10 @@ struct npl_raw_trans {
     _Atomic uint64_t key;      /* 1 + (from << 32 | to) */
     _Atomic uint64_t count;
 };
+struct npl_raw_exposure {
+    _Atomic uint64_t key;      /* 1 + (phase << 32 | thread); 0 empty */
+    _Atomic uint64_t ns;       /* CPU ns the thread ran in the phase while pages were armed */
+};
 struct npl_raw_tid {
     _Atomic int32_t tid;       /* 0: empty */
     _Atomic int32_t thread;    /* its thread number (OpenMP's when set) */
@@ -494,6 +550,10 @@ struct npl_raw {
     _Atomic uint64_t rounds_crowded, rounds_together; /* rounds (pages armed) in which two
                                                        * threads or more ran; of them, those in
                                                        * which they ran together (concurrency) */
+    _Atomic uint64_t exposures_dropped; /* exposures the table had no room for (then none is
+                                         * written: the whole-run ones weigh) */
+    struct npl_raw_exposure exposures[NPL_RAW_EXPOSURES]; /* exposure_ns split by the phase
+                                                           * current at each round */
     struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];
     struct npl_raw_trans trans[NPL_RAW_TRANS];

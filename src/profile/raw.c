@@ -299,9 +299,30 @@ struct npl_raw *npl__raw_open(const char *list)
 }
 
 /* ---- each thread's exposure ---- */
+/* CPU ns of thread t in phase ph: its slot in the open-addressed table (probed from a hash of
+ * the key), or exposures_dropped when the table is full */
+static void add_phase_exposure(struct npl_raw *r, uint32_t ph, int32_t t, uint64_t ns)
+{
+    uint64_t key = 1 + ((uint64_t)ph << 32 | (uint32_t)t);
+    size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40);
+    for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
+        struct npl_raw_exposure *e = &r->exposures[(h + k) & (NPL_RAW_EXPOSURES - 1)];
+        uint64_t was = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (!was && atomic_compare_exchange_strong(&e->key, &was, key))
+            was = key;
+        if (was == key) {
+            atomic_fetch_add_explicit(&e->ns, ns, memory_order_relaxed);
+            return;
+        }
+    }
+    atomic_fetch_add_explicit(&r->exposures_dropped, 1, memory_order_relaxed);
+}
+
 /* Each numbered thread's CPU clock read every round (a thread's clock of the same process:
  * clock id (~tid << 3) | 6, as glibc's pthread_getcpuclockid makes it): the CPU time it ran since
- * the last round counts as its exposure when pages were armed meanwhile (armed) */
+ * the last round counts as its exposure when pages were armed meanwhile (armed), in all and in
+ * the phase current at the round (a round spans a phase change at most once in a while: the
+ * split is the rounds', 20 ms) */
 static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
 static uint64_t clock_ns[NPL_RAW_TIDS];
 static uint64_t clock_round; /* when the clocks were last read (CLOCK_MONOTONIC ns) */
@@ -310,6 +331,8 @@ void npl__raw_thread_clocks(struct npl_raw *r, int armed)
     /* the threads that ran at least a tenth of the round: how many, their CPU time together */
     uint64_t now = npl__now_ns(), span = clock_round && now > clock_round ? now - clock_round : 0;
     uint64_t ran = 0, busy = 0;
+    uint32_t ph = atomic_load_explicit(&r->cur_phase, memory_order_relaxed);
+    int had_round = clock_round != 0;
     clock_round = now;
     for (size_t i = 0; i < NPL_RAW_TIDS; i++) {
         int32_t tid = atomic_load_explicit(&r->tids[i].tid, memory_order_relaxed);
@@ -320,11 +343,18 @@ void npl__raw_thread_clocks(struct npl_raw *r, int armed)
         }
         uint64_t c = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
         int32_t t = atomic_load_explicit(&r->tids[i].thread, memory_order_relaxed);
-        if (armed && clock_tid[i] == tid && c > clock_ns[i] && t >= 0 && t < NPL_RAW_THREADS) {
-            atomic_fetch_add_explicit(&r->exposure_ns[t], c - clock_ns[i], memory_order_relaxed);
-            if (span && c - clock_ns[i] >= span / 10) {
+        /* a thread first seen since the last round ran its whole clock since then (it began
+         * after it: its clock starts at 0); counted from the next round only, a window that
+         * a round ended right after the threads began got none of their time (the window's
+         * samples then weighed against no exposure) */
+        uint64_t last = clock_tid[i] == tid ? clock_ns[i] : had_round ? 0 : c;
+        if (armed && c > last && t >= 0 && t < NPL_RAW_THREADS) {
+            atomic_fetch_add_explicit(&r->exposure_ns[t], c - last, memory_order_relaxed);
+            if (ph < NPL_RAW_PHASES)
+                add_phase_exposure(r, ph, t, c - last);
+            if (span && c - last >= span / 10) {
                 ran++;
-                busy += c - clock_ns[i];
+                busy += c - last;
             }
         }
         clock_tid[i] = tid;

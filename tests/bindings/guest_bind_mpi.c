@@ -61,7 +61,10 @@ static const char *fail_word = "FAIL"; /* "caught" in the negative control */
             passed++;                                                                            \
         } else {                                                                                 \
             failed++;                                                                            \
-            printf("%s rank %d %s:%d: ", fail_word, rank, __FILE__, __LINE__);                  \
+            if (rank >= 0) /* the launcher (no rank) says its file and line only */          \
+                printf("%s rank %d %s:%d: ", fail_word, rank, __FILE__, __LINE__);              \
+            else                                                                                 \
+                printf("%s %s:%d: ", fail_word, __FILE__, __LINE__);                             \
             printf(__VA_ARGS__);                                                                 \
             printf("\n");                                                                        \
             fflush(stdout);                                                                      \

@@ -413,6 +413,7 @@ static void test_stability(npl_topo *t4)
 /* m's samples as windows (one phase: none) of the 5-thread program (thread 0 main, workers 1-4
  * one a node),
  * classified: the advice's policy into pol; its predicted local fraction (-1: failed). m freed. */
+static char last_reason[4096]; /* classify_windows' advice's reason (npl_prof_advice.reason) */
 static double classify_windows(npl_topo *t4, struct mat *m, const double *exposure, char *pol,
                                size_t size, int *map)
 {
@@ -439,6 +440,7 @@ static double classify_windows(npl_topo *t4, struct mat *m, const double *exposu
     if (npl__classify_ctx(&ctx, t4, 5, err, sizeof err) == 0) {
         if (npl__classify(ctx, &a.in, &adv, err, sizeof err) == 0) {
             snprintf(pol, size, "%s", adv.policy);
+            snprintf(last_reason, sizeof last_reason, "%s", adv.reason);
             predicted = adv.local_policy;
             for (int c = 0; map && c < m->nchunks; c++) /* the advice's map, -1 without one */
                 map[c] = adv.chunk_nodes ? adv.chunk_nodes[c] : -1;
@@ -598,7 +600,7 @@ static void test_unsampled_reader(npl_topo *t4)
 {
     double exposure[5] = {0.05, 1, 1, 1, 1};
     char pol[192];
-    int all4 = 0, honest = 0, two = 0;
+    int all4 = 0, honest = 0, two = 0, said = 0;
     double worst = 0;
     for (int run = 0; run < 20; run++) {
         struct mat m = mat_new(6, 256, 5);
@@ -606,6 +608,8 @@ static void test_unsampled_reader(npl_topo *t4)
             mat_add(&m, (int)below(6), (int)below(256), 1 + (int)below(3), 0, 1);
         double off = off_by(classify_windows(t4, &m, exposure, pol, sizeof pol, NULL), 0.25);
         all4 += !strcmp(pol, "cyclic");
+        said += strstr(last_reason, "node(s) whose threads ran alongside without a sample of it "
+                       "counted as its readers") != NULL;
         honest += off <= 0.1;
         worst = off > worst ? off : worst;
         struct mat m2 = mat_new(6, 256, 5);
@@ -617,6 +621,8 @@ static void test_unsampled_reader(npl_topo *t4)
     CHECK(all4 == 20 && honest == 20, "a table read by 4 workers, one never sampled: spread over "
           "all 4 nodes in %d of 20, predicted within 0.1 of 0.25 in %d (worst off by %.2f)",
           all4, honest, worst);
+    CHECK(said == 20, "a table read by 4 workers, one never sampled: the reason says its node was "
+          "counted in %d of 20", said);
     CHECK(two == 20, "a table read by 2 of 4 workers: spread over their 2 nodes in %d of 20 (%s)",
           two, pol);
 }
@@ -1046,6 +1052,30 @@ static void test_exposure(npl_topo *t2)
           "equal exposures: weights 1");
     CHECK(npl__exposure_weights(NULL, 2, two, 2, NULL, wt) == 0, "no exposure: weights 1");
 
+    /* by phase: phase 0 thread 0 ran twice thread 1's time (200 / 100 samples: even shares);
+     * phase 1 both alike (100 / 100: unchanged), though over the whole run thread 0 ran 1.5x
+     * longer; phase 2: thread 1 has no exposure there (no weighing); phase 3: not weighed */
+    struct npl_prof_sample ph[8] = {{0, 0, 0, 200, 0, 0, 0}, {0, 1, 1, 100, 0, 0, 0},
+                                    {1, 2, 0, 100, 0, 0, 0}, {1, 3, 1, 100, 0, 0, 0},
+                                    {2, 4, 0, 300, 0, 0, 0}, {2, 5, 1, 100, 0, 0, 0},
+                                    {3, 6, 0, 300, 0, 0, 0}, {3, 7, 1, 100, 0, 0, 0}};
+    struct npl_prof_exposure ex[] = {{3, 1, 0.1}, {1, 1, 0.5}, {0, 0, 1.0}, {1, 0, 0.5},
+                                     {0, 1, 0.5}, {2, 0, 0.4},  {3, 0, 2.0}};
+    unsigned char weighed[4] = {1, 1, 1, 0};
+    double sw[8];
+    int k = npl__exposure_weights_by_phase(ex, sizeof ex / sizeof *ex, ph, 8, weighed, sw);
+    double p0 = 200 * sw[0], p1 = 100 * sw[1];
+    CHECK(k == 1 && p0 > 150 - 1e-6 && p0 < 150 + 1e-6 && p1 > 150 - 1e-6 && p1 < 150 + 1e-6,
+          "by phase: phase 0 at 2:1 exposure: %.1f / %.1f (150 / 150), returned %d", p0, p1, k);
+    CHECK(sw[2] == 1 && sw[3] == 1, "by phase: phase 1 at equal exposures: weights %.3f %.3f",
+          sw[2], sw[3]);
+    CHECK(sw[4] == 1 && sw[5] == 1, "by phase: a sampled thread without an exposure in its phase:"
+          " weights %.3f %.3f", sw[4], sw[5]);
+    CHECK(sw[6] == 1 && sw[7] == 1, "by phase: a phase not weighed: weights %.3f %.3f", sw[6],
+          sw[7]);
+    CHECK(npl__exposure_weights_by_phase(NULL, 0, ph, 8, NULL, sw) == 0 && sw[0] == 1,
+          "by phase: no exposures: weights 1");
+
     enum { CH = 64 };
     struct npl_prof_sample s[2 * CH];
     size_t n = 0;
@@ -1083,6 +1113,81 @@ static void test_exposure(npl_topo *t2)
     if (rc == 0)
         npl__advice_clear(&adv);
     npl__classify_ctx_free(ctx);
+}
+
+/* Alternate pages whose first is node 1's (thread 1 on node 1 reads even pages, thread 0 odd
+ * ones), a sample or two a chunk: the cycle in the owners' order, cyclic@1,0 (exact); the
+ * ascending candidates' cycle is the other parity, and the held-out map fills a chunk from its
+ * neighbour. On 4 nodes, period 2 pages over threads 2, 1, 0 (nodes 2, 1, 3):
+ * cyclic_block:2@2,1,3. */
+static void test_ordered_cycle(npl_topo *t2, npl_topo *t4)
+{
+    static const int two[2] = {0, 1}, three[3] = {3, 1, 2};
+    struct mat m = mat_new(1, 256, 2);
+    for (int c = 0; c < 256; c++)
+        mat_add(&m, 0, c, 1 - c % 2, 0, 1 + below(2));
+    struct arr a;
+    char pol[192];
+    arr_from(&a, &m, two, NULL);
+    advised(t2, &a, pol, sizeof pol);
+    CHECK(!strcmp(pol, "cyclic@1,0"), "alternate pages, node 1's first: cyclic@1,0, not %s", pol);
+    arr_free(&a, &m);
+    m = mat_new(1, 384, 3);
+    for (int c = 0; c < 384; c++)
+        mat_add(&m, 0, c, 2 - (c / 2) % 3, 0, 1 + below(2));
+    arr_from(&a, &m, three, NULL);
+    advised(t4, &a, pol, sizeof pol);
+    CHECK(!strcmp(pol, "cyclic_block:2@2,1,3"), "blocks of 2 pages, threads 2, 1, 0 in turn (on "
+          "nodes 2, 1, 3; bind_block's turn is 0, 1, 2): cyclic_block:2@2,1,3, not %s", pol);
+    arr_free(&a, &m);
+}
+
+/* Readers the first toucher hid (npl__masked_readers): a 1 MiB table that 4 workers (threads
+ * 1-4, one a node) read in one time window, as the 4-node guest sampled it: worker 3 got 147 of
+ * 162 samples, the others 13, 1 and 1, though all four ran 0.13-0.19 s there (exposures by
+ * phase). (a) the table the only array: the three were seen by no other array either: weighed
+ * up to worker 3's rate, the table is shared and spread; (b) the three busy on another array
+ * there (150 samples each): their few samples of the table stand, serial bind_all:2 (worker 3's
+ * node); (c) the same as (a) in an OpenMP region (a runtime may spin there): not boosted. */
+static void test_masked_readers(npl_topo *t4)
+{
+    static const int nodes5[5] = {0, 0, 1, 2, 3};
+    static const int per[5] = {0, 13, 1, 147, 1};
+    struct npl_prof_exposure ex[] = {{0, 0, 0.05}, {1, 0, 0.001}, {1, 1, 0.168}, {1, 2, 0.187},
+                                     {1, 3, 0.131}, {1, 4, 0.169}};
+    const char *want[3] = {"cyclic", "bind_all:2", "bind_all:2"};
+    for (int k = 0; k < 3; k++) {
+        struct mat m = mat_new(2, 256, 5);
+        mat_add(&m, 0, 0, 0, 1, 1); /* the main thread's initialisation, window 0 */
+        for (int t = 1; t < 5; t++)
+            for (int j = 0; j < per[t]; j++)
+                mat_add(&m, 1, (int)((unsigned)(j * 97 + t * 31) % 256), t, 0, 1);
+        struct arr a;
+        arr_from(&a, &m, nodes5, NULL);
+        struct npl_prof_phase ph[2] = {{.id = 0, .kind = NPL_PHASE_WINDOW, .entries = 1},
+                                       {.id = 1, .kind = k == 2 ? NPL_PHASE_REGION
+                                                               : NPL_PHASE_WINDOW, .entries = 1}};
+        struct npl_prof_transition tr = {0, 1, 1};
+        struct npl_prof_tally tally[5];
+        for (int t = 0; t < 5; t++)
+            tally[t] = (struct npl_prof_tally){t ? 1u : 0u, (uint32_t)t,
+                                               t ? per[t] + (k == 1 && t != 3 ? 150.0 : 0) : 1};
+        /* sorted by phase, then thread: (0,0) then (1,1..4) */
+        double whole[5] = {0.051, 0.168, 0.187, 0.131, 0.169};
+        a.in.phases = ph;
+        a.in.nphases = 2;
+        a.in.transitions = &tr;
+        a.in.ntransitions = 1;
+        a.in.thread_exposure = whole;
+        a.in.phase_exposure = ex;
+        a.in.nphase_exposure = sizeof ex / sizeof *ex;
+        a.in.phase_tally = tally;
+        a.in.nphase_tally = 5;
+        char pol[192];
+        advised(t4, &a, pol, sizeof pol);
+        CHECK(!strcmp(pol, want[k]), "hidden readers (%c): %s, not %s", 'a' + k, want[k], pol);
+        arr_free(&a, &m);
+    }
 }
 
 int main(void)
@@ -1677,6 +1782,8 @@ int main(void)
     test_even_split(t4);
     test_exposure(t2);
     test_unsampled_reader(t4); /* after the others: their random draws are unchanged */
+    test_ordered_cycle(t2, t4);
+    test_masked_readers(t4);
     npl_topo_destroy(t1);
     npl_topo_destroy(t2);
     npl_topo_destroy(t3);

@@ -3,14 +3,19 @@
  * records decoded (samples with their fields in the kernel's order, records wrapping around the
  * ring's end, PERF_RECORD_LOST counted, other records skipped, corrupt sizes and unsupported
  * sample fields refused), sysfs event strings made configs, the thread-id table, and addresses
- * found in the raw profile's arrays (the newest live one wins over one freed). */
+ * found in the raw profile's arrays (the newest live one wins over one freed); each thread's
+ * exposure read from its CPU clock, in all and by phase (a thread first seen: its whole clock). */
 #include "check.h"
 #include "profile/profile.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define RING 256 /* bytes: small, so that records wrap */
 
@@ -331,9 +336,78 @@ static void test_rows_race(void)
     munmap(race_r, sizeof *race_r);
 }
 
+/* ---- each thread's exposure (npl__raw_thread_clocks), in all and by phase ---- */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+static void spin(double secs)
+{
+    double t0 = cpu_now();
+    for (volatile unsigned k = 0; cpu_now() - t0 < secs; k++)
+        ;
+}
+static pthread_barrier_t expo_bar;
+static struct npl_raw *expo_r;
+static void *expo_thread(void *arg)
+{
+    (void)arg;
+    npl__raw_set_tid(expo_r, (int32_t)syscall(SYS_gettid), 1);
+    spin(0.03);                       /* 30 ms of CPU before any round saw it */
+    pthread_barrier_wait(&expo_bar);  /* the round reads its clock */
+    pthread_barrier_wait(&expo_bar);
+    return NULL;
+}
+
+static void test_exposure(void)
+{
+    struct npl_raw *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                             -1, 0);
+    if (r == MAP_FAILED) {
+        CHECK(0, "cannot map a raw profile");
+        return;
+    }
+    expo_r = r;
+    npl__raw_set_tid(r, (int32_t)syscall(SYS_gettid), 0);
+    atomic_store(&r->cur_phase, 2);
+    npl__raw_thread_clocks(r, 1); /* the first round: the clocks read, nothing counted */
+    CHECK(r->exposure_ns[0] == 0, "first round: no exposure (%llu ns)",
+          (unsigned long long)r->exposure_ns[0]);
+    pthread_t th;
+    pthread_barrier_init(&expo_bar, NULL, 2);
+    pthread_create(&th, NULL, expo_thread, NULL);
+    spin(0.02);
+    pthread_barrier_wait(&expo_bar);
+    atomic_store(&r->cur_phase, 3);
+    npl__raw_thread_clocks(r, 1); /* thread 1 first seen: its whole clock, in phase 3 */
+    pthread_barrier_wait(&expo_bar);
+    pthread_join(th, NULL);
+    uint64_t in3[2] = {0, 0}, other = 0;
+    for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
+        uint64_t key = r->exposures[k].key;
+        if (key && (key - 1) >> 32 == 3 && ((key - 1) & 0xffffffffu) < 2)
+            in3[(key - 1) & 1] += r->exposures[k].ns;
+        else if (key)
+            other += r->exposures[k].ns;
+    }
+    CHECK(r->exposure_ns[0] >= 15000000 && r->exposure_ns[1] >= 25000000,
+          "second round: thread 0 %.1f ms (>= 15), thread 1 first seen %.1f ms (>= 25: its whole "
+          "clock)", r->exposure_ns[0] / 1e6, r->exposure_ns[1] / 1e6);
+    CHECK(in3[0] == r->exposure_ns[0] && in3[1] == r->exposure_ns[1] && other == 0,
+          "by phase: all of it in phase 3, the phase at the round (%.1f and %.1f ms, %.1f "
+          "elsewhere)", in3[0] / 1e6, in3[1] / 1e6, other / 1e6);
+    npl__raw_thread_clocks(r, 0); /* nothing armed: nothing counted */
+    CHECK(r->exposures_dropped == 0, "no exposure dropped");
+    pthread_barrier_destroy(&expo_bar);
+    munmap(r, sizeof *r);
+}
+
 int main(void)
 {
     test_decode();
+    test_exposure();
     test_event_parse();
     test_raw();
     test_rows_race();

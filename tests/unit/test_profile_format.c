@@ -559,8 +559,65 @@ int main(int argc, char **argv)
         bad_edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5,-1],",
                  "run.thread_exposure[1]");
         struct npl_profile *b = good("base", BASE);
-        CHECK(b && !b->thread_exposure, "no thread_exposure: NULL");
+        CHECK(b && !b->thread_exposure && !b->phase_exposure, "no thread_exposure: NULL");
         npl__profile_free(b);
+    }
+
+    /* ---- the exposures by phase (run.phase_exposure, optional): [phase id, thread, seconds],
+     * ids made indexes, sorted; every reference checked ---- */
+    {
+        const char *two = "\"phases\":[{\"id\":0,\"kind\":\"window\",\"site\":null,\"entries\":1},"
+                          "{\"id\":7,\"kind\":\"window\",\"site\":null,\"entries\":1}]";
+        char *a = edit("\"phases\":[{\"id\":0,\"kind\":\"window\",\"site\":null,\"entries\":1}]", two);
+        char *t = edit_in(a, "\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":"
+                          "[0.5,0.25],\"phase_exposure\":[[7,1,0.125],[0,0,0.5],[7,0,0.25]],");
+        struct npl_profile *q = good("phase_exposure", t);
+        CHECK(q && q->nphase_exposure == 3 && q->phase_exposure[0].phase == 0 &&
+                  q->phase_exposure[0].thread == 0 && q->phase_exposure[1].phase == 1 &&
+                  q->phase_exposure[1].thread == 0 && q->phase_exposure[1].seconds == 0.25 &&
+                  q->phase_exposure[2].phase == 1 && q->phase_exposure[2].thread == 1 &&
+                  q->phase_exposure[2].seconds == 0.125,
+              "phase_exposure read back: phase 7 is index 1, sorted by phase and thread");
+        if (q) {
+            round_trip("phase_exposure", q);
+            size_t n;
+            char *w = npl__profile_format(q, &n);
+            CHECK(w && strstr(w, "\"phase_exposure\": [[0, 0, 0.5], [7, 0, 0.25], [7, 1, 0.125]]"),
+                  "phase_exposure written with phase ids: %.200s", w && strstr(w, "phase_exposure")
+                  ? strstr(w, "phase_exposure") : "(none)");
+            free(w);
+        }
+        npl__profile_free(q);
+        static const char *const bad[][2] = {
+            {"[[9,1,0.125]]", "run.phase_exposure[0]: phase 9 is not in phases"},
+            {"[[7,2,0.125]]", "thread 2 is not one of the run's 2"},
+            {"[[7,1,0.1],[7,1,0.2]]", "phase 7, thread 1 given twice"},
+            {"[[7,1,-0.1]]", "run.phase_exposure[0][2]"},
+            {"[[7,1]]", "2 values, not 3"},
+            {"[[7,1,0.1,4]]", "more than 3 values"}};
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            char with[160];
+            snprintf(with, sizeof with, "\"thread_cpus\":null,\"thread_exposure\":[0.5,0.25],"
+                     "\"phase_exposure\":%s,", bad[i][0]);
+            char *u = edit_in(a, "\"thread_cpus\":null,", with);
+            struct npl_profile *x = NULL;
+            char err[1024] = "";
+            int rc = npl__profile_parse(u, strlen(u), &x, err, sizeof err);
+            CHECK(rc < 0 && strstr(err, bad[i][1]), "phase_exposure %s refused: %s", bad[i][0], err);
+            npl__profile_free(x);
+            free(u);
+        }
+        char *u = edit_in(a, "\"thread_cpus\":null,", "\"thread_cpus\":null,"
+                          "\"phase_exposure\":[[7,1,0.1]],");
+        struct npl_profile *x = NULL;
+        char err[1024] = "";
+        CHECK(npl__profile_parse(u, strlen(u), &x, err, sizeof err) < 0 &&
+                  strstr(err, "phase_exposure without thread_exposure"),
+              "phase_exposure alone refused: %s", err);
+        npl__profile_free(x);
+        free(u);
+        free(t);
+        free(a);
     }
     return check_summary("test_profile_format");
 }
