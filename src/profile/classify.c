@@ -576,6 +576,17 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
     double unseen = 0, sampling = reported_sampling_err(w, chosen, &unseen);
     out->local_err = dmin(1, sampling + unseen);
+    if (w->unseen_threads && w->nsampled_threads) {
+        /* threads no sample saw: were they readers on other nodes, that share of the accesses
+         * would not be local */
+        double seen = (double)w->nsampled_threads / (w->nsampled_threads + w->unseen_threads);
+        out->confidence *= seen;
+        out->local_err = dmax(out->local_err, dmin(1, chosen->frac * (1 - seen)));
+        npl__cls_add_text(out->reason, sizeof out->reason, "; %d thread(s) ran as long in its "
+                          "time windows with no sample of any array: whether they read it is not "
+                          "known (fault samples name the first toucher): confidence x %.2f",
+                          w->unseen_threads, seen);
+    }
     const double *loc = chosen->family == FAM_EXPLICIT ? v->xloc : chosen->loc;
     if (whole_run_prediction(w, v, loc, out) < 0)
         return -1;

@@ -487,24 +487,15 @@ int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f,
     return 0;
 }
 
-/* The threads that ran alongside the sampled ones: with no sample of a shared array but an
- * exposure (in the fitted phases, where the profile has exposures by phase) at least half of the
- * most exposed sampled thread's, when the sampled threads are more than half of those. Fault samples name the first toucher, and a thread that always
- * reaches a shared page after another is never sampled there: in a profile (243
- * samples) of guest_advice's table, one worker of 4 had none, and the table was spread over the
- * other 3 workers' nodes, predicted 0.33 local for an exact 0.25. Their nodes count as
- * accessing too (the spread then covers every reader). Sets on[j] for their nodes. */
-static void running_alongside(const struct work *w, const unsigned char *sampled, int nsampled,
-                              unsigned char *on)
+/* Each thread's exposure in the fitted phases where the profile has exposures by phase (a
+ * thread's time in phases this array was not used in says nothing of its readers), else over the
+ * run; NULL without exposures (or out of memory: no reader is then added) */
+static double *fitted_exposure(const struct work *w)
 {
     const struct npl_prof_input *in = w->in;
-    if (!in->thread_exposure || nsampled < 2)
-        return;
-    /* the exposures in the fitted phases where they were recorded by phase: a thread's time in
-     * phases this array was not used in says nothing of its readers */
-    double *ex = malloc((size_t)in->nthreads * sizeof *ex);
+    double *ex = in->thread_exposure ? malloc((size_t)in->nthreads * sizeof *ex) : NULL;
     if (!ex)
-        return; /* no reader added: the sampled nodes only, as without exposures */
+        return NULL;
     int by_phase = in->phase_exposure && in->nphase_exposure && in->nphases;
     for (int t = 0; t < in->nthreads; t++)
         ex[t] = by_phase ? 0 : in->thread_exposure[t];
@@ -513,23 +504,77 @@ static void running_alongside(const struct work *w, const unsigned char *sampled
         if (e->phase < (uint32_t)w->NP && w->inF[e->phase] && e->thread < (uint32_t)in->nthreads)
             ex[e->thread] += e->seconds;
     }
+    return ex;
+}
+
+/* the most exposed sampled thread's exposure */
+static double top_sampled(const struct work *w, const unsigned char *sampled, const double *ex)
+{
     double top = 0;
-    for (int t = 0; t < in->nthreads; t++)
+    for (int t = 0; t < w->in->nthreads; t++)
         top = sampled[t] && ex[t] > top ? ex[t] : top;
+    return top;
+}
+
+/* The threads that ran alongside the sampled ones: with no sample of a shared array but an
+ * exposure (ex: fitted_exposure) at least half of the most exposed sampled thread's, when the
+ * sampled threads are more than half of those. Fault samples name the first toucher, and a
+ * thread that always reaches a shared page after another is never sampled there: in a profile
+ * (243 samples) of guest_advice's table, one worker of 4 had none, and the table was spread over
+ * the other 3 workers' nodes, predicted 0.33 local for an exact 0.25. Their nodes count as
+ * accessing too (the spread then covers every reader). Sets on[j] for their nodes. */
+static void running_alongside(const struct work *w, const unsigned char *sampled, int nsampled,
+                              const double *ex, unsigned char *on)
+{
+    const struct npl_prof_input *in = w->in;
+    double top = top_sampled(w, sampled, ex);
+    if (nsampled < 2 || top <= 0)
+        return;
     int running = 0, both = 0;
     for (int t = 0; t < in->nthreads; t++)
-        if (ex[t] >= top / 2 && top > 0) {
+        if (ex[t] >= top / 2) {
             running++;
             both += sampled[t];
         }
     for (int t = 0; 2 * both > running && t < in->nthreads; t++)
-        if (!sampled[t] && top > 0 && ex[t] >= top / 2 && w->tn[t] >= 0)
+        if (!sampled[t] && ex[t] >= top / 2 && w->tn[t] >= 0)
             on[w->tn[t]] = 1;
-    free(ex);
+}
+
+/* Threads no sample saw at all: in the fitted time windows (no OpenMP region) of a read-mostly
+ * array, the threads that ran at least half as long as its most exposed sampled thread with no
+ * sample of it nor of any other array (the profile's tally). Whether they read it is not known:
+ * a table that every worker reads had every one of its 256 samples taken by one worker (the
+ * first to reach each armed page) in a clean-clone run in the 4-node guest, and was advised
+ * bind_all on its node. The advice stands; its confidence and uncertainty say so. */
+static int unseen_threads(const struct work *w, const unsigned char *sampled, const double *ex)
+{
+    const struct npl_prof_input *in = w->in;
+    double top = top_sampled(w, sampled, ex), writes = 0, all = 0;
+    if (!w->windows_only || !in->phase_tally || !in->phase_exposure || top <= 0)
+        return 0;
+    for (size_t i = 0; i < in->nsamples; i++)
+        if (w->inF[phase_of(w, &in->samples[i])]) {
+            writes += (double)in->samples[i].writes;
+            all += (double)in->samples[i].reads + (double)in->samples[i].writes;
+        }
+    if (writes > NPL_PROF_READ_MOSTLY * all)
+        return 0;
+    int n = 0;
+    for (int t = 0; t < in->nthreads; t++) {
+        double seen = 0;
+        for (size_t k = 0; !sampled[t] && ex[t] >= top / 2 && k < in->nphase_tally; k++)
+            if (in->phase_tally[k].thread == (uint32_t)t &&
+                in->phase_tally[k].phase < (uint32_t)w->NP && w->inF[in->phase_tally[k].phase])
+                seen += in->phase_tally[k].accesses;
+        n += !sampled[t] && ex[t] >= top / 2 && seen <= 0;
+    }
+    return n;
 }
 
 /* Node shares of the accesses over the fitted set; the accessing nodes (OS ids): those of the
- * sampled threads, and of the threads that ran alongside them unsampled (running_alongside). */
+ * sampled threads, and of the threads that ran alongside them unsampled (running_alongside);
+ * the threads no sample saw at all (unseen_threads). */
 int npl__cls_node_shares(struct work *w, double *share, int *accessing)
 {
     int M = w->c->M, n = 0, nsampled = 0;
@@ -545,8 +590,12 @@ int npl__cls_node_shares(struct work *w, double *share, int *accessing)
                 nsampled++;
             }
         }
-    if (sampled && on)
-        running_alongside(w, sampled, nsampled, on);
+    double *ex = sampled && on ? fitted_exposure(w) : NULL;
+    if (ex)
+        running_alongside(w, sampled, nsampled, ex, on);
+    w->unseen_threads = ex ? unseen_threads(w, sampled, ex) : 0;
+    w->nsampled_threads = nsampled;
+    free(ex);
     w->unsampled_nodes = 0;
     for (int j = 0; j < M; j++) {
         share[j] = w->accF > 0 ? share[j] / w->accF : 0;

@@ -75,6 +75,8 @@ struct work {
     int NP;                     /* phases (>= 1) */
     int *tn;                    /* node index of each thread */
     int unsampled_nodes;        /* accessing nodes of threads that ran alongside unsampled */
+    int unseen_threads;         /* threads that ran as long with no sample of any array */
+    int nsampled_threads;       /* threads with a sample of it in the fitted set */
     size_t *order;              /* sample indexes sorted by chunk */
     size_t ngroups, *gstart;    /* samples of one chunk: order[gstart[g]..gstart[g+1]) */
     double *acc;                /* accesses per phase */

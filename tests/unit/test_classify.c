@@ -1142,6 +1142,23 @@ static void test_ordered_cycle(npl_topo *t2, npl_topo *t4)
     arr_free(&a, &m);
 }
 
+/* a's input: phases ph (2) after one another, the exposures whole and by phase, the tally */
+static void two_windows(struct arr *a, const struct npl_prof_phase *ph,
+                        const struct npl_prof_transition *tr, const double *whole,
+                        const struct npl_prof_exposure *ex, size_t nex,
+                        const struct npl_prof_tally *tally, size_t ntally)
+{
+    a->in.phases = ph;
+    a->in.nphases = 2;
+    a->in.transitions = tr;
+    a->in.ntransitions = 1;
+    a->in.thread_exposure = whole;
+    a->in.phase_exposure = ex;
+    a->in.nphase_exposure = nex;
+    a->in.phase_tally = tally;
+    a->in.nphase_tally = ntally;
+}
+
 /* Readers the first toucher hid (npl__masked_readers): a 1 MiB table that 4 workers (threads
  * 1-4, one a node) read in one time window, as the 4-node guest sampled it: worker 3 got 147 of
  * 162 samples, the others 13, 1 and 1, though all four ran 0.13-0.19 s there (exposures by
@@ -1174,20 +1191,64 @@ static void test_masked_readers(npl_topo *t4)
                                                t ? per[t] + (k == 1 && t != 3 ? 150.0 : 0) : 1};
         /* sorted by phase, then thread: (0,0) then (1,1..4) */
         double whole[5] = {0.051, 0.168, 0.187, 0.131, 0.169};
-        a.in.phases = ph;
-        a.in.nphases = 2;
-        a.in.transitions = &tr;
-        a.in.ntransitions = 1;
-        a.in.thread_exposure = whole;
-        a.in.phase_exposure = ex;
-        a.in.nphase_exposure = sizeof ex / sizeof *ex;
-        a.in.phase_tally = tally;
-        a.in.nphase_tally = 5;
+        two_windows(&a, ph, &tr, whole, ex, sizeof ex / sizeof *ex, tally, 5);
         char pol[192];
         advised(t4, &a, pol, sizeof pol);
         CHECK(!strcmp(pol, want[k]), "hidden readers (%c): %s, not %s", 'a' + k, want[k], pol);
         arr_free(&a, &m);
     }
+}
+
+/* Threads no sample saw: a table every sample of which (4 a page) is worker 1's, in the
+ * workers' time window where all four workers ran alike (exposures by phase). (a) the three
+ * others were seen on no array there: the advice stands (serial, bind_all on worker 1's node)
+ * but says so, its confidence x 0.25 and its +/- at least 0.75; (b) they were busy on another
+ * array: nothing said, confidence and +/- as they were. */
+static void test_unseen_threads(npl_topo *t4)
+{
+    static const int nodes5[5] = {0, 1, 1, 2, 3};
+    struct npl_prof_exposure ex[] = {{0, 0, 0.05}, {1, 0, 0.001}, {1, 1, 0.15}, {1, 2, 0.16},
+                                     {1, 3, 0.14},  {1, 4, 0.15}};
+    double conf[2] = {-1, -1}, err[2] = {-1, -1};
+    int said[2] = {0, 0};
+    char pol[2][192] = {"", ""};
+    for (int k = 0; k < 2; k++) {
+        struct mat m = mat_new(2, 256, 5);
+        mat_add(&m, 0, 0, 0, 1, 1);
+        for (int c = 0; c < 256; c++)
+            mat_add(&m, 1, c, 1, 0, 4);
+        struct arr a;
+        arr_from(&a, &m, nodes5, NULL);
+        struct npl_prof_phase ph[2] = {{.id = 0, .kind = NPL_PHASE_WINDOW, .entries = 1},
+                                       {.id = 1, .kind = NPL_PHASE_WINDOW, .entries = 1}};
+        struct npl_prof_transition tr = {0, 1, 1};
+        struct npl_prof_tally tally[5] = {{0, 0, 1}, {1, 1, 1024}, {1, 2, 0}, {1, 3, 0}, {1, 4, 0}};
+        for (int t = 2; k == 1 && t < 5; t++)
+            tally[t].accesses = 200; /* busy on another array */
+        double whole[5] = {0.051, 0.15, 0.16, 0.14, 0.15};
+        two_windows(&a, ph, &tr, whole, ex, sizeof ex / sizeof *ex, tally, 5);
+        struct npl_prof_ctx *ctx;
+        struct npl_prof_advice adv;
+        char e[256];
+        if (npl__classify_ctx(&ctx, t4, 5, e, sizeof e) == 0) {
+            if (npl__classify(ctx, &a.in, &adv, e, sizeof e) == 0) {
+                snprintf(pol[k], sizeof pol[k], "%s", adv.policy);
+                conf[k] = adv.confidence;
+                err[k] = adv.local_err;
+                said[k] = strstr(adv.reason, "3 thread(s) ran as long in its time windows with "
+                                             "no sample of any array") != NULL;
+                npl__advice_clear(&adv);
+            }
+            npl__classify_ctx_free(ctx);
+        }
+        arr_free(&a, &m);
+    }
+    CHECK(!strcmp(pol[0], "bind_all:1") && said[0] && err[0] >= 0.75 - 1e-9 &&
+              conf[0] <= 0.25 * conf[1] + 1e-9,
+          "no sample saw 3 of 4 workers: %s, said %d, +/- %.2f (>= 0.75), confidence %.3f (<= "
+          "0.25 x %.3f)", pol[0], said[0], err[0], conf[0], conf[1]);
+    CHECK(!strcmp(pol[1], "bind_all:1") && !said[1] && err[1] < 0.75,
+          "the 3 busy on another array: %s, said %d, +/- %.2f", pol[1], said[1], err[1]);
 }
 
 int main(void)
@@ -1784,6 +1845,7 @@ int main(void)
     test_unsampled_reader(t4); /* after the others: their random draws are unchanged */
     test_ordered_cycle(t2, t4);
     test_masked_readers(t4);
+    test_unseen_threads(t4);
     npl_topo_destroy(t1);
     npl_topo_destroy(t2);
     npl_topo_destroy(t3);
