@@ -45,7 +45,7 @@ MUTANTS=(
 "masked-readers-off~src/profile/classify_cost.c~s/        if (t != t0 \&\& e >= e0 \/ 2 \&\& a > 0/        if (0 \&\& t != t0 \&\& e >= e0 \/ 2 \&\& a > 0/~unit.test_classify$~test_classify~"
 "phase-exposure-unread~src/profile/format.c~s/                p->phase_exposure = v;/                free(v), p->nphase_exposure = 0;/~unit.test_profile_format$~test_profile_format~"
 "first-round-uncounted~src/profile/raw.c~s/clock_tid\[i\] == tid ? clock_ns\[i\] : had_round ? 0 : c;/clock_tid[i] == tid ? clock_ns[i] : c;/~unit.test_perf_decode$~test_perf_decode~"
-"unseen-threads-ignored~src/profile/classify_candidates.c~s/        n += !sampled\[t\] \&\& ex\[t\] >= top \/ 2 \&\& seen <= 0;/        n += 0;/~unit.test_classify$~test_classify~"
+"unseen-threads-ignored~src/profile/classify_candidates.c~s/        n += !sampled\[t\] \&\& ex\[t\] >= top \/ 2 \&\& seen\[t\] <= 0;/        n += 0;/~unit.test_classify$~test_classify~"
 "wald-uncertainty~src/profile/classify.c~s/    out->local_err = dmin(1, sampling + unseen);/    out->local_err = chosen->err;/~unit.test_classify$~test_classify~"
 "replicate-never~src/defaults/auto.c~s/    return a->has_advice \&\& a->advice.replicate;/    return 0;/~host.auto$~test_auto~accepted: one node advises no replicas; guest_replicate (advised replicas, 4 nodes) fails on it"
 "no-phase-next-touch~src/profile/classify_phases.c~s/out->nnext_touch = (uint32_t)ntargets;/out->nnext_touch = 0;/~unit.test_classify$~test_classify~"

@@ -558,17 +558,18 @@ static int unseen_threads(const struct work *w, const unsigned char *sampled, co
             writes += (double)in->samples[i].writes;
             all += (double)in->samples[i].reads + (double)in->samples[i].writes;
         }
-    if (writes > NPL_PROF_READ_MOSTLY * all)
-        return 0;
+    double *seen = writes <= NPL_PROF_READ_MOSTLY * all
+                       ? calloc((size_t)in->nthreads, sizeof *seen) : NULL;
+    if (!seen)
+        return 0; /* written, or out of memory: nothing said */
+    for (size_t k = 0; k < in->nphase_tally; k++) /* every array's, in the fitted phases */
+        if (in->phase_tally[k].thread < (uint32_t)in->nthreads &&
+            in->phase_tally[k].phase < (uint32_t)w->NP && w->inF[in->phase_tally[k].phase])
+            seen[in->phase_tally[k].thread] += in->phase_tally[k].accesses;
     int n = 0;
-    for (int t = 0; t < in->nthreads; t++) {
-        double seen = 0;
-        for (size_t k = 0; !sampled[t] && ex[t] >= top / 2 && k < in->nphase_tally; k++)
-            if (in->phase_tally[k].thread == (uint32_t)t &&
-                in->phase_tally[k].phase < (uint32_t)w->NP && w->inF[in->phase_tally[k].phase])
-                seen += in->phase_tally[k].accesses;
-        n += !sampled[t] && ex[t] >= top / 2 && seen <= 0;
-    }
+    for (int t = 0; t < in->nthreads; t++)
+        n += !sampled[t] && ex[t] >= top / 2 && seen[t] <= 0;
+    free(seen);
     return n;
 }
 

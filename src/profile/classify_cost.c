@@ -278,9 +278,8 @@ static void seen_in(const struct npl_prof_input *in, uint32_t p, uint32_t t, dou
 {
     struct npl_prof_exposure ek = {p, t, 0};
     struct npl_prof_tally tk = {p, t, 0};
-    const struct npl_prof_exposure *e = NULL;
-    for (size_t i = 0; i < in->nphase_exposure && !e; i++) /* any order: a scan */
-        e = !npl__prof_exposure_cmp(&ek, &in->phase_exposure[i]) ? &in->phase_exposure[i] : NULL;
+    const struct npl_prof_exposure *e = bsearch(&ek, in->phase_exposure, in->nphase_exposure,
+                                                sizeof ek, npl__prof_exposure_cmp);
     const struct npl_prof_tally *k =
         bsearch(&tk, in->phase_tally, in->nphase_tally, sizeof tk, npl__prof_tally_cmp);
     *exposure = e ? e->seconds : 0;

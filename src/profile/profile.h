@@ -279,8 +279,9 @@ struct npl_prof_input {
                                             * default NPL_PROF_MIGRATE_RATE */
     const double *thread_exposure;         /* nthreads: each thread's exposure (seconds it ran
                                             * while pages were armed); NULL: not known */
-    const struct npl_prof_exposure *phase_exposure; /* the same by phase (any order); NULL: not
-                                                     * known (thread_exposure then weighs) */
+    const struct npl_prof_exposure *phase_exposure; /* the same by phase, sorted (a profile's
+                                                     * are); NULL: not known (thread_exposure
+                                                     * then weighs) */
     size_t nphase_exposure;
     const struct npl_prof_tally *phase_tally; /* every array's sampled accesses by phase and
                                                * thread, sorted; NULL: this array's alone */
