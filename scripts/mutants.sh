@@ -20,7 +20,7 @@ COPY=$DIR/$(basename "$SRC")
 # NAME ~ FILE ~ sed expression (must change the file) ~ ctest regex ~ targets ~ accepted (why)
 MUTANTS=(
 "ordinal-apply~preload/apply.c~s/if (e->a->site.ordinal == ordinal)/if (e->a->site.ordinal == 0)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
-"next-ordinal-apply~preload/apply.c~s/struct entry \*e = lookup(k.object_hash, k.offset, ord, NPL_SITE_HEAP)/struct entry *e = lookup(k.object_hash, k.offset, ord + 1, NPL_SITE_HEAP)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
+"next-ordinal-apply~preload/apply.c~s/struct entry \*e = lookup(k->object_hash, k->offset, \*ord, NPL_SITE_HEAP)/struct entry *e = lookup(k->object_hash, k->offset, *ord + 1, NPL_SITE_HEAP)/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 "ordinal-collect~src/profile/collect.c~s/if (a->site.ordinal == ordinal)/if (a->site.ordinal == 0)/~host.auto$~numaplace_cli numaplace_preload test_auto~"
 "lazy-no-mbind~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr + first \* psz/if (0 \&\& npl__mbind(cnt, addr + first * psz/~host.profile_apply$~numaplace_cli numaplace_preload test_profile_apply~"
 "lazy-no-interleave~src/place/place_lazy.c~s/if (npl__mbind(cnt, addr, npages \* psz, MPOL_INTERLEAVE/if (0 \&\& npl__mbind(cnt, addr, npages * psz, MPOL_INTERLEAVE/~host.place$~numaplace_cli numaplace_preload test_place~accepted: MPOL_INTERLEAVE needs two nodes (guest_profile, guest_placement)"
@@ -28,7 +28,7 @@ MUTANTS=(
 "sampler-chunk~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk >> 1, write);/~host.sampler$~test_sampler~"
 "sampler-no-write~src/profile/sampler.c~s/struct sampled one = record(s->array, chunk, write);/struct sampled one = record(s->array, chunk, 0);/~host.sampler$~test_sampler~"
 "loo-unit-access~src/profile/classify_candidates.c~s/left_out_share(L, j, v1, n1, v2, n2, sample_weight(w, s))/left_out_share(L, j, v1, n1, v2, n2, 1.0)/~unit.test_classify$~test_classify~"
-"no-window-folds~src/profile/classify_candidates.c~s/int folds = window_folds(w, set, fold);/int folds = 0 \&\& window_folds(w, set, fold);/~unit.test_classify$~test_classify~"
+"no-window-folds~src/profile/classify_candidates.c~s/int folds = set_windows(w, set, win);/int folds = 0 \&\& set_windows(w, set, win);/~unit.test_classify$~test_classify~"
 "stretch-prediction~src/profile/classify.c~s/    narrower [&]= w->windows_only;/    narrower = 0;/~unit.test_classify$~test_classify~"
 "own-blocks-tracked~preload/alloc.c~s/    int own = npl__site_attribute(ra, site);/    int own = (*site = npl__site_caller(ra), 0);/~cli.profile_own$~numaplace_cli numaplace_preload own_blocks~"
 "site-not-handed~preload/alloc.c~s/    void \*p = placer(n, align, site);/    void *p = placer(n, align, ra);/~cli.omp_alloc$~numaplace_cli numaplace_preload omp_alloc_gcc~"
@@ -39,7 +39,7 @@ MUTANTS=(
 "part-size-ignored~src/defaults/omp_alloc.c~s/part == NPL_OMP_INTERLEAVED \&\& part_size > ps/0/~cli.omp_alloc$~numaplace numaplace_cli numaplace_preload omp_alloc_lib omp_alloc_gcc omp_alloc_clang omp_alloc_f~accepted: one node puts every part on node 0; guest_omp_alloc (4 nodes) fails on it"
 "folds-by-window~src/profile/classify_candidates.c~s/int f = __builtin_parity(dealt_n++);/int f = __builtin_parity((unsigned)p); (void)dealt_n;/~cli.advise$~numaplace_cli~"
 "alone-recurring~src/profile/classify_phases.c~s/return in->phases \&\& in->phases\[p\].entries >= 2 \&\& in->phases\[p\].kind != NPL_PHASE_WINDOW;/return in->phases \&\& in->phases[p].entries >= 2;/~cli.advise$~numaplace_cli~"
-"unsampled-reader-ignored~src/profile/classify_candidates.c~s/        running_alongside(w, sampled, nsampled, on);/        (void)running_alongside;/~unit.test_classify$~test_classify~"
+"unsampled-reader-ignored~src/profile/classify_candidates.c~s/        running_alongside(w, sampled, nsampled, ex, on);/        (void)running_alongside;/~unit.test_classify$~test_classify~"
 "phase-exposure-ignored~src/profile/classify.c~s/    if (in->phase_exposure \&\& in->nphase_exposure \&\& in->nphases) {/    if (0) {/~cli.advise$|unit.test_classify$~numaplace_cli test_classify~"
 "ordered-cycles-off~src/profile/classify_candidates.c~s/        if (!distinct || ascending) \/\* no cycle/        if (1) \/\* no cycle/~unit.test_classify$~test_classify~"
 "masked-readers-off~src/profile/classify_cost.c~s/        if (t != t0 \&\& e >= e0 \/ 2 \&\& a > 0/        if (0 \&\& t != t0 \&\& e >= e0 \/ 2 \&\& a > 0/~unit.test_classify$~test_classify~"
