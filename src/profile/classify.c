@@ -362,7 +362,7 @@ static void verdict_free(struct verdict *v)
 static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *out)
 {
     struct level *N = &w->node, *TL = &w->thr;
-    if (npl__cls_chunk_owners(w, v->owner, &v->top_share, &v->top_thread) < 0 ||
+    if (npl__cls_chunk_owners(w, w->inF, v->owner, &v->top_share, &v->top_thread) < 0 ||
         npl__cls_fit_shapes(w, v->owner, &v->f) < 0 || npl__cls_node_candidates(w, &v->f) < 0 ||
         npl__cls_ordered_cycles(w, v->owner, &v->f) < 0 ||
         npl__cls_thread_shapes(w, TL, &v->f, 0) < 0 || npl__cls_phases_view(w, N, &v->pv) < 0 ||

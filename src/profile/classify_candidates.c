@@ -346,9 +346,10 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
     return 0;
 }
 
-/* Top thread of each sampled chunk over the fitted set (-1: none), and the thread that makes
- * most of the accesses with its share. */
-int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *top_thread)
+/* Top thread of each sampled chunk over the phases set marks (-1: none), and the thread that
+ * makes most of the accesses with its share. */
+int npl__cls_chunk_owners(struct work *w, const unsigned char *set, int *owner, double *top_share,
+                          int *top_thread)
 {
     int T = w->in->nthreads;
     double *ct = calloc((size_t)T, sizeof *ct), *tot = calloc((size_t)T, sizeof *tot);
@@ -362,7 +363,7 @@ int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *to
         double bv = 0;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
-            if (w->inF[phase_of(w, s)]) {
+            if (set[phase_of(w, s)]) {
                 ct[s->thread] += cnt(w, s);
                 tot[s->thread] += cnt(w, s);
             }
@@ -766,32 +767,35 @@ out:
 
 int npl__cls_phase_owners(struct work *w, int p, int *owner)
 {
-    unsigned char *saved = w->inF, *one = calloc((size_t)w->NP, 1);
+    unsigned char *one = calloc((size_t)w->NP, 1);
     double top_share;
     int top_thread;
     if (!one)
         return npl__cls_oom(w);
     one[p] = 1;
-    w->inF = one; /* the owners over one phase: npl__cls_chunk_owners on that set */
-    int rc = npl__cls_chunk_owners(w, owner, &top_share, &top_thread);
-    w->inF = saved;
+    int rc = npl__cls_chunk_owners(w, one, owner, &top_share, &top_thread);
     free(one);
     return rc;
+}
+
+int npl__cls_fitted_shapes(struct work *w, const struct fit *f)
+{
+    char pol[64];
+    if (npl__cls_thread_shapes(w, &w->node, f, 1) < 0 ||
+        npl__cls_thread_shapes(w, &w->thr, f, 0) < 0)
+        return -1;
+    for (int k = 0; w->c->M > 1 && k < f->nk; k++) {
+        snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f->kc[k]);
+        if (npl__cls_shape(w, &w->node, pol, NULL, f->kc[k], 0) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int npl__cls_steady_shapes(struct work *w, const int *owner)
 {
     struct fit f;
-    char pol[64];
-    if (npl__cls_fit_shapes(w, owner, &f) < 0 || npl__cls_thread_shapes(w, &w->node, &f, 1) < 0 ||
-        npl__cls_thread_shapes(w, &w->thr, &f, 0) < 0)
-        return -1;
-    for (int k = 0; w->c->M > 1 && k < f.nk; k++) {
-        snprintf(pol, sizeof pol, "cyclic_block:%llu", (unsigned long long)f.kc[k]);
-        if (npl__cls_shape(w, &w->node, pol, NULL, f.kc[k], 0) < 0)
-            return -1;
-    }
-    return 0;
+    return npl__cls_fit_shapes(w, owner, &f) < 0 ? -1 : npl__cls_fitted_shapes(w, &f);
 }
 
 const struct cand *npl__cls_best_of(const struct level *L, int family)

@@ -174,12 +174,16 @@ int npl__cls_shape(struct work *w, struct level *L, const char *policy, const ch
                    uint64_t period, int threads);
 int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *set,
                           int *chunk_node, double *loc);
-int npl__cls_chunk_owners(struct work *w, int *owner, double *top_share, int *top_thread);
+int npl__cls_chunk_owners(struct work *w, const unsigned char *set, int *owner, double *top_share,
+                          int *top_thread);
 int npl__cls_fit_shapes(struct work *w, const int *owner, struct fit *f);
 int npl__cls_thread_shapes(struct work *w, struct level *L, const struct fit *f, int on_machine);
 int npl__cls_node_shares(struct work *w, double *share, int *accessing);
 int npl__cls_node_candidates(struct work *w, const struct fit *f);
 int npl__cls_steady_shapes(struct work *w, const int *owner);
+/* the shapes of fit f (thread-level blocks and periods, node-level cyclic_block): the second half
+ * of npl__cls_steady_shapes, for a caller that has the fit already */
+int npl__cls_fitted_shapes(struct work *w, const struct fit *f);
 /* Periodic shapes whose nodes follow the owners' own cycle (cyclic_block:K@ORDER, ORDER the node
  * most of the chunks at each position of the cycle belong to) for each period f fitted on owner,
  * where that order is not ascending (the candidates' lists are): alternate pages whose first is

@@ -54,13 +54,15 @@ static int skew_only_phases(struct work *w, const struct level *L, struct phase_
  * period) */
 static int phase_shapes(struct work *w, const struct phase_view *v)
 {
-    int *owner = v->ns >= 2 ? malloc((w->ngroups + 1) * sizeof *owner) : NULL;
-    if (v->ns >= 2 && !owner)
+    if (v->ns < 2)
+        return 0;
+    int *owner = malloc((w->ngroups + 1) * sizeof *owner);
+    if (!owner)
         return npl__cls_oom(w);
-    for (int i = 0; owner && i < v->ns; i++) {
+    for (int i = 0; i < v->ns; i++) {
         struct fit f;
         if (npl__cls_phase_owners(w, v->sig[i], owner) < 0 ||
-            npl__cls_fit_shapes(w, owner, &f) < 0 || npl__cls_steady_shapes(w, owner) < 0 ||
+            npl__cls_fit_shapes(w, owner, &f) < 0 || npl__cls_fitted_shapes(w, &f) < 0 ||
             npl__cls_ordered_cycles(w, owner, &f) < 0) {
             free(owner);
             return -1;
@@ -464,7 +466,7 @@ int npl__cls_steady_state(struct work *w, struct verdict *v)
     v->steady_from = steady_from;
     v->steady_end = end;
     v->once_after = once_after;
-    if (npl__cls_chunk_owners(w, v->owner, &v->top_share, &v->top_thread) < 0 ||
+    if (npl__cls_chunk_owners(w, w->inF, v->owner, &v->top_share, &v->top_thread) < 0 ||
         npl__cls_steady_shapes(w, v->owner) < 0)
         return -1;
     return 0;

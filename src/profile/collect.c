@@ -159,7 +159,7 @@ static int phase_exposures(struct npl_profile *p, const struct npl_raw *r, uint3
     for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
         uint64_t key = r->exposures[k].key;
         n += key && ((key - 1) >> 32) < nph && ((key - 1) & 0xffffffffu) < nthreads &&
-             r->exposures[k].ns;
+             r->exposures[k].count;
     }
     if (!n)
         return 0;
@@ -168,9 +168,9 @@ static int phase_exposures(struct npl_profile *p, const struct npl_raw *r, uint3
     for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
         uint64_t key = r->exposures[k].key;
         uint32_t ph = (uint32_t)((key - 1) >> 32), t = (uint32_t)((key - 1) & 0xffffffffu);
-        if (key && ph < nph && t < nthreads && r->exposures[k].ns)
+        if (key && ph < nph && t < nthreads && r->exposures[k].count)
             p->phase_exposure[p->nphase_exposure++] =
-                (struct npl_prof_exposure){ph, t, (double)r->exposures[k].ns / 1e9};
+                (struct npl_prof_exposure){ph, t, (double)r->exposures[k].count / 1e9};
     }
     qsort(p->phase_exposure, p->nphase_exposure, sizeof *p->phase_exposure,
           npl__prof_exposure_cmp);

@@ -40,6 +40,19 @@ static void write_measured(struct npl__jw *b, const uint64_t m[3])
     npl__jw_s(b, "}");
 }
 
+/* row i of a list of rows, per_line a line: its separator and bracket */
+static void open_row(struct npl__jw *b, size_t i, size_t per_line)
+{
+    npl__jw_s(b, i ? (i % per_line ? ", [" : ",\n    [") : "[");
+}
+
+/* a row's next integer */
+static void row_u(struct npl__jw *b, uint64_t v)
+{
+    npl__jw_s(b, ", ");
+    npl__jw_u(b, v);
+}
+
 /* run.phase_exposure: [phase id, thread, seconds] rows */
 static void phase_exposure(struct npl__jw *b, const struct npl_profile *p)
 {
@@ -48,10 +61,9 @@ static void phase_exposure(struct npl__jw *b, const struct npl_profile *p)
     npl__jw_s(b, ",\n  \"phase_exposure\": [");
     for (size_t i = 0; i < p->nphase_exposure; i++) {
         const struct npl_prof_exposure *e = &p->phase_exposure[i];
-        npl__jw_s(b, i ? (i % 6 ? ", [" : ",\n    [") : "[");
+        open_row(b, i, 6);
         npl__jw_u(b, p->phases[e->phase].id);
-        npl__jw_s(b, ", ");
-        npl__jw_u(b, e->thread);
+        row_u(b, e->thread);
         npl__jw_s(b, ", ");
         npl__jw_real(b, e->seconds);
         npl__jw_s(b, "]");
@@ -80,21 +92,15 @@ static void write_array(struct npl__jw *b, const struct npl_profile *p, uint32_t
     npl__jw_s(b, "],\n   \"samples\": [");
     for (size_t s = 0; s < a->nsamples; s++) {
         const struct npl_prof_sample *x = &a->samples[s];
-        npl__jw_s(b, s ? (s % 8 ? ", [" : ",\n    [") : "[");
+        open_row(b, s, 8);
         npl__jw_u(b, p->phases[x->phase].id);
-        npl__jw_s(b, ", ");
-        npl__jw_u(b, x->chunk);
-        npl__jw_s(b, ", ");
-        npl__jw_u(b, x->thread);
-        npl__jw_s(b, ", ");
-        npl__jw_u(b, x->reads);
-        npl__jw_s(b, ", ");
-        npl__jw_u(b, x->writes);
+        row_u(b, x->chunk);
+        row_u(b, x->thread);
+        row_u(b, x->reads);
+        row_u(b, x->writes);
         if (a->has_measured) {
-            npl__jw_s(b, ", ");
-            npl__jw_u(b, x->local);
-            npl__jw_s(b, ", ");
-            npl__jw_u(b, x->remote);
+            row_u(b, x->local);
+            row_u(b, x->remote);
         }
         npl__jw_s(b, "]");
     }

@@ -512,13 +512,9 @@ struct npl_raw_row {
     _Atomic uint32_t local, remote; /* of them: the page on the thread's node, on another */
     _Atomic uint32_t next;     /* 1 + the next row of its hash bucket's chain, 0 the last */
 };
-struct npl_raw_trans {
-    _Atomic uint64_t key;      /* 1 + (from << 32 | to) */
+struct npl_raw_pair {          /* an open-addressed table's entry (npl__raw_pair_add) */
+    _Atomic uint64_t key;      /* 1 + (a << 32 | b); 0 empty */
     _Atomic uint64_t count;
-};
-struct npl_raw_exposure {
-    _Atomic uint64_t key;      /* 1 + (phase << 32 | thread); 0 empty */
-    _Atomic uint64_t ns;       /* CPU ns the thread ran in the phase while pages were armed */
 };
 struct npl_raw_tid {
     _Atomic int32_t tid;       /* 0: empty */
@@ -553,11 +549,12 @@ struct npl_raw {
                                                        * which they ran together (concurrency) */
     _Atomic uint64_t exposures_dropped; /* exposures the table had no room for (then none is
                                          * written: the whole-run ones weigh) */
-    struct npl_raw_exposure exposures[NPL_RAW_EXPOSURES]; /* exposure_ns split by the phase
-                                                           * current at each round */
+    struct npl_raw_pair exposures[NPL_RAW_EXPOSURES]; /* exposure_ns split by the phase
+                                                       * current at each round: (phase,
+                                                       * thread) -> CPU ns */
     struct npl_raw_tid tids[NPL_RAW_TIDS]; /* each numbered thread's kernel id */
     struct npl_raw_phase phases[NPL_RAW_PHASES];
-    struct npl_raw_trans trans[NPL_RAW_TRANS];
+    struct npl_raw_pair trans[NPL_RAW_TRANS];    /* (from, to) -> times */
     struct npl_raw_object objects[NPL_RAW_OBJECTS];
     struct npl_raw_array arrays[NPL_RAW_ARRAYS];
     _Atomic uint64_t ft_used;

@@ -215,28 +215,28 @@ uint32_t npl__raw_new_phase(struct npl_raw *r, uint32_t kind, uint32_t object, u
     return n;
 }
 
-void npl__raw_transition(struct npl_raw *r, uint32_t from, uint32_t to)
+/* add to the entry (a, b) of an open-addressed table of n entries (a power of 2), probed from a
+ * hash of its key: 1 when the entry is new, 0 when it was there, -1 when the table is full */
+static int pair_add(struct npl_raw_pair *t, size_t n, uint32_t a, uint32_t b, uint64_t add)
 {
-    if (from == NPL_RAW_NONE)
-        return;
-    uint64_t key = 1 + ((uint64_t)from << 32 | to);
-    for (size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) % NPL_RAW_TRANS, probes = 0;
-         probes < NPL_RAW_TRANS; i = (i + 1) % NPL_RAW_TRANS, probes++) {
-        uint64_t k = atomic_load(&r->trans[i].key);
-        if (k == 0) {
-            uint64_t expect = 0;
-            if (atomic_compare_exchange_strong(&r->trans[i].key, &expect, key)) {
-                atomic_fetch_add(&r->ntrans, 1);
-                k = key;
-            } else {
-                k = expect;
-            }
-        }
-        if (k == key) {
-            atomic_fetch_add(&r->trans[i].count, 1);
-            return;
+    uint64_t key = 1 + ((uint64_t)a << 32 | b);
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40);
+    for (size_t probes = 0; probes < n; probes++) {
+        struct npl_raw_pair *e = &t[(h + probes) & (n - 1)];
+        uint64_t k = atomic_load(&e->key);
+        int fresh = !k && atomic_compare_exchange_strong(&e->key, &k, key);
+        if (fresh || k == key) {
+            atomic_fetch_add_explicit(&e->count, add, memory_order_relaxed);
+            return fresh;
         }
     }
+    return -1;
+}
+
+void npl__raw_transition(struct npl_raw *r, uint32_t from, uint32_t to)
+{
+    if (from != NPL_RAW_NONE && pair_add(r->trans, NPL_RAW_TRANS, from, to, 1) == 1)
+        atomic_fetch_add(&r->ntrans, 1);
 }
 
 /* ---- the raw profile's files ---- */
@@ -299,25 +299,6 @@ struct npl_raw *npl__raw_open(const char *list)
 }
 
 /* ---- each thread's exposure ---- */
-/* CPU ns of thread t in phase ph: its slot in the open-addressed table (probed from a hash of
- * the key), or exposures_dropped when the table is full */
-static void add_phase_exposure(struct npl_raw *r, uint32_t ph, int32_t t, uint64_t ns)
-{
-    uint64_t key = 1 + ((uint64_t)ph << 32 | (uint32_t)t);
-    size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40);
-    for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
-        struct npl_raw_exposure *e = &r->exposures[(h + k) & (NPL_RAW_EXPOSURES - 1)];
-        uint64_t was = atomic_load_explicit(&e->key, memory_order_acquire);
-        if (!was && atomic_compare_exchange_strong(&e->key, &was, key))
-            was = key;
-        if (was == key) {
-            atomic_fetch_add_explicit(&e->ns, ns, memory_order_relaxed);
-            return;
-        }
-    }
-    atomic_fetch_add_explicit(&r->exposures_dropped, 1, memory_order_relaxed);
-}
-
 /* Each numbered thread's CPU clock read every round (a thread's clock of the same process:
  * clock id (~tid << 3) | 6, as glibc's pthread_getcpuclockid makes it): the CPU time it ran since
  * the last round counts as its exposure when pages were armed meanwhile (armed), in all and in
@@ -350,8 +331,9 @@ void npl__raw_thread_clocks(struct npl_raw *r, int armed)
         uint64_t last = clock_tid[i] == tid ? clock_ns[i] : had_round ? 0 : c;
         if (armed && c > last && t >= 0 && t < NPL_RAW_THREADS) {
             atomic_fetch_add_explicit(&r->exposure_ns[t], c - last, memory_order_relaxed);
-            if (ph < NPL_RAW_PHASES)
-                add_phase_exposure(r, ph, t, c - last);
+            if (ph < NPL_RAW_PHASES &&
+                pair_add(r->exposures, NPL_RAW_EXPOSURES, ph, (uint32_t)t, c - last) < 0)
+                atomic_fetch_add_explicit(&r->exposures_dropped, 1, memory_order_relaxed);
             if (span && c - last >= span / 10) {
                 ran++;
                 busy += c - last;

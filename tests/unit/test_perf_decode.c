@@ -184,14 +184,20 @@ static void test_event_parse(void)
     CHECK(npl__perf_event_parse("event=1;umask=2", fmt, NULL, c) == -1, "a bad separator");
 }
 
-static void test_raw(void)
+/* a zeroed raw profile of this process, or NULL (a failed check) */
+static struct npl_raw *new_raw(void)
 {
     struct npl_raw *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                              -1, 0);
-    if (r == MAP_FAILED) {
-        CHECK(0, "cannot map a raw profile");
+    CHECK(r != MAP_FAILED, "a raw profile mapped");
+    return r == MAP_FAILED ? NULL : r;
+}
+
+static void test_raw(void)
+{
+    struct npl_raw *r = new_raw();
+    if (!r)
         return;
-    }
     /* thread ids: set, changed, two that collide in the hash, an unknown one */
     npl__raw_set_tid(r, 1000, 0);
     npl__raw_set_tid(r, 1001, 1);
@@ -308,9 +314,7 @@ static void *race(void *arg)
 
 static void test_rows_race(void)
 {
-    race_r = mmap(NULL, sizeof *race_r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(race_r != MAP_FAILED, "mmap");
-    if (race_r == MAP_FAILED)
+    if (!(race_r = new_raw()))
         return;
     pthread_t th[RACE_THREADS];
     for (uintptr_t t = 0; t < RACE_THREADS; t++)
@@ -363,12 +367,9 @@ static void *expo_thread(void *arg)
 
 static void test_exposure(void)
 {
-    struct npl_raw *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                             -1, 0);
-    if (r == MAP_FAILED) {
-        CHECK(0, "cannot map a raw profile");
+    struct npl_raw *r = new_raw();
+    if (!r)
         return;
-    }
     expo_r = r;
     npl__raw_set_tid(r, (int32_t)syscall(SYS_gettid), 0);
     atomic_store(&r->cur_phase, 2);
@@ -388,9 +389,9 @@ static void test_exposure(void)
     for (size_t k = 0; k < NPL_RAW_EXPOSURES; k++) {
         uint64_t key = r->exposures[k].key;
         if (key && (key - 1) >> 32 == 3 && ((key - 1) & 0xffffffffu) < 2)
-            in3[(key - 1) & 1] += r->exposures[k].ns;
+            in3[(key - 1) & 1] += r->exposures[k].count;
         else if (key)
-            other += r->exposures[k].ns;
+            other += r->exposures[k].count;
     }
     CHECK(r->exposure_ns[0] >= 15000000 && r->exposure_ns[1] >= 25000000,
           "second round: thread 0 %.1f ms (>= 15), thread 1 first seen %.1f ms (>= 25: its whole "
