@@ -181,13 +181,20 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     char bid[160] = "";
     npl__elf_build_id(prog, bid, sizeof bid);
     char real[PATH_MAX];
+    /* each CPU's node: a thread no sample saw is placed by the CPU it ran on */
+    long conf = sysconf(_SC_NPROCESSORS_CONF); /* CPU ids below it (some offline, or not ours) */
+    int ncpu = t && conf > 0 && conf < 65536 ? (int)conf : 0, *cpu_node = NULL;
+    if (ncpu > 0 && (cpu_node = malloc((size_t)ncpu * sizeof *cpu_node)) != NULL)
+        for (int c = 0; c < ncpu; c++)
+            cpu_node[c] = npl_topo_cpu_node(t, c);
     struct npl_collect_info in = {realpath(prog, real) ? real : prog, bid, nodes, nn,
                                   (uint64_t)sysconf(_SC_PAGESIZE), bind_kind, bind_detail,
-                                  r->rate, seconds};
+                                  r->rate, seconds, cpu_node, cpu_node ? ncpu : 0};
     struct npl_profile *p = NULL;
     char err[1024];
-    if (npl__profile_from_raw(r, &in, &p, err, sizeof err) < 0 ||
-        (sites_name(p), classify_all(p, err, sizeof err) < 0)) {
+    int collected = npl__profile_from_raw(r, &in, &p, err, sizeof err);
+    free(cpu_node);
+    if (collected < 0 || (sites_name(p), classify_all(p, err, sizeof err) < 0)) {
         fprintf(stderr, "numaplace profile: %s\n", err);
         npl__profile_free(p);
         return EXIT_FAILED;

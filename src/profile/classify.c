@@ -453,12 +453,34 @@ static int steady_scores(struct work *w, struct verdict *v)
     return 0;
 }
 
+/* half of Wilson's interval at two standard errors for a fraction p of n sampled accesses */
+static double wilson_half(double p, double n)
+{
+    double z2 = 4.0; /* z = 2 */
+    p = clamp01(p);
+    double d = 1 + z2 / n, mid = (p + z2 / (2 * n)) / d;
+    double half = 2 * npl__cls_root01(p * (1 - p) / n + z2 / (4 * n * n)) / d;
+    return dmax(mid + half - p, p - (mid - half));
+}
+
+/* the raw sampled accesses of the fitted phases */
+static double fitted_accesses(const struct work *w)
+{
+    double n = 0;
+    for (size_t g = 0; g < w->ngroups; g++)
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
+            if (w->inF[phase_of(w, sample(w, i))])
+                n += (double)sample(w, i)->reads + (double)sample(w, i)->writes;
+    return n;
+}
+
 /* The uncertainty a profile reports for its chosen figure p (the decisions use chosen->err):
  * the sampling error, never 0 at p = 0 or 1 (Wilson's interval at two standard errors over the
  * raw sampled accesses of the fitted phases; and no less than chosen->err, which holds the gap
  * between the skewed and the even hypotheses), and *unseen, the share of the accesses that fell
  * in chunks no sample saw (Good-Turing: the chunks sampled exactly once over the samples), whose
- * locality under any placement is unknown: 0 to 1 of that share. */
+ * locality under any placement is unknown: 0 to 1 of that share (unseen NULL: not asked, a
+ * spread deals those chunks as the rest). */
 static double reported_sampling_err(const struct work *w, const struct cand *chosen, double *unseen)
 {
     double n = 0, once = 0;
@@ -470,13 +492,32 @@ static double reported_sampling_err(const struct work *w, const struct cand *cho
         n += k;
         once += k == 1;
     }
-    *unseen = n > 0 ? once / n : 0;
-    if (n <= 0)
-        return chosen->err;
-    double p = clamp01(chosen->frac), z2 = 4.0; /* z = 2 */
-    double d = 1 + z2 / n, mid = (p + z2 / (2 * n)) / d;
-    double half = 2 * npl__cls_root01(p * (1 - p) / n + z2 / (4 * n * n)) / d;
-    return dmax(chosen->err, dmax(mid + half - p, p - (mid - half)));
+    if (unseen)
+        *unseen = n > 0 ? once / n : 0;
+    return n > 0 ? dmax(chosen->err, wilson_half(chosen->frac, n)) : chosen->err;
+}
+
+/* Shared data spread (or one reader's, spread for safety): no owner's pages to find, every
+ * page's node dealt alike, the chunks no sample saw too: *spread, its prediction
+ * (npl__cls_spread_prediction); -1 where the chosen placement is no spread of such data, or the
+ * samples' own figure differs by more than four standard errors (readers that do follow the
+ * spread's pages: a row-cyclic update of a table all threads also read). */
+static int spread_figure(struct work *w, const struct verdict *v,
+                         const struct npl_prof_advice *out, double *spread)
+{
+    const struct cand *c = v->chosen;
+    *spread = -1;
+    if ((c->family != FAM_CYCLIC && c->family != FAM_WEIGHTED) ||
+        (out->pattern != NPL_PAT_SHARED_READ && out->pattern != NPL_PAT_SHARED_WRITTEN &&
+         out->pattern != NPL_PAT_SERIAL))
+        return 0;
+    double n = fitted_accesses(w);
+    if (npl__cls_spread_prediction(w, v, c, spread) < 0)
+        return -1;
+    double tol = n > 0 ? 2 * wilson_half(c->frac, n) : 1; /* four standard errors */
+    if (*spread >= 0 && (*spread > c->frac + tol || *spread < c->frac - tol))
+        *spread = -1;
+    return 0;
 }
 
 /* A program without regions (its phases are time windows, cut by the clock, not by the program's
@@ -556,7 +597,7 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, "; %d node(s) whose threads ran "
                           "alongside without a sample of it counted as its readers (fault samples "
                           "name the first toucher)", w->unsampled_nodes);
-    if (v->even_plausible)
+    if (v->even_plausible && !w->unseen_nodes) /* else said with the unseen threads below */
         npl__cls_add_text(out->reason, sizeof out->reason, "; its node shares (top %.2f) are "
                           "those of fault samples of shared data, which name the first toucher: "
                           "each placement was also scored as if every accessing node used it "
@@ -574,23 +615,38 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
                           "by its exposure (weights %.2f to %.2f)", lo, hi);
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
-    double unseen = 0, sampling = reported_sampling_err(w, chosen, &unseen);
+    double spread;
+    if (spread_figure(w, v, out, &spread) < 0)
+        return -1;
+    double unseen = 0, sampling = reported_sampling_err(w, chosen, spread < 0 ? &unseen : NULL);
     out->local_err = dmin(1, sampling + unseen);
     if (w->unseen_threads && w->nsampled_threads) {
         /* threads no sample saw: were they readers on other nodes, that share of the accesses
-         * would not be local */
+         * would not be local (where they add nodes, chosen->err holds it: the even scoring) */
         double seen = (double)w->nsampled_threads / (w->nsampled_threads + w->unseen_threads);
         out->confidence *= seen;
-        out->local_err = dmax(out->local_err, dmin(1, chosen->frac * (1 - seen)));
+        if (!w->unseen_nodes)
+            out->local_err = dmax(out->local_err, dmin(1, chosen->frac * (1 - seen)));
         npl__cls_add_text(out->reason, sizeof out->reason, "; %d thread(s) ran as long in its "
                           "time windows with no sample of any array: whether they read it is not "
-                          "known (fault samples name the first toucher): confidence x %.2f",
-                          w->unseen_threads, seen);
+                          "known (fault samples name the first toucher)", w->unseen_threads);
+        if (w->unseen_nodes)
+            npl__cls_add_text(out->reason, sizeof out->reason, ": their %d node(s) counted "
+                              "among its accessing nodes, each placement also scored as if every "
+                              "accessing node used it alike", w->unseen_nodes);
+        npl__cls_add_text(out->reason, sizeof out->reason, "; confidence x %.2f", seen);
     }
     const double *loc = chosen->family == FAM_EXPLICIT ? v->xloc : chosen->loc;
     if (whole_run_prediction(w, v, loc, out) < 0)
         return -1;
-    out->local_run = npl__cls_frac_over(w, loc, NULL);
+    if (spread >= 0 && (spread > out->local_policy + 0.005 || spread < out->local_policy - 0.005)) {
+        npl__cls_add_text(out->reason, sizeof out->reason, "; predicted %.2f as each accessing "
+                          "node's share of the accesses x its share of the pages (on the sampled "
+                          "pages themselves: %.2f)", spread, out->local_policy);
+        out->local_policy = spread;
+        out->local_best = dmax(out->local_best, spread);
+    }
+    out->local_run = spread >= 0 ? spread : npl__cls_frac_over(w, loc, NULL);
     if (w->accF < w->S)
         npl__cls_add_text(out->reason, sizeof out->reason, "; over every sampled access (the "
                           "phases left out too) %.2f", out->local_run);

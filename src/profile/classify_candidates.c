@@ -251,8 +251,43 @@ static double left_out_share(const struct level *L, int j, double v1, int n1, do
     return rest >= v2 - EPS ? 1.0 / (n2 + 1) : 0; /* a tie with the nodes at v2, or below them */
 }
 
+/* The samples of the chunks the set has no sample of (gown[g] -1: every sample of such a chunk
+ * is outside the set), scored under the owner of the nearest chunk that has one (the earlier on
+ * a tie), as the map is applied; 1/M where no chunk has one. */
+static void fill_from_neighbours(const struct work *w, const struct level *L, const int *gown,
+                                 double *loc)
+{
+    size_t prev = SIZE_MAX, next = 0; /* the owned groups around g (next: moves forward only) */
+    for (size_t g = 0; g < w->ngroups; g++) {
+        if (gown[g] >= 0) {
+            prev = g;
+            continue;
+        }
+        if (next <= g)
+            next = g + 1;
+        while (next < w->ngroups && gown[next] < 0)
+            next++;
+        uint64_t k = group_chunk(w, g);
+        int owner = -1;
+        if (prev != SIZE_MAX && (next >= w->ngroups || k - group_chunk(w, prev) <=
+                                                           group_chunk(w, next) - k))
+            owner = gown[prev];
+        else if (next < w->ngroups)
+            owner = gown[next];
+        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
+            const struct npl_prof_sample *s = sample(w, i);
+            double share = owner < 0 ? 1.0 / L->M : L->tn[s->thread] == owner;
+            loc[phase_of(w, s)] += cnt(w, s) * share;
+        }
+    }
+}
+
 /* Explicit owners fitted on the phases of `set`: index per chunk (-1 where the set has no
- * sample) and local accesses per phase, as fitted outside the set; inside it, held out:
+ * sample) and local accesses per phase, as fitted outside the set (a chunk the set has no sample
+ * of goes with its nearest sampled chunk, the earlier on a tie, as npl__cls_finish_explicit
+ * places it: scored 1/M instead, an array of four workers' slices sampled 185 times in one time
+ * window and 101 in the next looked like a change of owners, its second window predicted 0.58
+ * under the first's map for an exact 1.00); inside it, held out:
  *  - where the set has two time windows or more, a sample of one fold (set_windows) is
  *    judged by the owner fitted on the other fold's samples of its chunk: a table every thread
  *    reads gets its sampled chance owner's share of the other fold (0.25 of 4 nodes), an array
@@ -273,6 +308,13 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
         return npl__cls_oom(w);
     }
     int folds = set_windows(w, set, win);
+    int *gown = malloc((w->ngroups + 1) * sizeof *gown); /* each group's owner in the set, -1 */
+    if (!gown) {
+        free(win);
+        free(fc);
+        free(dealt);
+        return npl__cls_oom(w);
+    }
     for (uint64_t k = 0; chunk_node && k < w->in->nchunks; k++)
         chunk_node[k] = -1;
     for (int p = 0; p < w->NP; p++)
@@ -323,12 +365,15 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             n2 += M - nl; /* the nodes that never touched it */
         if (chunk_node && v1 > 0)
             chunk_node[group_chunk(w, g)] = first;
+        gown[g] = v1 > 0 ? first : -1;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
             int j = L->tn[s->thread], p = phase_of(w, s), f = dealt[i];
             double share;
+            if (!set[p] && v1 <= 0) /* its neighbour's: filled in below */
+                continue;
             if (!set[p]) /* as fitted */
-                share = v1 <= 0 ? 1.0 / M : L->cn[j] == v1 ? 1.0 / n1 : 0;
+                share = L->cn[j] == v1 ? 1.0 / n1 : 0;
             else if (f >= 0 && in_fold[1 - f] > 0) /* judged by the other fold's owner */
                 share = fitted_share(fc + (size_t)(1 - f) * M, M, j);
             else
@@ -340,6 +385,8 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             fc[L->clist[q]] = fc[M + L->clist[q]] = 0;
         }
     }
+    fill_from_neighbours(w, L, gown, loc);
+    free(gown);
     free(win);
     free(fc);
     free(dealt);
@@ -547,8 +594,11 @@ static void running_alongside(const struct work *w, const unsigned char *sampled
  * sample of it nor of any other array (the profile's tally). Whether they read it is not known:
  * a table that every worker reads had every one of its 256 samples taken by one worker (the
  * first to reach each armed page) in a clean-clone run in the 4-node guest, and was advised
- * bind_all on its node. The advice stands; its confidence and uncertainty say so. */
-static int unseen_threads(const struct work *w, const unsigned char *sampled, const double *ex)
+ * bind_all on its node. Their nodes count as accessing, as unseen[j] (each placement is then
+ * also scored as if they read it alike: npl__cls_costs): one node only when their own node is
+ * the sampled one. Returns how many. */
+static int unseen_threads(const struct work *w, const unsigned char *sampled, const double *ex,
+                          unsigned char *unseen)
 {
     const struct npl_prof_input *in = w->in;
     double top = top_sampled(w, sampled, ex), writes = 0, all = 0;
@@ -569,18 +619,23 @@ static int unseen_threads(const struct work *w, const unsigned char *sampled, co
             seen[in->phase_tally[k].thread] += in->phase_tally[k].accesses;
     int n = 0;
     for (int t = 0; t < in->nthreads; t++)
-        n += !sampled[t] && ex[t] >= top / 2 && seen[t] <= 0;
+        if (!sampled[t] && ex[t] >= top / 2 && seen[t] <= 0) {
+            n++;
+            if (w->tn[t] >= 0)
+                unseen[w->tn[t]] = 1;
+        }
     free(seen);
     return n;
 }
 
 /* Node shares of the accesses over the fitted set; the accessing nodes (OS ids): those of the
- * sampled threads, and of the threads that ran alongside them unsampled (running_alongside);
+ * sampled threads, of the threads that ran alongside them unsampled (running_alongside) and of
  * the threads no sample saw at all (unseen_threads). */
 int npl__cls_node_shares(struct work *w, double *share, int *accessing)
 {
     int M = w->c->M, n = 0, nsampled = 0;
     unsigned char *sampled = calloc((size_t)w->in->nthreads + 1, 1), *on = calloc((size_t)M, 1);
+    unsigned char *unseen = calloc((size_t)M, 1);
     for (int j = 0; j < M; j++)
         share[j] = 0;
     for (size_t i = 0; i < w->in->nsamples; i++)
@@ -592,21 +647,25 @@ int npl__cls_node_shares(struct work *w, double *share, int *accessing)
                 nsampled++;
             }
         }
-    double *ex = sampled && on ? fitted_exposure(w) : NULL;
+    double *ex = sampled && on && unseen ? fitted_exposure(w) : NULL;
     if (ex)
         running_alongside(w, sampled, nsampled, ex, on);
-    w->unseen_threads = ex ? unseen_threads(w, sampled, ex) : 0;
+    w->unseen_threads = ex ? unseen_threads(w, sampled, ex, unseen) : 0;
     w->nsampled_threads = nsampled;
     free(ex);
-    w->unsampled_nodes = 0;
+    w->unsampled_nodes = w->unseen_nodes = 0;
     for (int j = 0; j < M; j++) {
         share[j] = w->accF > 0 ? share[j] / w->accF : 0;
-        if (share[j] > 0 || (on && on[j]))
+        int alongside = share[j] <= 0 && on && on[j];
+        int only_unseen = share[j] <= 0 && !alongside && unseen && unseen[j];
+        if (share[j] > 0 || alongside || only_unseen)
             accessing[n++] = w->c->nodes[j];
-        w->unsampled_nodes += share[j] <= 0 && on && on[j];
+        w->unsampled_nodes += alongside;
+        w->unseen_nodes += only_unseen;
     }
     free(sampled);
     free(on);
+    free(unseen);
     return n;
 }
 

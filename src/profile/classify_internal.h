@@ -76,6 +76,7 @@ struct work {
     int *tn;                    /* node index of each thread */
     int unsampled_nodes;        /* accessing nodes of threads that ran alongside unsampled */
     int unseen_threads;         /* threads that ran as long with no sample of any array */
+    int unseen_nodes;           /* accessing nodes of those threads alone */
     int nsampled_threads;       /* threads with a sample of it in the fitted set */
     size_t *order;              /* sample indexes sorted by chunk */
     size_t ngroups, *gstart;    /* samples of one chunk: order[gstart[g]..gstart[g+1]) */
@@ -253,6 +254,10 @@ int npl__cls_steady_state(struct work *w, struct verdict *v);
 void npl__cls_rules(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 void npl__cls_guard(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 int npl__cls_costs(struct work *w, struct verdict *v);
+/* a spread's local fraction for shared data: each accessing node's share of the accesses x its
+ * share of the pages (*pred -1: none) */
+int npl__cls_spread_prediction(struct work *w, const struct verdict *v, const struct cand *c,
+                               double *pred);
 void npl__cls_safe_spread(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 void npl__cls_even_split_fix(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 #endif

@@ -177,6 +177,28 @@ static int phase_exposures(struct npl_profile *p, const struct npl_raw *r, uint3
     return 0;
 }
 
+/* each thread on the node where most of its samples were taken; one with none, on the node of
+ * the CPU the sampler last saw it on; else where thread 0 is */
+static void thread_nodes(struct npl_profile *p, const struct npl_raw *r,
+                         const struct npl_collect_info *in, uint32_t nthreads)
+{
+    for (uint32_t t = 0; t < nthreads; t++) {
+        int best = -1;
+        uint32_t most = 0;
+        for (int k = 0; k < in->nnodes; k++) {
+            int node = in->nodes[k];
+            if (node >= 0 && node < NPL_RAW_NODES && r->thread_node[t][node] > most) {
+                most = r->thread_node[t][node];
+                best = node;
+            }
+        }
+        int32_t cpu = r->thread_cpu[t] - 1;
+        if (best < 0 && cpu >= 0 && in->cpu_node && cpu < in->ncpu && in->cpu_node[cpu] >= 0)
+            best = in->cpu_node[cpu];
+        p->thread_nodes[t] = best >= 0 ? best : t > 0 ? p->thread_nodes[0] : in->nodes[0];
+    }
+}
+
 int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
                           struct npl_profile **out, char *err, size_t errsz)
 {
@@ -196,7 +218,12 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     p->rate = r->rate > 0 ? r->rate : in->rate;
     p->seconds = in->seconds;
     p->rw_known = r->rw_known;
+    /* the threads sampled, and those that ran while pages were armed with no sample (numbered
+     * after the last sampled one, they used to be left out: nothing then said they ran) */
     uint32_t nthreads = r->nthreads ? r->nthreads : 1;
+    for (uint32_t t = nthreads; t < NPL_RAW_THREADS; t++)
+        if (r->exposure_ns[t])
+            nthreads = t + 1;
     if (nthreads > NPL_RAW_THREADS)
         nthreads = NPL_RAW_THREADS;
     p->threads = (int)nthreads;
@@ -232,19 +259,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
         goto oom;
     memcpy(p->nodes, in->nodes, (size_t)in->nnodes * sizeof *p->nodes);
 
-    /* each thread on the node where most of its samples were taken */
-    for (uint32_t t = 0; t < nthreads; t++) {
-        int best = -1;
-        uint32_t most = 0;
-        for (int k = 0; k < in->nnodes; k++) {
-            int node = in->nodes[k];
-            if (node >= 0 && node < NPL_RAW_NODES && r->thread_node[t][node] > most) {
-                most = r->thread_node[t][node];
-                best = node;
-            }
-        }
-        p->thread_nodes[t] = best >= 0 ? best : t > 0 ? p->thread_nodes[0] : in->nodes[0];
-    }
+    thread_nodes(p, r, in, nthreads);
 
     /* each thread's exposure: recorded when some thread ran while pages were armed */
     uint64_t exposed = 0;

@@ -449,7 +449,7 @@ int npl__elf_build_id(const char *path, char *out, size_t size);
  * writes it from its allocation hooks and its fault handler (atomics, no lock, no malloc), and
  * `numaplace profile`, which reads it after the program ended (however it ended) ==== */
 #define NPL_RAW_MAGIC 0x3157415250504c4eull /* "NPLPRAW1" */
-#define NPL_RAW_VERSION 11
+#define NPL_RAW_VERSION 12
 #define NPL_RAW_OBJECTS 256
 #define NPL_RAW_ARRAYS 4096
 #define NPL_RAW_THREADS 1024
@@ -544,6 +544,9 @@ struct npl_raw {
     _Atomic uint32_t thread_node[NPL_RAW_THREADS][NPL_RAW_NODES]; /* samples per thread, node */
     _Atomic uint64_t exposure_ns[NPL_RAW_THREADS]; /* CPU ns each thread ran in the sampler's
                                                     * rounds while pages were armed */
+    _Atomic int32_t thread_cpu[NPL_RAW_THREADS]; /* 1 + the CPU a round last saw a thread with
+                                                  * an exposure and no sample on; 0: none (its
+                                                  * node, where no sample names it) */
     _Atomic uint64_t rounds_crowded, rounds_together; /* rounds (pages armed) in which two
                                                        * threads or more ran; of them, those in
                                                        * which they ran together (concurrency) */
@@ -678,6 +681,9 @@ struct npl_collect_info {
     int binding;                            /* enum npl_prof_binding */
     const char *binding_detail;
     double rate, seconds;
+    const int *cpu_node;                    /* each CPU's node (ncpu entries; -1: unknown), for
+                                             * the threads no sample named a node of; or NULL */
+    int ncpu;
 };
 int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
                           struct npl_profile **out, char *err, size_t errsz);

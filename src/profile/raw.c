@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "base/base.h"
 #include "profile/profile.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -307,8 +308,28 @@ struct npl_raw *npl__raw_open(const char *list)
 static int32_t clock_tid[NPL_RAW_TIDS]; /* the tid whose clock clock_ns[i] is, 0: none */
 static uint64_t clock_ns[NPL_RAW_TIDS];
 static uint64_t clock_round; /* when the clocks were last read (CLOCK_MONOTONIC ns) */
+static unsigned char node_sampled[NPL_RAW_THREADS]; /* a sample named the thread's node */
+static unsigned rounds_read; /* the rounds that read the clocks */
+
+/* A thread that ran with no sample yet: the CPU it is on (read once, then every 16th round), so
+ * that the profile can name its node (a thread no sample saw used to be left out of the profile
+ * altogether when numbered last: a table one worker took every sample of then had no other
+ * reader at all) */
+static void note_cpu(struct npl_raw *r, int32_t tid, int32_t t)
+{
+    for (int j = 0; !node_sampled[t] && j < NPL_RAW_NODES; j++)
+        node_sampled[t] = atomic_load_explicit(&r->thread_node[t][j], memory_order_relaxed) != 0;
+    if (node_sampled[t] || (atomic_load_explicit(&r->thread_cpu[t], memory_order_relaxed) &&
+                            (rounds_read + (unsigned)t) % 16))
+        return;
+    int cpu = npl__task_cpu(tid);
+    if (cpu >= 0 && cpu < INT32_MAX)
+        atomic_store_explicit(&r->thread_cpu[t], cpu + 1, memory_order_relaxed);
+}
+
 void npl__raw_thread_clocks(struct npl_raw *r, int armed)
 {
+    rounds_read++;
     /* the threads that ran at least a tenth of the round: how many, their CPU time together */
     uint64_t now = npl__now_ns(), span = clock_round && now > clock_round ? now - clock_round : 0;
     uint64_t ran = 0, busy = 0;
@@ -334,6 +355,7 @@ void npl__raw_thread_clocks(struct npl_raw *r, int armed)
             if (ph < NPL_RAW_PHASES &&
                 pair_add(r->exposures, NPL_RAW_EXPOSURES, ph, (uint32_t)t, c - last) < 0)
                 atomic_fetch_add_explicit(&r->exposures_dropped, 1, memory_order_relaxed);
+            note_cpu(r, tid, t);
             if (span && c - last >= span / 10) {
                 ran++;
                 busy += c - last;

@@ -493,8 +493,9 @@ int npl__smaps_read(uintptr_t lo, uintptr_t hi, struct npl_smaps_vma **out, int 
 }
 
 /* ---- this process, live (never under the root) ---- */
-/* the state letter and the thread count of /proc/self/task/TID/stat (fields 3 and 20) */
-static int task_stat(long tid, char *state, long *threads)
+/* fields 3 (the state letter), 20 (the thread count) and 39 (the CPU it last ran on) of
+ * /proc/self/task/TID/stat */
+static int task_stat(long tid, char *state, long *threads, long *cpu)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
@@ -509,10 +510,22 @@ static int task_stat(long tid, char *state, long *threads)
     if (!p || p[1] != ' ')
         return -1;
     *state = p[2];
-    for (int field = 2; p && field < 20; field++)
+    *threads = *cpu = -1;
+    for (int field = 2; p && field < 39; field++) { /* p: the space before field + 1 */
         p = strchr(p + 1, ' ');
-    *threads = p ? strtol(p + 1, NULL, 10) : -1;
+        if (p && field + 1 == 20)
+            *threads = strtol(p + 1, NULL, 10);
+        if (p && field + 1 == 39)
+            *cpu = strtol(p + 1, NULL, 10);
+    }
     return 0;
+}
+
+int npl__task_cpu(long tid)
+{
+    char st;
+    long n, cpu;
+    return task_stat(tid, &st, &n, &cpu) == 0 && cpu >= 0 && cpu <= INT_MAX ? (int)cpu : -1;
 }
 
 /* 1 when the calling thread is the only one left alive (a main thread that called pthread_exit stays a
@@ -520,8 +533,8 @@ static int task_stat(long tid, char *state, long *threads)
 int npl__proc_alone(void)
 {
     char st, lst;
-    long n, ln;
-    if (task_stat(syscall(SYS_gettid), &st, &n) < 0)
+    long n, ln, cpu;
+    if (task_stat(syscall(SYS_gettid), &st, &n, &cpu) < 0)
         return 0;
-    return n == 1 || (n == 2 && task_stat(getpid(), &lst, &ln) == 0 && lst == 'Z');
+    return n == 1 || (n == 2 && task_stat(getpid(), &lst, &ln, &cpu) == 0 && lst == 'Z');
 }

@@ -158,6 +158,8 @@ int npl__range_check(const void *addr, size_t len, int need_write);
 /* 1 when the calling thread is the only one of this process left alive (a main thread that
  * called pthread_exit counts as gone): /proc/self/task, read live, never under the root. */
 int npl__proc_alone(void);
+/* the CPU that thread tid of this process last ran on (/proc/self/task/TID/stat), or -1 */
+int npl__task_cpu(long tid);
 
 /* ---- page frames (procfs.c): /proc/self/pagemap, /proc/kpageflags, /proc/self/smaps ---- */
 #define NPL__PM_PRESENT (1ull << 63)

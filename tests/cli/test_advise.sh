@@ -113,6 +113,24 @@ j = json.load(open(sys.argv[1])); del j["run"]["phase_exposure"]; json.dump(j, o
     "$P/guest_table_masked.json" "$T/masked_whole_run.json"
 check "hidden readers: without the exposures by phase, serial" "serial bind_all:2 - new" \
     "$(rows $T/masked_whole_run.json)"
+# the same table as if every sample were worker 3's (tests/profiles/guest_table_unseen.json: the
+# masked profile with every other sample taken out: the shape of a clean-clone run's profile in
+# which one worker took all 256 samples): the three others ran as long with no sample of any
+# array, their nodes count as readers: spread, predicted 0.25 (each node's share of the pages),
+# said; as it was before (bind_all on worker 3's node) with the whole-run exposures only (no
+# thread is then known to have run in the window)
+check "unseen readers: the table spread, predicted within 0.05 of 0.25, said" "cyclic 1 1" \
+    "$("$N" advise --json "$P/guest_table_unseen.json" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["arrays"][0]
+print(a["policy"], int(abs(a["local_policy"] - 0.25) <= 0.05),
+      int("their 3 node(s) counted among its accessing nodes" in a["reason"]))')"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); del j["run"]["phase_exposure"]; json.dump(j, open(sys.argv[2], "w"))' \
+    "$P/guest_table_unseen.json" "$T/unseen_whole_run.json"
+check "unseen readers: without the exposures by phase, serial" "serial bind_all:2 - new" \
+    "$(rows $T/unseen_whole_run.json)"
 # the table: one row per array after the two header lines, the site as file:line or object+offset
 out=$("$N" advise "$P/multi.json"); rc=$?
 check "table: exit 0" 0 $rc

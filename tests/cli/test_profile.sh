@@ -192,6 +192,19 @@ entries = {x["id"]: x["entries"] for x in p["phases"]}
 workers = set().union(*[ts for ts in by.values() if 0 not in ts]) if len(by) > len(main) else set()
 print("main", len(main), "alone", sum(by[ph] == {0} for ph in main),
       "entered", entries.get(main[0]) if main else None, "workers", len(workers))' $T/fin.json)"
+# threads that ran while pages were armed with no sample of any array, numbered after the last
+# sampled one, are in the profile with their exposures (they were left out: a table one worker
+# took every sample of then had no other reader at all), and the table's advice says so
+$N profile --out $T/uns.json -- "$P/profile_edge" unsampled >$T/out 2>$T/err
+check "profile_edge unsampled: status 0, the program's output" "0 1" "$? $(grep -c '^unsampled 1$' $T/out)"
+check "profile_edge unsampled: 5 threads, the 3 spinners exposed, the table sampled by thread 1 only, said" "5 1 [1] 1" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+r = p["run"]
+a = [a for a in p["arrays"] if a["bytes"] == 8 << 20][0]
+ex = r.get("thread_exposure") or [0] * r["threads"]
+print(r["threads"], int(len(ex) == 5 and min(ex[2:]) > 0), sorted({s[2] for s in a["samples"]}),
+      int("ran as long in its time windows with no sample of any array" in a["advice"]["reason"]))' $T/uns.json)"
 # the short forms: -o is --out, run's -p/-c/-n/-t pass through
 $N profile -o $T/short.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>$T/err
 check "profile -o FILE -n 0 -t 64K: status 0, the profile written there" "0 1" "$? $(grep -c '"format": "numaplace-profile"' $T/short.json 2>/dev/null)"

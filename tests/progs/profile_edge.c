@@ -13,6 +13,9 @@
  *   static    a 4 MiB static array written by the main thread and read back
  *   final     two pthreads each initialise and update their half of an 8 MiB array for 0.4 s,
  *             then the main thread alone reads it all for 0.3 s (a final pass, after the joins)
+ *   unsampled the main thread writes an 8 MiB table; pthread 1 reads it for 0.6 s while pthreads
+ *             2-4 (created after it) spin on their own stack for as long, touching no array:
+ *             prints "unsampled 1" when the sums agree
  *   odd       an array of 3 MiB + 1,000 bytes (not a whole number of pages), written and read
  *   sparse    a 256 MiB block of which one byte a MiB is written: prints the resident KiB the
  *             block added before it was touched and after ("sparse untouched U touched T sum S") */
@@ -155,6 +158,47 @@ static int final_pass(void)
     return 0;
 }
 
+/* unsampled: one reader, three threads busy on nothing tracked */
+static volatile int uns_stop;
+static void *uns_reader(void *arg)
+{
+    double *sum = arg;
+    while (!uns_stop)
+        for (size_t i = 0; i < fin_n; i += 8)
+            *sum += fin[i];
+    return NULL;
+}
+static void *uns_spinner(void *arg)
+{
+    volatile double x = 1;
+    while (!uns_stop)
+        x = x * 0.999 + 1;
+    *(double *)arg = x;
+    return NULL;
+}
+static int unsampled(void)
+{
+    fin_n = 8 * MIB / sizeof(double);
+    if (!(fin = malloc(fin_n * sizeof *fin)))
+        return 3;
+    for (size_t i = 0; i < fin_n; i++)
+        fin[i] = 1;
+    double res[4] = {0, 0, 0, 0};
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++)
+        if (pthread_create(&th[t], NULL, t ? uns_spinner : uns_reader, &res[t]))
+            return 3;
+    for (double t0 = seconds(); seconds() - t0 < 0.6;)
+        usleep(10000);
+    uns_stop = 1;
+    for (int t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    /* whole passes of fin_n / 8 ones each, plus a partial one: a whole number */
+    printf("unsampled %d\n", res[0] > 0 && res[0] == (double)(long long)res[0]);
+    free(fin);
+    return 0;
+}
+
 /* VmRSS of this process in KiB, or -1 */
 static long resident_kib(void)
 {
@@ -178,6 +222,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "final"))
         return final_pass();
+    if (!strcmp(mode, "unsampled"))
+        return unsampled();
     if (!strcmp(mode, "odd")) {
         size_t n = 3 * MIB + 1000;
         unsigned char *a = malloc(n);

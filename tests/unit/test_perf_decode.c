@@ -399,14 +399,55 @@ static void test_exposure(void)
     CHECK(in3[0] == r->exposure_ns[0] && in3[1] == r->exposure_ns[1] && other == 0,
           "by phase: all of it in phase 3, the phase at the round (%.1f and %.1f ms, %.1f "
           "elsewhere)", in3[0] / 1e6, in3[1] / 1e6, other / 1e6);
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    CHECK(r->thread_cpu[0] >= 1 && r->thread_cpu[0] <= ncpu && r->thread_cpu[1] >= 1 &&
+              r->thread_cpu[1] <= ncpu,
+          "threads without a sample: the CPU each ran on noted (1 + cpu: %d and %d, of %ld)",
+          (int)r->thread_cpu[0], (int)r->thread_cpu[1], ncpu);
     npl__raw_thread_clocks(r, 0); /* nothing armed: nothing counted */
     CHECK(r->exposures_dropped == 0, "no exposure dropped");
     pthread_barrier_destroy(&expo_bar);
     munmap(r, sizeof *r);
 }
 
+/* A thread that ran while pages were armed but took no sample, numbered after the last sampled
+ * one, is in the profile (it was left out: nothing said it ran), on the node of the CPU it was
+ * seen on; one with neither an exposure nor a sample after it is not. */
+static void test_unsampled_threads(void)
+{
+    struct npl_raw *r = new_raw();
+    if (!r)
+        return;
+    npl__raw_count_node(r, 0, 0); /* thread 0: a sample on node 0; nthreads 1 */
+    r->page_size = 4096;
+    r->exposure_ns[0] = 5000000;
+    r->exposure_ns[3] = 4000000; /* thread 3: ran, no sample, seen on CPU 5 */
+    r->thread_cpu[3] = 1 + 5;
+    r->exposure_ns[2] = 3000000; /* thread 2: ran, no sample, its CPU unknown */
+    static const int nodes[2] = {0, 2}, cpu_node[8] = {0, 0, 0, 0, 2, 2, 2, 2};
+    struct npl_collect_info in = {"/bin/prog", NULL, nodes, 2, 4096, 0, NULL, 1000, 1.0,
+                                  cpu_node, 8};
+    struct npl_profile *p = NULL;
+    char err[256] = "";
+    int rc = npl__profile_from_raw(r, &in, &p, err, sizeof err);
+    CHECK(rc == 0 && p, "collected: %s", err);
+    if (p) {
+        CHECK(p->threads == 4, "threads 0-3 (3 ran unsampled): %d", p->threads);
+        CHECK(p->threads == 4 && p->thread_nodes[3] == 2 && p->thread_nodes[2] == 0 &&
+                  p->thread_nodes[1] == 0,
+              "thread 3 on its CPU's node 2, 2 and 1 where thread 0 is: %d %d %d",
+              p->threads == 4 ? p->thread_nodes[3] : -1, p->thread_nodes[2], p->thread_nodes[1]);
+        CHECK(p->thread_exposure && p->thread_exposure[3] > 0.0039 &&
+                  p->thread_exposure[3] < 0.0041,
+              "thread 3's exposure kept: %g s", p->thread_exposure ? p->thread_exposure[3] : -1);
+        npl__profile_free(p);
+    }
+    munmap(r, sizeof *r);
+}
+
 int main(void)
 {
+    test_unsampled_threads();
     test_decode();
     test_exposure();
     test_event_parse();
