@@ -218,11 +218,15 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     p->rate = r->rate > 0 ? r->rate : in->rate;
     p->seconds = in->seconds;
     p->rw_known = r->rw_known;
-    /* the threads sampled, and those that ran while pages were armed with no sample (numbered
-     * after the last sampled one, they used to be left out: nothing then said they ran) */
+    /* the threads sampled, and those that ran at least half as long as the most exposed of them
+     * while pages were armed with no sample (numbered after the last sampled one, they used to
+     * be left out: nothing then said they ran; a runtime's helper that ran a moment is not) */
     uint32_t nthreads = r->nthreads ? r->nthreads : 1;
-    for (uint32_t t = nthreads; t < NPL_RAW_THREADS; t++)
-        if (r->exposure_ns[t])
+    uint64_t top = 0;
+    for (uint32_t t = 0; t < nthreads && t < NPL_RAW_THREADS; t++)
+        top = r->exposure_ns[t] > top ? r->exposure_ns[t] : top;
+    for (uint32_t t = nthreads; top && t < NPL_RAW_THREADS; t++)
+        if (r->exposure_ns[t] >= top / 2)
             nthreads = t + 1;
     if (nthreads > NPL_RAW_THREADS)
         nthreads = NPL_RAW_THREADS;

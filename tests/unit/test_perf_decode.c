@@ -411,8 +411,9 @@ static void test_exposure(void)
 }
 
 /* A thread that ran while pages were armed but took no sample, numbered after the last sampled
- * one, is in the profile (it was left out: nothing said it ran), on the node of the CPU it was
- * seen on; one with neither an exposure nor a sample after it is not. */
+ * one, is in the profile (it was left out: nothing said it ran) when it ran at least half as
+ * long as the most exposed sampled thread, on the node of the CPU it was seen on; one that ran
+ * less (a runtime's helper) is not. */
 static void test_unsampled_threads(void)
 {
     struct npl_raw *r = new_raw();
@@ -424,6 +425,7 @@ static void test_unsampled_threads(void)
     r->exposure_ns[3] = 4000000; /* thread 3: ran, no sample, seen on CPU 5 */
     r->thread_cpu[3] = 1 + 5;
     r->exposure_ns[2] = 3000000; /* thread 2: ran, no sample, its CPU unknown */
+    r->exposure_ns[4] = 2000000; /* thread 4: ran less than half as long as thread 0: left out */
     static const int nodes[2] = {0, 2}, cpu_node[8] = {0, 0, 0, 0, 2, 2, 2, 2};
     struct npl_collect_info in = {"/bin/prog", NULL, nodes, 2, 4096, 0, NULL, 1000, 1.0,
                                   cpu_node, 8};
@@ -432,7 +434,8 @@ static void test_unsampled_threads(void)
     int rc = npl__profile_from_raw(r, &in, &p, err, sizeof err);
     CHECK(rc == 0 && p, "collected: %s", err);
     if (p) {
-        CHECK(p->threads == 4, "threads 0-3 (3 ran unsampled): %d", p->threads);
+        CHECK(p->threads == 4, "threads 0-3 (3 ran unsampled as long; 4 a moment): %d",
+              p->threads);
         CHECK(p->threads == 4 && p->thread_nodes[3] == 2 && p->thread_nodes[2] == 0 &&
                   p->thread_nodes[1] == 0,
               "thread 3 on its CPU's node 2, 2 and 1 where thread 0 is: %d %d %d",
