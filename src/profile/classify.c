@@ -463,14 +463,21 @@ static double wilson_half(double p, double n)
     return dmax(mid + half - p, p - (mid - half));
 }
 
-/* the raw sampled accesses of the fitted phases */
-static double fitted_accesses(const struct work *w)
+/* the raw sampled accesses of the fitted phases; *once (NULL: not asked), those of the chunks
+ * sampled exactly once there */
+static double fitted_accesses(const struct work *w, double *once)
 {
-    double n = 0;
-    for (size_t g = 0; g < w->ngroups; g++)
+    double n = 0, one = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        double k = 0;
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
             if (w->inF[phase_of(w, sample(w, i))])
-                n += (double)sample(w, i)->reads + (double)sample(w, i)->writes;
+                k += (double)sample(w, i)->reads + (double)sample(w, i)->writes;
+        n += k;
+        one += k == 1;
+    }
+    if (once)
+        *once = one;
     return n;
 }
 
@@ -483,15 +490,7 @@ static double fitted_accesses(const struct work *w)
  * spread deals those chunks as the rest). */
 static double reported_sampling_err(const struct work *w, const struct cand *chosen, double *unseen)
 {
-    double n = 0, once = 0;
-    for (size_t g = 0; g < w->ngroups; g++) {
-        double k = 0;
-        for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++)
-            if (w->inF[phase_of(w, sample(w, i))])
-                k += (double)sample(w, i)->reads + (double)sample(w, i)->writes;
-        n += k;
-        once += k == 1;
-    }
+    double once, n = fitted_accesses(w, &once);
     if (unseen)
         *unseen = n > 0 ? once / n : 0;
     return n > 0 ? dmax(chosen->err, wilson_half(chosen->frac, n)) : chosen->err;
@@ -511,7 +510,7 @@ static int spread_figure(struct work *w, const struct verdict *v,
         (out->pattern != NPL_PAT_SHARED_READ && out->pattern != NPL_PAT_SHARED_WRITTEN &&
          out->pattern != NPL_PAT_SERIAL))
         return 0;
-    double n = fitted_accesses(w);
+    double n = fitted_accesses(w, NULL);
     if (npl__cls_spread_prediction(w, v, c, spread) < 0)
         return -1;
     double tol = n > 0 ? 2 * wilson_half(c->frac, n) : 1; /* four standard errors */

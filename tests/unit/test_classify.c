@@ -305,19 +305,28 @@ static void pthreads_arr(struct arr *a, struct mat *m, int passes, int init, con
 }
 
 /* the policy advised for a (out of the cross check), "" on failure */
-static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t size)
+/* a's advice on topology t into adv (cleared by the caller): 0, or -1 (a failed check) */
+static int classify_adv(npl_topo *t, const struct arr *a, struct npl_prof_advice *adv)
 {
     struct npl_prof_ctx *ctx;
+    char e[256] = "";
+    int rc = npl__classify_ctx(&ctx, t, a->in.nthreads, e, sizeof e);
+    if (rc == 0) {
+        rc = npl__classify(ctx, &a->in, adv, e, sizeof e);
+        npl__classify_ctx_free(ctx);
+    }
+    CHECK(rc == 0, "classified: %s", e);
+    return rc;
+}
+
+static void advised(npl_topo *topo, const struct arr *a, char *policy, size_t size)
+{
     struct npl_prof_advice adv;
-    char err[256];
     snprintf(policy, size, "%s", "");
-    if (npl__classify_ctx(&ctx, topo, a->in.nthreads, err, sizeof err) < 0)
-        return;
-    if (npl__classify(ctx, &a->in, &adv, err, sizeof err) == 0) {
+    if (classify_adv(topo, a, &adv) == 0) {
         snprintf(policy, size, "%s", adv.policy);
         npl__advice_clear(&adv);
     }
-    npl__classify_ctx_free(ctx);
 }
 
 /* Stable advice: 20 profiles of one program, each with its own samples, each thread's exposure
@@ -1197,20 +1206,6 @@ static void test_masked_readers(npl_topo *t4)
         CHECK(!strcmp(pol, want[k]), "hidden readers (%c): %s, not %s", 'a' + k, want[k], pol);
         arr_free(&a, &m);
     }
-}
-
-/* a's advice on topology t into adv (cleared by the caller): 0, or -1 (a failed check) */
-static int classify_adv(npl_topo *t, const struct arr *a, struct npl_prof_advice *adv)
-{
-    struct npl_prof_ctx *ctx;
-    char e[256] = "";
-    int rc = npl__classify_ctx(&ctx, t, a->in.nthreads, e, sizeof e);
-    if (rc == 0) {
-        rc = npl__classify(ctx, &a->in, adv, e, sizeof e);
-        npl__classify_ctx_free(ctx);
-    }
-    CHECK(rc == 0, "classified: %s", e);
-    return rc;
 }
 
 /* An array of four workers' slices (threads 1-4, one a node; thread 0 the main thread: no block
