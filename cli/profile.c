@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -151,6 +152,15 @@ static void progress(const struct npl_raw *r, double t)
 }
 
 /* ---- the end: the raw profile becomes the profile, classified, written, shown ---- */
+/* 1 when the program's OpenMP threads slept while idle: OMP_WAIT_POLICY=passive (set by
+ * job_setup or by the user) and no spin count of libgomp's or libomp's beside it. A thread's
+ * CPU time in a parallel region is then work, as in a pthreads program's time window. */
+static int omp_idle_sleeps(void)
+{
+    const char *w = getenv("OMP_WAIT_POLICY");
+    return w && !strcasecmp(w, "passive") && !getenv("GOMP_SPINCOUNT") && !getenv("KMP_BLOCKTIME");
+}
+
 static int classify_all(struct npl_profile *p, char *err, size_t errsz)
 {
     struct npl_prof_advice **adv = calloc(p->narrays ? p->narrays : 1, sizeof *adv);
@@ -189,7 +199,8 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
             cpu_node[c] = npl_topo_cpu_node(t, c);
     struct npl_collect_info in = {realpath(prog, real) ? real : prog, bid, nodes, nn,
                                   (uint64_t)sysconf(_SC_PAGESIZE), bind_kind, bind_detail,
-                                  r->rate, seconds, cpu_node, cpu_node ? ncpu : 0};
+                                  r->rate, seconds, cpu_node, cpu_node ? ncpu : 0,
+                                  omp_idle_sleeps()};
     struct npl_profile *p = NULL;
     char err[1024];
     int collected = npl__profile_from_raw(r, &in, &p, err, sizeof err);

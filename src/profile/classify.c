@@ -224,7 +224,8 @@ static int prepare(struct work *w)
         }
         int k = npl__exposure_weights_by_phase(in->phase_exposure, in->nphase_exposure,
                                                in->samples, in->nsamples, w->tmulti, w->sw);
-        /* then the readers the first toucher hid (time windows only) */
+        /* then the readers the first toucher hid (time windows; regions where idle threads
+         * slept) */
         w->masked = k < 0 ? 0 : npl__masked_readers(in, w->tmulti, w->sw);
         if (k < 0 || w->masked < 0) {
             free(keys);
@@ -557,6 +558,40 @@ static int whole_run_prediction(struct work *w, const struct verdict *v, const d
     return 0;
 }
 
+/* the exposure weights' range in the reason, where it matters (5%) */
+static void say_weights(const struct work *w, struct npl_prof_advice *out)
+{
+    double lo = w->tw ? w->tw[0] : 1, hi = lo;
+    for (int t = 1; w->tw && t < w->in->nthreads; t++) {
+        lo = dmin(lo, w->tw[t]);
+        hi = dmax(hi, w->tw[t]);
+    }
+    for (size_t i = 0; w->sw && i < w->in->nsamples; i++) {
+        lo = dmin(lo, w->sw[i]);
+        hi = dmax(hi, w->sw[i]);
+    }
+    if (lo < 0.95 || hi > 1.05)
+        npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
+                          "by its exposure (weights %.2f to %.2f)", lo, hi);
+}
+
+/* A map's chunks no sample reached between two nodes' chunks (npl__cls_fill_map): where the
+ * array is swept whole each is used, and the nearest sampled chunk puts the boundary at the
+ * gap's middle: a quarter of them on the wrong node where it lies anywhere in the gap (counted
+ * remote), up to half (the +/-: 44-50% in 5 guest profiles of four workers' slices) */
+static void guessed_chunks(const struct work *w, struct npl_prof_advice *out)
+{
+    if (w->map_guessed < 0.01)
+        return;
+    out->local_policy *= 1 - w->map_guessed / 4;
+    out->local_run *= 1 - w->map_guessed / 4;
+    out->local_err = dmin(1, out->local_err + w->map_guessed / 2);
+    npl__cls_add_text(out->reason, sizeof out->reason, "; %.0f%% of its chunks, unsampled, lie "
+                      "between two nodes' chunks (no equal slices fit): placed as the nearest "
+                      "sampled chunk, a quarter of them counted remote, half in the +/-",
+                      100 * w->map_guessed);
+}
+
 /* the chosen placement into out: its map, confidence and reason */
 static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *out)
 {
@@ -587,11 +622,13 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, "; a phase entered once after the "
                           "steady state began left out (%.0f%% of the samples: a one-time pass)",
                           100 * v->left_out / w->S);
+    /* where the threads' CPU time was weighed: windows, or regions where idle threads slept */
+    const char *where = w->windows_only ? "time windows" : "parallel regions (idle threads slept)";
     if (w->masked)
         npl__cls_add_text(out->reason, sizeof out->reason, "; %d thread(s) that ran as long in its "
-                          "time windows but were seen far less over every array weighed up to the "
-                          "sampling rate of its top reader (fault samples name the first toucher)",
-                          w->masked);
+                          "%s but were seen far less over every array weighed up to the sampling "
+                          "rate of its top reader (fault samples name the first toucher)",
+                          w->masked, where);
     if (w->unsampled_nodes && v->nacc > 1)
         npl__cls_add_text(out->reason, sizeof out->reason, "; %d node(s) whose threads ran "
                           "alongside without a sample of it counted as its readers (fault samples "
@@ -601,18 +638,7 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
                           "those of fault samples of shared data, which name the first toucher: "
                           "each placement was also scored as if every accessing node used it "
                           "alike", v->smax);
-    double lo = w->tw ? w->tw[0] : 1, hi = lo;
-    for (int t = 1; w->tw && t < w->in->nthreads; t++) {
-        lo = dmin(lo, w->tw[t]);
-        hi = dmax(hi, w->tw[t]);
-    }
-    for (size_t i = 0; w->sw && i < w->in->nsamples; i++) {
-        lo = dmin(lo, w->sw[i]);
-        hi = dmax(hi, w->sw[i]);
-    }
-    if (lo < 0.95 || hi > 1.05) /* said where it matters: 5% */
-        npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
-                          "by its exposure (weights %.2f to %.2f)", lo, hi);
+    say_weights(w, out);
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
     double spread;
     if (spread_figure(w, v, out, &spread) < 0)
@@ -627,8 +653,8 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         if (!w->unseen_nodes)
             out->local_err = dmax(out->local_err, dmin(1, chosen->frac * (1 - seen)));
         npl__cls_add_text(out->reason, sizeof out->reason, "; %d thread(s) ran as long in its "
-                          "time windows with no sample of any array: whether they read it is not "
-                          "known (fault samples name the first toucher)", w->unseen_threads);
+                          "%s with no sample of any array: whether they read it is not known "
+                          "(fault samples name the first toucher)", w->unseen_threads, where);
         if (w->unseen_nodes)
             npl__cls_add_text(out->reason, sizeof out->reason, ": their %d node(s) counted "
                               "among its accessing nodes, each placement also scored as if every "
@@ -646,6 +672,8 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         out->local_best = dmax(out->local_best, spread);
     }
     out->local_run = spread >= 0 ? spread : npl__cls_frac_over(w, loc, NULL);
+    if (chosen->family == FAM_EXPLICIT)
+        guessed_chunks(w, out);
     if (w->accF < w->S)
         npl__cls_add_text(out->reason, sizeof out->reason, "; over every sampled access (the "
                           "phases left out too) %.2f", out->local_run);
@@ -726,6 +754,7 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->chunk_bytes = a->chunk_bytes;
     in->page_size = p->page_size;
     in->nchunks = a->nchunks;
+    in->idle_sleep = p->idle_sleep;
     in->first_touch = a->first_touch;
     in->samples = a->samples;
     in->nsamples = a->nsamples;

@@ -252,40 +252,44 @@ static double left_out_share(const struct level *L, int j, double v1, int n1, do
 }
 
 /* The samples of the chunks the set has no sample of (gown[g] -1: every sample of such a chunk
- * is outside the set), scored under the owner of the nearest chunk that has one (the earlier on
- * a tie), as the map is applied; 1/M where no chunk has one. */
-static void fill_from_neighbours(const struct work *w, const struct level *L, const int *gown,
-                                 double *loc)
+ * is outside the set), scored under the owner the map applied gives them (npl__cls_fill_map:
+ * its slice's, or its nearest sampled chunk's); 1/M where no chunk has one. */
+static int fill_from_neighbours(struct work *w, const struct level *L, const int *gown,
+                                double *loc)
 {
-    size_t prev = SIZE_MAX, next = 0; /* the owned groups around g (next: moves forward only) */
+    uint64_t n = w->in->nchunks;
+    int *own = malloc((size_t)(n ? n : 1) * sizeof *own);
+    int *filled = malloc((size_t)(n ? n : 1) * sizeof *filled);
+    if (!own || !filled) {
+        free(own);
+        free(filled);
+        return npl__cls_oom(w);
+    }
+    for (uint64_t k = 0; k < n; k++)
+        own[k] = -1;
+    for (size_t g = 0; g < w->ngroups; g++)
+        if (gown[g] >= 0)
+            own[group_chunk(w, g)] = gown[g];
+    npl__cls_fill_map(w, own, filled);
     for (size_t g = 0; g < w->ngroups; g++) {
-        if (gown[g] >= 0) {
-            prev = g;
+        if (gown[g] >= 0)
             continue;
-        }
-        if (next <= g)
-            next = g + 1;
-        while (next < w->ngroups && gown[next] < 0)
-            next++;
-        uint64_t k = group_chunk(w, g);
-        int owner = -1;
-        if (prev != SIZE_MAX && (next >= w->ngroups || k - group_chunk(w, prev) <=
-                                                           group_chunk(w, next) - k))
-            owner = gown[prev];
-        else if (next < w->ngroups)
-            owner = gown[next];
+        int owner = filled[group_chunk(w, g)];
         for (size_t i = w->gstart[g]; i < w->gstart[g + 1]; i++) {
             const struct npl_prof_sample *s = sample(w, i);
             double share = owner < 0 ? 1.0 / L->M : L->tn[s->thread] == owner;
             loc[phase_of(w, s)] += cnt(w, s) * share;
         }
     }
+    free(own);
+    free(filled);
+    return 0;
 }
 
 /* Explicit owners fitted on the phases of `set`: index per chunk (-1 where the set has no
  * sample) and local accesses per phase, as fitted outside the set (a chunk the set has no sample
- * of goes with its nearest sampled chunk, the earlier on a tie, as npl__cls_finish_explicit
- * places it: scored 1/M instead, an array of four workers' slices sampled 185 times in one time
+ * of goes where npl__cls_fill_map puts it, as npl__cls_finish_explicit places it: scored 1/M
+ * instead, an array of four workers' slices sampled 185 times in one time
  * window and 101 in the next looked like a change of owners, its second window predicted 0.58
  * under the first's map for an exact 1.00); inside it, held out:
  *  - where the set has two time windows or more, a sample of one fold (set_windows) is
@@ -385,12 +389,12 @@ int npl__cls_explicit_fit(struct work *w, struct level *L, const unsigned char *
             fc[L->clist[q]] = fc[M + L->clist[q]] = 0;
         }
     }
-    fill_from_neighbours(w, L, gown, loc);
+    int rc = fill_from_neighbours(w, L, gown, loc);
     free(gown);
     free(win);
     free(fc);
     free(dealt);
-    return 0;
+    return rc;
 }
 
 /* Top thread of each sampled chunk over the phases set marks (-1: none), and the thread that
@@ -589,8 +593,9 @@ static void running_alongside(const struct work *w, const unsigned char *sampled
             on[w->tn[t]] = 1;
 }
 
-/* Threads no sample saw at all: in the fitted time windows (no OpenMP region) of a read-mostly
- * array, the threads that ran at least half as long as its most exposed sampled thread with no
+/* Threads no sample saw at all: in the fitted time windows of a read-mostly array (or its
+ * OpenMP regions where idle threads slept: in->idle_sleep, else a spinning thread would look
+ * busy), the threads that ran at least half as long as its most exposed sampled thread with no
  * sample of it nor of any other array (the profile's tally). Whether they read it is not known:
  * a table that every worker reads had every one of its 256 samples taken by one worker (the
  * first to reach each armed page) in a clean-clone run in the 4-node guest, and was advised
@@ -602,7 +607,8 @@ static int unseen_threads(const struct work *w, const unsigned char *sampled, co
 {
     const struct npl_prof_input *in = w->in;
     double top = top_sampled(w, sampled, ex), writes = 0, all = 0;
-    if (!w->windows_only || !in->phase_tally || !in->phase_exposure || top <= 0)
+    if (!(w->windows_only || in->idle_sleep) || !in->phase_tally || !in->phase_exposure ||
+        top <= 0)
         return 0;
     for (size_t i = 0; i < in->nsamples; i++)
         if (w->inF[phase_of(w, &in->samples[i])]) {

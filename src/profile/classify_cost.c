@@ -396,7 +396,7 @@ int npl__masked_readers(const struct npl_prof_input *in, const unsigned char *ph
         uint32_t ph = o[lo].s->phase;
         for (hi = lo + 1; hi < in->nsamples && o[hi].s->phase == ph; hi++)
             ;
-        if (ph < in->nphases && in->phases[ph].kind == NPL_PHASE_WINDOW &&
+        if (ph < in->nphases && (in->phases[ph].kind == NPL_PHASE_WINDOW || in->idle_sleep) &&
             (!phase_weighed || phase_weighed[ph]))
             boosted += boost_window(in, o, lo, hi, weight);
     }

@@ -98,6 +98,8 @@ struct work {
     int *phase_thread;          /* the one thread of phase p's samples; -1 none, -2 several */
     int windows_only;           /* the profile has phases, every sampled one a time window (a
                                  * program without regions) */
+    double map_guessed;         /* the chosen map's chunks placed by a guess: unsampled between
+                                 * sampled chunks of two nodes, no slices fitting (a share) */
 };
 
 struct placement {
@@ -207,6 +209,7 @@ uint32_t npl__cls_phase_id(const struct work *w, int p);
 double npl__cls_margin(double best);
 int npl__cls_map_beats(double map, double shape);
 int npl__cls_finish_explicit(struct work *w, struct npl_prof_advice *out, const int *chunk_node);
+uint64_t npl__cls_fill_map(const struct work *w, const int *owner, int *out);
 int npl__cls_even_split_map(const struct work *w, const int *owner, int by_node, int *map,
                           int *shared);
 

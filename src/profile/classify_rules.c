@@ -28,32 +28,92 @@ int npl__cls_map_beats(double map, double shape)
            (gain >= NPL_PROF_EXPLICIT_MIN_GAIN && gain >= (1 - shape) / 2);
 }
 
-int npl__cls_finish_explicit(struct work *w, struct npl_prof_advice *out, const int *chunk_node)
+/* The slice of the array's byte x when its bytes are split evenly in k */
+static uint64_t slice_of(const struct work *w, double x, uint64_t k)
 {
-    out->chunk_nodes = malloc((size_t)(w->in->nchunks ? w->in->nchunks : 1) * sizeof(int));
-    if (!out->chunk_nodes)
-        return npl__cls_oom(w);
-    uint64_t n = w->in->nchunks, prev = UINT64_MAX;
+    uint64_t s = (uint64_t)(x * (double)k / (double)w->in->bytes);
+    return s < k ? s : k - 1;
+}
+
+/* Equal slices: the sampled chunks' owners, in order, form K runs (K >= 2) and each sampled
+ * chunk of run r lies in slice r of the array's bytes split evenly in K (a chunk across a
+ * boundary: in either slice). Each pthreads worker or static-schedule thread owns such a
+ * slice, wherever its own number puts it. The owner of each run: run[r]. Returns K, else 0. */
+static uint64_t equal_slices(const struct work *w, const int *owner, int *run)
+{
+    uint64_t n = w->in->nchunks, K = 0, r = 0;
+    double cb = (double)w->in->chunk_bytes, B = (double)w->in->bytes;
+    if (B <= 0 || cb <= 0)
+        return 0;
     for (uint64_t k = 0; k < n; k++)
-        out->chunk_nodes[k] = chunk_node[k] >= 0 ? w->c->nodes[chunk_node[k]] : -1;
-    /* A chunk no sample reached is used all the same, most likely as its neighbours are (left
-     * alone, the program's first touch would put it, serial init: all on one node): it goes
-     * with the nearest sampled chunk, the earlier one on a tie. */
+        if (owner[k] >= 0 && (K == 0 || owner[k] != run[K - 1]))
+            run[K++] = owner[k];
+    if (K < 2)
+        return 0;
+    for (uint64_t k = 0, started = 0; k < n; k++) {
+        if (owner[k] < 0)
+            continue;
+        r += started && owner[k] != run[r];
+        started = 1;
+        double lo = (double)k * cb, hi = dmin((double)(k + 1) * cb, B) - 1;
+        if (slice_of(w, lo, K) > r || slice_of(w, dmax(lo, hi), K) < r)
+            return 0;
+    }
+    return K;
+}
+
+/* The owner of every chunk of an explicit map from its sampled ones (owner[k] >= 0; -1 where
+ * no sample reached it) into out. A chunk no sample reached is used all the same, most likely as
+ * its neighbours are (left alone, the program's first touch would put it, serial init: all on
+ * one node): where the sampled owners are equal slices (equal_slices), the slice's owner; else
+ * the nearest sampled chunk's, the earlier one on a tie. Four workers' slices sampled in runs of
+ * 16 pages (a profile of 438 samples over 215 of 320 chunks in the 4-node guest) put up to 12
+ * chunks of a slice on its neighbour's node by the nearest: 0.825-0.97 local where the map
+ * predicted 1.00. Returns the chunks placed by the nearest between sampled chunks of two owners
+ * (a guess), 0 where slices fit. */
+uint64_t npl__cls_fill_map(const struct work *w, const int *owner, int *out)
+{
+    uint64_t n = w->in->nchunks, prev = UINT64_MAX, next = 0, guessed = 0;
+    int *run = malloc((size_t)(n ? n : 1) * sizeof *run);
+    uint64_t K = run ? equal_slices(w, owner, run) : 0; /* out of memory: the nearest */
     for (uint64_t k = 0; k < n; k++) {
-        if (chunk_node[k] >= 0) {
+        out[k] = owner[k];
+        if (owner[k] >= 0) {
             prev = k;
             continue;
         }
-        uint64_t next = k + 1;
-        while (next < n && chunk_node[next] < 0)
-            next++;
+        if (K) {
+            out[k] = run[slice_of(w, ((double)k + 0.5) * (double)w->in->chunk_bytes, K)];
+            continue;
+        }
+        if (next <= k) /* the next sampled chunk: moves forward only */
+            for (next = k + 1; next < n && owner[next] < 0; next++)
+                ;
         int from_prev = prev != UINT64_MAX && (next >= n || k - prev <= next - k);
         if (from_prev)
-            out->chunk_nodes[k] = out->chunk_nodes[prev];
+            out[k] = owner[prev];
         else if (next < n)
-            out->chunk_nodes[k] = w->c->nodes[chunk_node[next]];
+            out[k] = owner[next];
+        guessed += prev != UINT64_MAX && next < n && owner[prev] != owner[next];
     }
+    free(run);
+    return guessed;
+}
+
+int npl__cls_finish_explicit(struct work *w, struct npl_prof_advice *out, const int *chunk_node)
+{
+    uint64_t n = w->in->nchunks;
+    int *filled = malloc((size_t)(n ? n : 1) * sizeof *filled);
+    out->chunk_nodes = malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (!out->chunk_nodes || !filled) {
+        free(filled);
+        return npl__cls_oom(w);
+    }
+    w->map_guessed = n ? (double)npl__cls_fill_map(w, chunk_node, filled) / (double)n : 0;
+    for (uint64_t k = 0; k < n; k++)
+        out->chunk_nodes[k] = filled[k] >= 0 ? w->c->nodes[filled[k]] : -1;
     out->nchunk_nodes = n;
+    free(filled);
     return 0;
 }
 

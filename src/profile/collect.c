@@ -270,6 +270,7 @@ int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info
     for (uint32_t t = 0; t < nthreads; t++)
         exposed |= r->exposure_ns[t];
     p->has_concurrency = exposed != 0;
+    p->idle_sleep = in->idle_sleep;
     p->rounds_crowded = r->rounds_crowded;
     p->rounds_together = r->rounds_together;
     if (exposed) {

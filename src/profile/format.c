@@ -348,7 +348,7 @@ static int concurrency(struct npl__jr *r, struct npl_profile *p)
 static int sampling(struct npl__jr *r, struct npl_profile *p)
 {
     static const char *const names[] = {"backend", "rate", "samples", "seconds", "rw_known",
-                                        "measured", "concurrency", NULL};
+                                        "measured", "concurrency", "omp_wait", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -381,6 +381,10 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
                 p->has_measured = rc == 0;
                 break;
             case 6: rc = concurrency(r, p); break;
+            case 7: /* OMP_WAIT_POLICY as the program ran: "passive" (idle threads slept) */
+                rc = npl__jr_string(r, &b);
+                p->idle_sleep = rc == 0 && !strcmp(b, "passive");
+                break;
             }
         }
         free(b);

@@ -169,6 +169,8 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
         npl__jw_u(&b, p->rounds_together);
         npl__jw_s(&b, "}");
     }
+    if (p->idle_sleep)
+        npl__jw_s(&b, ", \"omp_wait\": \"passive\"");
     npl__jw_s(&b, "},\n \"phases\": [");
     for (uint32_t i = 0; i < p->nphases; i++) {
         const struct npl_prof_phase *ph = &p->phases[i];

@@ -225,6 +225,10 @@ struct npl_profile {
     int has_concurrency;           /* sampling.concurrency (optional): */
     uint64_t rounds_crowded;       /* rounds (pages armed) in which two threads or more ran */
     uint64_t rounds_together;      /* of them, rounds in which they ran together */
+    int idle_sleep;                /* sampling.omp_wait "passive": the OpenMP runtime's idle
+                                    * threads slept (OMP_WAIT_POLICY=passive, no spin count set),
+                                    * so a thread's CPU time in a region is work; 0: they may
+                                    * have spun (or not known) */
     struct npl_prof_phase *phases; /* in the order of their first entry */
     uint32_t nphases;
     struct npl_prof_transition *transitions;
@@ -286,6 +290,8 @@ struct npl_prof_input {
     const struct npl_prof_tally *phase_tally; /* every array's sampled accesses by phase and
                                                * thread, sorted; NULL: this array's alone */
     size_t nphase_tally;
+    int idle_sleep;                        /* OpenMP's idle threads slept (npl_profile's): CPU
+                                            * time in a region is work, as in a time window */
 };
 
 /* Each thread's weight (nthreads entries) that normalises its sampled accesses by its exposure:
@@ -325,7 +331,8 @@ int npl__exposure_weights_by_phase(const struct npl_prof_exposure *exposure, siz
                                    const struct npl_prof_sample *samples, size_t nsamples,
                                    const unsigned char *phase_weighed, double *weight);
 /* Readers the first toucher hid: in a time window (a program without regions, where no OpenMP
- * runtime spins) of a read-mostly array, a thread sampled on it that ran at least half as long
+ * runtime spins), or an OpenMP region where idle threads slept (in->idle_sleep), of a read-mostly
+ * array, a thread sampled on it that ran at least half as long
  * as the array's top thread there, but was seen over every array (tally) at less than a
  * NPL_PROF_MASKED-th of the top thread's rate a second, reached the shared pages after it: its
  * samples of the window weigh rate_top / rate_its (capped at NPL_PROF_EXPOSURE_CAP), the window
@@ -684,6 +691,7 @@ struct npl_collect_info {
     const int *cpu_node;                    /* each CPU's node (ncpu entries; -1: unknown), for
                                              * the threads no sample named a node of; or NULL */
     int ncpu;
+    int idle_sleep;                         /* the program ran with OMP_WAIT_POLICY=passive */
 };
 int npl__profile_from_raw(const struct npl_raw *r, const struct npl_collect_info *in,
                           struct npl_profile **out, char *err, size_t errsz);

@@ -165,6 +165,12 @@ fi
 # refused before the program starts
 OMP_NUM_THREADS=2 $N profile --policy bind_all:0 --out $T/pb.json -- "$P/patterns3" 8 4 >/dev/null 2>$T/err
 check "profile --policy bind_all:0: status 0, the measured line" "0 1" "$? $(grep -c "^numaplace profile: sampled accesses on the accessing thread's node" $T/err)"
+# the OpenMP wait policy as the program ran: idle threads slept (passive: numaplace set it) or
+# may have spun (the user's active), which decides whether CPU time in a region counts as work
+env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u KMP_BLOCKTIME OMP_NUM_THREADS=2 $N profile --out $T/pw.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
+w1="$? $(grep -c '"omp_wait": "passive"' $T/pw.json)"
+env -u GOMP_SPINCOUNT -u KMP_BLOCKTIME OMP_WAIT_POLICY=active OMP_NUM_THREADS=2 $N profile --out $T/pw.json -- "$P/patterns3" 8 4 >/dev/null 2>&1
+check "profile: sampling.omp_wait passive where it set OMP_WAIT_POLICY=passive, absent under active" "0 1 0 0" "$w1 $? $(grep -c '"omp_wait"' $T/pw.json)"
 $N profile --policy bind_block --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --policy bind_block: status 125, not started, one line" "125 0 1" "$? $(wc -c <$T/out) $(grep -c 'only cyclic and bind_all' $T/err)"
 # an array's size is the one the program asked for (3 MiB + 1,000 bytes), its chunks whole pages

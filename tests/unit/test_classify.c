@@ -1174,15 +1174,16 @@ static void two_windows(struct arr *a, const struct npl_prof_phase *ph,
  * phase). (a) the table the only array: the three were seen by no other array either: weighed
  * up to worker 3's rate, the table is shared and spread; (b) the three busy on another array
  * there (150 samples each): their few samples of the table stand, serial bind_all:2 (worker 3's
- * node); (c) the same as (a) in an OpenMP region (a runtime may spin there): not boosted. */
+ * node); (c) the same as (a) in an OpenMP region (a runtime may spin there): not boosted; (d)
+ * as (c) where idle threads slept (OMP_WAIT_POLICY=passive): boosted, spread as (a). */
 static void test_masked_readers(npl_topo *t4)
 {
     static const int nodes5[5] = {0, 0, 1, 2, 3};
     static const int per[5] = {0, 13, 1, 147, 1};
     struct npl_prof_exposure ex[] = {{0, 0, 0.05}, {1, 0, 0.001}, {1, 1, 0.168}, {1, 2, 0.187},
                                      {1, 3, 0.131}, {1, 4, 0.169}};
-    const char *want[3] = {"cyclic", "bind_all:2", "bind_all:2"};
-    for (int k = 0; k < 3; k++) {
+    const char *want[4] = {"cyclic", "bind_all:2", "bind_all:2", "cyclic"};
+    for (int k = 0; k < 4; k++) {
         struct mat m = mat_new(2, 256, 5);
         mat_add(&m, 0, 0, 0, 1, 1); /* the main thread's initialisation, window 0 */
         for (int t = 1; t < 5; t++)
@@ -1191,7 +1192,7 @@ static void test_masked_readers(npl_topo *t4)
         struct arr a;
         arr_from(&a, &m, nodes5, NULL);
         struct npl_prof_phase ph[2] = {{.id = 0, .kind = NPL_PHASE_WINDOW, .entries = 1},
-                                       {.id = 1, .kind = k == 2 ? NPL_PHASE_REGION
+                                       {.id = 1, .kind = k >= 2 ? NPL_PHASE_REGION
                                                                : NPL_PHASE_WINDOW, .entries = 1}};
         struct npl_prof_transition tr = {0, 1, 1};
         struct npl_prof_tally tally[5];
@@ -1201,6 +1202,7 @@ static void test_masked_readers(npl_topo *t4)
         /* sorted by phase, then thread: (0,0) then (1,1..4) */
         double whole[5] = {0.051, 0.168, 0.187, 0.131, 0.169};
         two_windows(&a, ph, &tr, whole, ex, sizeof ex / sizeof *ex, tally, 5);
+        a.in.idle_sleep = k == 3;
         char pol[192];
         advised(t4, &a, pol, sizeof pol);
         CHECK(!strcmp(pol, want[k]), "hidden readers (%c): %s, not %s", 'a' + k, want[k], pol);
@@ -1286,21 +1288,28 @@ static void test_spread_prediction(npl_topo *t4)
 
 /* Threads no sample saw: a table every sample of which (4 a page) is worker 1's, in the
  * workers' time window where all four workers ran alike (exposures by phase). (a) the three
- * others, on nodes 1-3 (2 and 3 new), were seen on no array there: whether they read it the samples cannot
- * tell, nor whether node 1 dominates: spread (cyclic, predicted 0.25, what it gives whoever
- * reads it), said, its confidence x 0.25; (b) they were busy on another array: serial, bind_all
- * on worker 1's node, nothing said, confidence and +/- as they were; (c) as (a) but all four
- * workers on node 1: were they readers, bind_all:1 serves them too: it stands, said, its +/- at
- * least 0.75. */
+ * others, on nodes 1-3 (2 and 3 new), were seen on no array there: whether they read it the
+ * samples cannot tell, nor whether node 1 dominates: spread (cyclic, predicted 0.25, what it
+ * gives whoever reads it), said, its confidence x 0.25; (b) they were busy on another array:
+ * serial, bind_all on worker 1's node, nothing said, confidence and +/- as they were; (c) as (a)
+ * but all four workers on node 1: were they readers, bind_all:1 serves them too: it stands,
+ * said, its +/- at least 0.75; (d) as (a) in an OpenMP region whose idle threads slept
+ * (OMP_WAIT_POLICY=passive: their CPU time there is work): the same spread; (e) as (d) where
+ * they may have spun (not known): bind_all:1, nothing said. */
 static void test_unseen_threads(npl_topo *t4)
 {
-    static const int nodes_of[3][5] = {{0, 1, 1, 2, 3}, {0, 1, 1, 2, 3}, {0, 1, 1, 1, 1}};
+    enum { K = 5 };
+    static const int nodes_of[K][5] = {{0, 1, 1, 2, 3}, {0, 1, 1, 2, 3}, {0, 1, 1, 1, 1},
+                                       {0, 1, 1, 2, 3}, {0, 1, 1, 2, 3}};
     struct npl_prof_exposure ex[] = {{0, 0, 0.05}, {1, 0, 0.001}, {1, 1, 0.15}, {1, 2, 0.16},
                                      {1, 3, 0.14},  {1, 4, 0.15}};
-    double conf[3] = {-1, -1, -1}, err[3] = {-1, -1, -1}, pred[3] = {-1, -1, -1};
-    int said[3] = {0, 0, 0}, counted[3] = {0, 0, 0};
-    char pol[3][192] = {"", "", ""};
-    for (int k = 0; k < 3; k++) {
+    double conf[K], err[K], pred[K];
+    int said[K], counted[K];
+    char pol[K][192];
+    for (int k = 0; k < K; k++) {
+        conf[k] = err[k] = pred[k] = -1;
+        said[k] = counted[k] = 0;
+        pol[k][0] = 0;
         struct mat m = mat_new(2, 256, 5);
         mat_add(&m, 0, 0, 0, 1, 1);
         for (int c = 0; c < 256; c++)
@@ -1308,21 +1317,26 @@ static void test_unseen_threads(npl_topo *t4)
         struct arr a;
         arr_from(&a, &m, nodes_of[k], NULL);
         struct npl_prof_phase ph[2] = {{.id = 0, .kind = NPL_PHASE_WINDOW, .entries = 1},
-                                       {.id = 1, .kind = NPL_PHASE_WINDOW, .entries = 1}};
+                                       {.id = 1, .kind = k >= 3 ? NPL_PHASE_REGION
+                                                               : NPL_PHASE_WINDOW, .entries = 1}};
         struct npl_prof_transition tr = {0, 1, 1};
         struct npl_prof_tally tally[5] = {{0, 0, 1}, {1, 1, 1024}, {1, 2, 0}, {1, 3, 0}, {1, 4, 0}};
         for (int t = 2; k == 1 && t < 5; t++)
             tally[t].accesses = 200; /* busy on another array */
         double whole[5] = {0.051, 0.15, 0.16, 0.14, 0.15};
         two_windows(&a, ph, &tr, whole, ex, sizeof ex / sizeof *ex, tally, 5);
+        a.in.idle_sleep = k == 3;
         struct npl_prof_advice adv;
         if (classify_adv(t4, &a, &adv) == 0) {
             snprintf(pol[k], sizeof pol[k], "%s", adv.policy);
             conf[k] = adv.confidence;
             err[k] = adv.local_err;
             pred[k] = adv.local_policy;
-            said[k] = strstr(adv.reason, "3 thread(s) ran as long in its time windows with "
-                                         "no sample of any array") != NULL;
+            said[k] = strstr(adv.reason, k >= 3 ? "3 thread(s) ran as long in its parallel "
+                                                  "regions (idle threads slept) with no sample "
+                                                  "of any array"
+                                                : "3 thread(s) ran as long in its time windows "
+                                                  "with no sample of any array") != NULL;
             counted[k] = strstr(adv.reason, "their 2 node(s) counted among its accessing "
                                             "nodes") != NULL;
             npl__advice_clear(&adv);
@@ -1339,6 +1353,65 @@ static void test_unseen_threads(npl_topo *t4)
     CHECK(!strcmp(pol[2], "bind_all:1") && said[2] && !counted[2] && err[2] >= 0.75 - 1e-9,
           "the 3 unseen on the sampled node: %s (bind_all:1), said %d, counted %d, +/- %.2f "
           "(>= 0.75)", pol[2], said[2], counted[2], err[2]);
+    CHECK(!strcmp(pol[3], "cyclic") && said[3] && counted[3] && pred[3] > 0.2 && pred[3] < 0.3,
+          "the same in an OpenMP region whose idle threads slept: %s (cyclic), said %d, counted "
+          "%d, predicted %.2f (0.25)", pol[3], said[3], counted[3], pred[3]);
+    CHECK(!strcmp(pol[4], "bind_all:1") && !said[4],
+          "in a region whose idle threads may have spun: %s (bind_all:1), said %d", pol[4],
+          said[4]);
+}
+
+/* Slices of four workers (threads 1-4, one a node; thread 0 the main thread, no sample) sampled
+ * sparsely in runs of 16 chunks, as the fault sampler arms them, in one time window: 320 chunks,
+ * each worker's sampled runs far from its slice's ends. (a) equal slices (80 chunks): the map
+ * fills the chunks no sample reached by the slices (npl__cls_fill_map), every chunk on its
+ * worker's node (by the nearest sampled chunk 12 of 80 at a boundary went to the neighbour, as a
+ * guest profile of 216 samples did: 0.825 local where the map predicted 1.00); (b) unequal
+ * slices (140, 40, 70, 70 chunks) no equal split nor block shape fits: the nearest (7 chunks
+ * past the middle of each of the 3 gaps on the wrong node: 0.934), and the 142 chunks between
+ * two nodes' runs are said, counted a quarter remote (predicted 0.89), half in the +/-. */
+static void test_slices_fill(npl_topo *t4)
+{
+    static const int nodes5[5] = {0, 0, 1, 2, 3};
+    static const int runs[2][6][2] = {{{1, 0}, {1, 40}, {2, 96}, {3, 176}, {4, 262}, {4, 300}},
+                                      {{1, 0}, {1, 100}, {2, 150}, {3, 180}, {4, 290}, {4, 304}}};
+    static const int ends[2][4] = {{80, 160, 240, 320}, {140, 180, 250, 320}};
+    for (int k = 0; k < 2; k++) {
+        struct mat m = mat_new(1, 320, 5);
+        for (int r = 0; r < 6; r++)
+            for (int c = runs[k][r][1]; c < runs[k][r][1] + 16 && c < 320; c++)
+                mat_add(&m, 0, c, runs[k][r][0], 1, 2);
+        struct arr a;
+        arr_from(&a, &m, nodes5, NULL);
+        struct npl_prof_advice adv;
+        int right = 0, said = 0;
+        double pred = -1, err = -1;
+        char pol[192] = "";
+        if (classify_adv(t4, &a, &adv) == 0) {
+            snprintf(pol, sizeof pol, "%s", adv.policy);
+            pred = adv.local_policy;
+            err = adv.local_err;
+            said = strstr(adv.reason, "lie between two nodes' chunks") != NULL;
+            for (int c = 0; adv.chunk_nodes && c < 320 && (uint64_t)c < adv.nchunk_nodes; c++) {
+                int w = 0;
+                while (c >= ends[k][w])
+                    w++;
+                right += adv.chunk_nodes[c] == w;
+            }
+            npl__advice_clear(&adv);
+        }
+        if (k == 0)
+            CHECK(!strcmp(pol, "explicit") && right == 320 && pred > 0.99 && !said,
+                  "equal slices sampled sparsely: %s, %d of 320 chunks on their worker's node, "
+                  "predicted %.3f, said %d", pol, right, pred, said);
+        else
+            CHECK(!strcmp(pol, "explicit") && said && pred < 0.95 && pred > 0.8 &&
+                      err >= 0.15 && right == 299,
+                  "unequal slices: %s, guessed chunks said %d, predicted %.3f (0.8-0.95), +/- "
+                  "%.2f (>= 0.15), %d of 320 right (299: 7 past each gap's middle)", pol, said,
+                  pred, err, right);
+        arr_free(&a, &m);
+    }
 }
 
 int main(void)
@@ -1936,6 +2009,7 @@ int main(void)
     test_ordered_cycle(t2, t4);
     test_masked_readers(t4);
     test_unseen_threads(t4);
+    test_slices_fill(t4);
     test_spread_prediction(t4);
     test_neighbour_fill(t4);
     npl_topo_destroy(t1);

@@ -428,12 +428,13 @@ static void test_unsampled_threads(void)
     r->exposure_ns[4] = 2000000; /* thread 4: ran less than half as long as thread 0: left out */
     static const int nodes[2] = {0, 2}, cpu_node[8] = {0, 0, 0, 0, 2, 2, 2, 2};
     struct npl_collect_info in = {"/bin/prog", NULL, nodes, 2, 4096, 0, NULL, 1000, 1.0,
-                                  cpu_node, 8};
+                                  cpu_node, 8, 1};
     struct npl_profile *p = NULL;
     char err[256] = "";
     int rc = npl__profile_from_raw(r, &in, &p, err, sizeof err);
     CHECK(rc == 0 && p, "collected: %s", err);
     if (p) {
+        CHECK(p->idle_sleep == 1, "the run's passive OpenMP waiting carried: %d", p->idle_sleep);
         CHECK(p->threads == 4, "threads 0-3 (3 ran unsampled as long; 4 a moment): %d",
               p->threads);
         CHECK(p->threads == 4 && p->thread_nodes[3] == 2 && p->thread_nodes[2] == 0 &&

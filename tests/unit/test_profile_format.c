@@ -542,6 +542,29 @@ int main(int argc, char **argv)
                  "together");
     }
 
+    /* ---- OMP_WAIT_POLICY as the program ran (sampling.omp_wait, optional) ---- */
+    {
+        const char *v[2] = {"passive", "active"};
+        for (int k = 0; k < 2; k++) {
+            char to[96];
+            snprintf(to, sizeof to, "\"rw_known\":true,\"omp_wait\":\"%s\"", v[k]);
+            char *t = edit("\"rw_known\":true", to);
+            struct npl_profile *q = good("omp_wait", t);
+            size_t n = 0;
+            char *w = q ? npl__profile_format(q, &n) : NULL;
+            CHECK(q && q->idle_sleep == !k && w &&
+                      (strstr(w, "\"omp_wait\": \"passive\"") != NULL) == !k,
+                  "omp_wait %s: idle threads slept %d, written back %d", v[k],
+                  q ? q->idle_sleep : -1, w && strstr(w, "omp_wait") != NULL);
+            if (q)
+                round_trip("omp_wait", q);
+            npl__profile_free(q);
+            free(w);
+            free(t);
+        }
+        bad_edit("\"rw_known\":true", "\"rw_known\":true,\"omp_wait\":1", "omp_wait");
+    }
+
     /* ---- each thread's exposure (run.thread_exposure, optional): read, written, checked ---- */
     {
         char *t = edit("\"thread_cpus\":null,", "\"thread_cpus\":null,\"thread_exposure\":[0.5,0.25],");
