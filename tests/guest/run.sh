@@ -28,9 +28,9 @@ for p in "${progs[@]}"; do
 done
 adds+=(--add tests/guest/in_guest.sh --add tests/guest/numavm_selftest.sh --add tests/expected-skips.txt)
 # what every guest command gets in its environment. OpenMP's idle threads sleep: a guest's 8
-# vCPUs share the host's 2 cores under TCG, where libgomp's default spin (300,000 rounds before
+# vCPUs take turns on the host under TCG, where libgomp's default spin (300,000 rounds before
 # it waits on a futex) took a fifth of the OpenMP programs' time (guest_signals 80 -> 58 s,
-# guest_regions 69 -> 49 s) and changes no placement or count they check
+# guest_regions 69 -> 49 s, a thread per vCPU) and changes no placement or count they check
 guest_env=(env "CI=${CI:-}" "NPL_FULL=${NPL_FULL:-}" NPL_EXPECTED_SKIPS=/usr/local/bin/expected-skips.txt
            "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}")
 # numaplace itself as a user installs it: `cmake --install` of $BUILD, once, into a staging prefix
