@@ -55,6 +55,7 @@ MUTANTS=(
 "regions-masked-ignored~src/profile/classify_cost.c~s/(in->phases\[ph\].kind == NPL_PHASE_WINDOW || in->idle_sleep)/(in->phases[ph].kind == NPL_PHASE_WINDOW)/~unit.test_classify$~test_classify~"
 "regions-always-asleep~src/profile/classify_candidates.c~s/    if (!(w->windows_only || in->idle_sleep) || !in->phase_tally/    if (!in->phase_tally/~unit.test_classify$~test_classify~"
 "omp-wait-uncollected~src/profile/collect.c~s/    p->idle_sleep = in->idle_sleep;/    (void)in;/~unit.test_perf_decode$~test_perf_decode~"
+"even-split-edge-off~src/profile/classify_rules.c~s/    if (t1 > t0 \&\& (double)t1 \* B \/ T >= hi)/    if (0)/~unit.test_classify$~test_classify~"
 "slices-fill-off~src/profile/classify_rules.c~s/    uint64_t K = run ? equal_slices(w, owner, run) : 0;/    uint64_t K = 0;/~unit.test_classify$~test_classify~"
 "guessed-chunks-unsaid~src/profile/classify.c~s/    if (w->map_guessed < 0.01)/    if (1)/~unit.test_classify$~test_classify~"
 "neighbour-fill-off~src/profile/classify_candidates.c~s/    int rc = fill_from_neighbours(w, L, gown, loc);/    int rc = 0;/~unit.test_classify$~test_classify~"

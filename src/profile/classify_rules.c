@@ -28,7 +28,8 @@ int npl__cls_map_beats(double map, double shape)
            (gain >= NPL_PROF_EXPLICIT_MIN_GAIN && gain >= (1 - shape) / 2);
 }
 
-/* The slice of the array's byte x when its bytes are split evenly in k */
+/* The slice of the array's byte x when its bytes are split evenly in k (the last one past its
+ * end): a static schedule's thread, an equal slice */
 static uint64_t slice_of(const struct work *w, double x, uint64_t k)
 {
     uint64_t s = (uint64_t)(x * (double)k / (double)w->in->bytes);
@@ -125,11 +126,9 @@ static void even_split(const struct work *w, uint64_t k, int *most, int *last)
     int T = w->in->nthreads;
     double B = (double)w->in->bytes, cb = (double)w->in->chunk_bytes;
     double lo = (double)k * cb, hi = dmin((double)(k + 1) * cb, B), most_w = -1;
-    int t0 = (int)(lo * T / B), t1 = (int)(hi * T / B);
-    if (t1 > 0 && (double)t1 * B / T >= hi)
+    int t0 = (int)slice_of(w, lo, (uint64_t)T), t1 = (int)slice_of(w, hi, (uint64_t)T);
+    if (t1 > t0 && (double)t1 * B / T >= hi)
         t1--; /* the share that starts where the chunk ends does not reach into it */
-    t0 = t0 < 0 ? 0 : t0 > T - 1 ? T - 1 : t0;
-    t1 = t1 < t0 ? t0 : t1 > T - 1 ? T - 1 : t1;
     *most = t0;
     for (int t = t0; t <= t1; t++) {
         double ov = dmin(hi, (double)(t + 1) * B / T) - dmax(lo, (double)t * B / T);

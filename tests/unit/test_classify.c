@@ -903,12 +903,13 @@ static void test_siblings(void)
 
 /* a 12-chunk array of 6,000 doubles (11.7 pages) classified on t4, 8 threads pinned scatter:
  * the advice, and its map's nodes as digits in got (rc of npl__classify, -1 if no context) */
-static int classify_vector(npl_topo *t4, struct mat *m, struct npl_prof_advice *adv, char got[16])
+static int classify_vector(npl_topo *t4, struct mat *m, uint64_t bytes, struct npl_prof_advice *adv,
+                           char got[16])
 {
     static const int scatter[8] = {0, 1, 2, 3, 0, 1, 2, 3};
     struct arr a;
     arr_from(&a, m, scatter, "scatter");
-    a.in.bytes = 6000 * sizeof(double);
+    a.in.bytes = bytes;
     struct npl_prof_ctx *ctx;
     char err[256];
     memset(adv, 0, sizeof *adv);
@@ -946,11 +947,25 @@ static void test_even_split(npl_topo *t4)
         }
         struct npl_prof_advice adv;
         char got[16];
-        int rc = classify_vector(t4, &m, &adv, got);
+        int rc = classify_vector(t4, &m, 6000 * sizeof(double), &adv, got);
         int said = strstr(adv.reason, "was sampled by the later thread") != NULL;
         CHECK(rc == 0 && !strcmp(adv.policy, "explicit") && !strcmp(got, ec[c].want) &&
                   said == ec[c].corrected,
               "even split: %s: %s %s (%s)", ec[c].why, adv.policy, got, adv.reason);
+        npl__advice_clear(&adv);
+    }
+    /* 12 pages whole (shares of 1.5 pages): chunks 2, 5 and 8 end where the next thread's share
+     * starts, which does not reach into them; sampled by the later thread where two share one */
+    {
+        struct mat m = mat_new(1, 12, 8);
+        for (int k = 0; k < 12; k++)
+            mat_add(&m, 0, k, "011233455677"[k] - '0', 1, 40);
+        struct npl_prof_advice adv;
+        char got[16];
+        int rc = classify_vector(t4, &m, 12 * 4096, &adv, got);
+        CHECK(rc == 0 && !strcmp(adv.policy, "explicit") && !strcmp(got, "001223001223") &&
+                  strstr(adv.reason, "was sampled by the later thread"),
+              "even split, shares ending on chunk boundaries: %s %s (%s)", adv.policy, got, adv.reason);
         npl__advice_clear(&adv);
     }
     /* a vector every thread reads (6 reads a page each) and one thread writes a page of (CG's
@@ -969,7 +984,7 @@ static void test_even_split(npl_topo *t4)
         }
         struct npl_prof_advice adv;
         char got[16];
-        int rc = classify_vector(t4, &m, &adv, got);
+        int rc = classify_vector(t4, &m, 6000 * sizeof(double), &adv, got);
         int said = strstr(adv.reason, "was sampled on the node of the later thread") != NULL;
         CHECK(rc == 0 && adv.pattern == NPL_PAT_SHARED_WRITTEN && !strcmp(adv.policy, "explicit") &&
                   !strcmp(got, sc[c].want) && said == sc[c].corrected,
