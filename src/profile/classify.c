@@ -172,6 +172,45 @@ static int phase_threads(struct work *w)
     return 0;
 }
 
+/* The samples' weights (w->sw, or w->tw by thread; NULL: all 1): each thread's samples
+ * normalised by its exposure, when the threads' exposures differ: phase by phase where the
+ * profile has them, else over the whole run; where the threads
+ * took turns, by their samples of every array in each phase (each weighed alike there:
+ * their CPU times say they ran, not how much they did; the hidden readers' rule, which
+ * weighs a thread's rate against its CPU time, does not apply) */
+static int sample_weights(struct work *w)
+{
+    const struct npl_prof_input *in = w->in;
+    if ((in->phase_exposure && in->nphase_exposure && in->nphases) || in->turns) {
+        if (!(w->sw = malloc((in->nsamples ? in->nsamples : 1) * sizeof *w->sw)))
+            return -1;
+        int k = in->turns ? npl__exposure_weights_by_phase(in->turns, in->nturns, in->samples,
+                                                          in->nsamples, w->tmulti, w->sw)
+                          : npl__exposure_weights_by_phase(in->phase_exposure, in->nphase_exposure,
+                                                          in->samples, in->nsamples, w->tmulti,
+                                                          w->sw);
+        /* then the readers the first toucher hid (time windows; regions where idle threads
+         * slept) */
+        w->masked = k < 0 || in->turns ? 0 : npl__masked_readers(in, w->tmulti, w->sw);
+        if (k < 0 || w->masked < 0)
+            return -1;
+        if (k == 0 && w->masked == 0) { /* every weight 1 */
+            free(w->sw);
+            w->sw = NULL;
+        }
+    } else if (in->thread_exposure) {
+        if (!(w->tw = malloc((size_t)in->nthreads * sizeof *w->tw)))
+            return -1;
+        /* phases are indexes here only where the profile has phases (else all are phase 0) */
+        if (!npl__exposure_weights(in->thread_exposure, in->nthreads, in->samples,
+                                   in->nsamples, in->nphases ? w->tmulti : NULL, w->tw)) {
+            free(w->tw);
+            w->tw = NULL;
+        }
+    }
+    return 0;
+}
+
 static int prepare(struct work *w)
 {
     const struct npl_prof_input *in = w->in;
@@ -215,37 +254,9 @@ static int prepare(struct work *w)
         free(keys);
         return npl__cls_oom(w);
     }
-    /* each thread's samples normalised by its exposure, when the threads' exposures differ:
-     * phase by phase where the profile has them, else over the whole run */
-    if (in->phase_exposure && in->nphase_exposure && in->nphases) {
-        if (!(w->sw = malloc((in->nsamples ? in->nsamples : 1) * sizeof *w->sw))) {
-            free(keys);
-            return npl__cls_oom(w);
-        }
-        int k = npl__exposure_weights_by_phase(in->phase_exposure, in->nphase_exposure,
-                                               in->samples, in->nsamples, w->tmulti, w->sw);
-        /* then the readers the first toucher hid (time windows; regions where idle threads
-         * slept) */
-        w->masked = k < 0 ? 0 : npl__masked_readers(in, w->tmulti, w->sw);
-        if (k < 0 || w->masked < 0) {
-            free(keys);
-            return npl__cls_oom(w);
-        }
-        if (k == 0 && w->masked == 0) { /* every weight 1 */
-            free(w->sw);
-            w->sw = NULL;
-        }
-    } else if (in->thread_exposure) {
-        if (!(w->tw = malloc((size_t)in->nthreads * sizeof *w->tw))) {
-            free(keys);
-            return npl__cls_oom(w);
-        }
-        /* phases are indexes here only where the profile has phases (else all are phase 0) */
-        if (!npl__exposure_weights(in->thread_exposure, in->nthreads, in->samples,
-                                   in->nsamples, in->nphases ? w->tmulti : NULL, w->tw)) {
-            free(w->tw);
-            w->tw = NULL;
-        }
+    if (sample_weights(w) < 0) {
+        free(keys);
+        return npl__cls_oom(w);
     }
     for (size_t i = 0; i < in->nsamples; i++)
         w->acc[phase_of(w, &in->samples[i])] += cnt(w, &in->samples[i]);
@@ -360,6 +371,8 @@ static void verdict_free(struct verdict *v)
 
 /* Shapes fitted on every sample, the machine's candidates, the phases; next-touch when owners
  * change again and again (1: chosen, out filled; 0: not; -1 failure). */
+static void say_weights(const struct work *w, struct npl_prof_advice *out);
+
 static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *out)
 {
     struct level *N = &w->node, *TL = &w->thr;
@@ -380,6 +393,8 @@ static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *
         for (int i = 0; i < N->ncand; i++)
             N->cands[i].frac = npl__cls_frac_over(w, N->cands[i].loc, NULL);
         npl__cls_keep_candidates(w, out);
+        if (w->in->turns)
+            say_weights(w, out);
     }
     return pc;
 }
@@ -389,7 +404,9 @@ static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *
  * thread made alone: a main thread's checkpoint, a straggler) before the nearest sampled
  * neighbour's (npl__cls_finish_explicit). On a loaded machine the workers'
  * stretch of guest_advice's case c held 43% of the run's samples, the neighbours carried the
- * chunks it missed, and the map was 0.922 local where placing by the workers gave 0.956. */
+ * chunks it missed, and the map was 0.922 local where placing by the workers gave 0.956. Not
+ * where the owners changed once: there the rest's owners are the other side's (6 chunks of one
+ * slice of guest_advice's case e took them). */
 static int fill_from_run(struct work *w, struct verdict *v)
 {
     if (!w->windows_only) /* regions: outside the steady state the owners differ */
@@ -397,7 +414,7 @@ static int fill_from_run(struct work *w, struct verdict *v)
     int narrower = 0;
     for (int p = 0; p < w->NP; p++)
         narrower |= !w->inF[p] && p != v->lone[0] && p != v->lone[1] && w->acc[p] > 0;
-    if (v->recurring || !narrower)
+    if (v->recurring || !narrower || v->owners_changed) /* (the rest: the other owners') */
         return 0;
     unsigned char *run = malloc((size_t)w->NP);
     double *loc = malloc((size_t)w->NP * sizeof *loc);
@@ -544,9 +561,16 @@ static int whole_run_prediction(struct work *w, const struct verdict *v, const d
     narrower &= w->windows_only;
     double f = narrower ? npl__cls_frac_over(w, loc, run) : out->local_policy;
     if (f > out->local_policy + 0.005 || f < out->local_policy - 0.005) {
+        for (int p = 0; p < w->NP; p++) /* the rest: the run's parts outside the stretch */
+            run[p] = run[p] && !w->inF[p];
+        double rest = npl__cls_frac_over(w, loc, run);
+        double err = NPL_PROF_PART_SHARE_ERR * (out->local_policy > rest ? out->local_policy - rest
+                                                                         : rest - out->local_policy);
+        out->local_err = dmin(1, out->local_err + err);
         npl__cls_add_text(out->reason, sizeof out->reason, "; predicted over the whole run but "
-                          "its one-time passes %.2f (the stretch alone: %.2f)", f,
-                          out->local_policy);
+                          "its one-time passes %.2f (the stretch alone: %.2f, the rest %.2f, "
+                          "weighed by their samples: %.2f more in the +/-)", f, out->local_policy,
+                          rest, err);
         out->local_policy = f;
         /* the best, over the same accesses */
         double best = dmax(f, npl__cls_frac_over(w, v->xloc, run));
@@ -570,7 +594,11 @@ static void say_weights(const struct work *w, struct npl_prof_advice *out)
         lo = dmin(lo, w->sw[i]);
         hi = dmax(hi, w->sw[i]);
     }
-    if (lo < 0.95 || hi > 1.05)
+    if (w->in->turns && (lo < 0.95 || hi > 1.05))
+        npl__cls_add_text(out->reason, sizeof out->reason, "; the threads took turns, and their "
+                          "samples weigh their turns: each thread that ran in a phase weighed "
+                          "alike there (weights %.2f to %.2f)", lo, hi);
+    else if (lo < 0.95 || hi > 1.05)
         npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
                           "by its exposure (weights %.2f to %.2f)", lo, hi);
 }
@@ -617,6 +645,10 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
         npl__cls_add_text(out->reason, sizeof out->reason, ": the stretch with the most samples, "
                           "each one-time phase or change of owners a boundary (%.0f%% of the "
                           "samples outside it)", 100 * v->before / w->S);
+        if (v->owners_changed)
+            npl__cls_add_text(out->reason, sizeof out->reason, ", where threads own their "
+                              "chunks as they do outside it: the owners changed once, and one "
+                              "placement serves one side");
     }
     if (v->once_after)
         npl__cls_add_text(out->reason, sizeof out->reason, "; a phase entered once after the "
@@ -806,6 +838,15 @@ int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *con
     if (npl__profile_topo(p, &topo, err, errsz) < 0 ||
         npl__classify_ctx(&ctx, topo, p->threads, err, errsz) < 0)
         rc = -1;
+    /* threads that took turns: each one's samples in a phase weigh its turns there, not its
+     * accesses; its "exposure" is then its samples of every array in the phase, and the
+     * weights make each thread that ran there count alike (a static schedule's share) */
+    struct npl_prof_exposure *turns = NULL;
+    if (tally && ntally && npl__profile_took_turns(p) &&
+        (turns = malloc(ntally * sizeof *turns)) != NULL)
+        for (size_t k = 0; k < ntally; k++) /* the same order: by phase, then thread */
+            turns[k] = (struct npl_prof_exposure){tally[k].phase, tally[k].thread,
+                                                  tally[k].accesses};
     for (uint32_t i = 0; rc == 0 && i < p->narrays; i++) {
         struct npl_prof_input in;
         char why[512];
@@ -814,6 +855,8 @@ int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *con
         npl__profile_input(p, &p->arrays[i], &in);
         in.phase_tally = tally;
         in.nphase_tally = ntally;
+        in.turns = turns;
+        in.nturns = turns ? ntally : 0;
         if (npl__classify(ctx, &in, adv[i], why, sizeof why) < 0)
             rc = npl__prof_fail(err, errsz, errno, "array %u: %s", i, why);
     }
@@ -821,6 +864,7 @@ int npl__advise_profile(const struct npl_profile *p, struct npl_prof_advice *con
         npl__advice_siblings(p, adv, stored);
     npl__classify_ctx_free(ctx);
     npl_topo_destroy(topo);
+    free(turns);
     free(tally);
     return rc;
 }

@@ -404,14 +404,20 @@ int npl__masked_readers(const struct npl_prof_input *in, const unsigned char *ph
     return boosted;
 }
 
+int npl__profile_took_turns(const struct npl_profile *p)
+{
+    return p->has_concurrency && p->rounds_crowded >= NPL_PROF_CROWDED_MIN &&
+           2 * p->rounds_together < p->rounds_crowded;
+}
+
 int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size)
 {
-    if (p->has_concurrency && p->rounds_crowded >= NPL_PROF_CROWDED_MIN &&
-        2 * p->rounds_together < p->rounds_crowded) {
+    if (npl__profile_took_turns(p)) {
         snprintf(buf, size, "the threads did not run together: in %llu of %llu sampler rounds in "
                  "which two threads or more ran, they took turns on fewer CPUs (an "
                  "oversubscribed machine or a guest's virtual CPUs): their samples weigh their "
-                 "turns, not their accesses",
+                 "turns, not their accesses, and each thread that ran in a phase was weighed "
+                 "alike there",
                  (unsigned long long)(p->rounds_crowded - p->rounds_together),
                  (unsigned long long)p->rounds_crowded);
         return 1;

@@ -245,6 +245,10 @@ struct verdict {
     int steady_from, steady_end; /* the steady state: its first phase, past its last */
     int recurring;               /* some phase was entered again and again (OpenMP regions) */
     int lone[2];                 /* the one-time lone passes at the start and the end, -1 */
+    int split_from, split_end;   /* time windows: the stretch with the most samples when it held
+                                  * too few to be the steady state alone; -1 */
+    int owners_changed;          /* the steady state is that stretch: its threads and the rest's
+                                  * own their chunks, the owners changed once */
     int once_after;              /* a one-time phase inside it left out */
     double before, left_out;     /* accesses outside it, left out inside it */
     double smax;                 /* the top node's share of the accesses */

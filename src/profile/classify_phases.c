@@ -426,11 +426,81 @@ static int steady_stretch(struct work *w, struct verdict *v, int *end)
     for (int k = 0; k < 2; k++)
         all -= lone[k] >= 0 && (k == 0 || lone[1] != lone[0]) ? w->acc[lone[k]] : 0;
     if (best < need * all) { /* every phase, but the lone passes */
+        v->split_from = best_from;
+        v->split_end = best_end;
         *end = lone[1] >= 0 ? lone[1] : w->NP;
         return lone[0] >= 0 ? lone[0] + 1 : 0;
     }
     *end = best_end;
     return best_from;
+}
+
+/* The threads' own share of a set of phases' accesses (the thread-level explicit map, held
+ * out: NPL_PROF_OWNED and above is owned) and how many threads own 5% of its sampled chunks or
+ * more (*owners). */
+static int set_owned(struct work *w, const unsigned char *set, double *excl, int *owners)
+{
+    uint64_t n = w->in->nchunks, sampled = 0;
+    int T = w->in->nthreads;
+    int *own = malloc((size_t)(n ? n : 1) * sizeof *own);
+    double *loc = malloc((size_t)w->NP * sizeof *loc);
+    uint64_t *per = calloc((size_t)T + 1, sizeof *per);
+    int rc = own && loc && per ? npl__cls_explicit_fit(w, &w->thr, set, own, loc) : npl__cls_oom(w);
+    if (rc == 0) {
+        *excl = npl__cls_frac_over(w, loc, set);
+        for (uint64_t k = 0; k < n; k++)
+            if (own[k] >= 0 && own[k] < T) {
+                per[own[k]]++;
+                sampled++;
+            }
+        *owners = 0;
+        for (int t = 0; t < T; t++)
+            *owners += sampled && 20 * per[t] >= sampled;
+    }
+    free(own);
+    free(loc);
+    free(per);
+    return rc;
+}
+
+/* Time windows alone, and the stretch with the most samples (v->split_from..split_end) held too
+ * few of them to be the steady state by itself: where it and the rest of the run (but the lone
+ * passes) are each owned by two threads or more, the owners changed once (an array whose
+ * workers' slices are mirrored half-way): fitted on every phase, each chunk has two owners, and
+ * it looked shared and was spread (cyclic: 0.25 for the 0.50 of either half's owners, 1 of 10
+ * profiles at 8 passes; cyclic_block:27 in another). The placement is then fitted on that stretch,
+ * and predicted over the whole run (whole_run_prediction). A skew that only looks like a change
+ * (a gather every worker makes, cut at a straggler's windows) is not owned on either side.
+ * Returns 1 when the stretch is kept. */
+static int owners_changed_once(struct work *w, struct verdict *v)
+{
+    if (!w->windows_only || v->recurring || v->split_from < 0 ||
+        (v->split_from == 0 && v->split_end >= w->NP))
+        return 0;
+    unsigned char *set = calloc((size_t)w->NP * 2, 1);
+    if (!set)
+        return npl__cls_oom(w);
+    unsigned char *rest = set + w->NP;
+    double ex[2] = {0, 0}, acc[2] = {0, 0};
+    int own[2] = {0, 0}, rc = 0;
+    for (int p = 0; p < w->NP; p++) {
+        /* the windows either side of the stretch are left out of the rest: the change of owners
+         * falls inside one of them (a window of 26 samples of the first owners, 228 of the
+         * second was the last of the first side) */
+        if (p == v->lone[0] || p == v->lone[1] || w->acc[p] <= 0 || p == v->split_from - 1 ||
+            p == v->split_end)
+            continue;
+        int in = p >= v->split_from && p < v->split_end;
+        (in ? set : rest)[p] = 1;
+        acc[!in] += w->acc[p];
+    }
+    double min = npl__cls_min_samples(w->in);
+    if (acc[0] >= min && acc[1] >= min)
+        rc = set_owned(w, set, &ex[0], &own[0]) < 0 || set_owned(w, rest, &ex[1], &own[1]) < 0
+                 ? -1
+                 : ex[0] >= NPL_PROF_OWNED && ex[1] >= NPL_PROF_OWNED && own[0] >= 2 && own[1] >= 2;
+    free(set);
+    return rc;
 }
 
 /* One placement is fitted on the steady state (steady_stretch); where phases are entered again
@@ -444,9 +514,19 @@ int npl__cls_steady_state(struct work *w, struct verdict *v)
         recurring |= again(in, p) && w->acc[p] > 0;
     v->recurring = recurring;
     v->lone[0] = v->lone[1] = -1;
+    v->split_from = v->split_end = -1;
+    v->owners_changed = 0;
     int end = w->NP, steady_from = steady_stretch(w, v, &end);
     if (steady_from < 0)
         return -1;
+    int changed = owners_changed_once(w, v);
+    if (changed < 0)
+        return -1;
+    if (changed) {
+        v->owners_changed = 1;
+        steady_from = v->split_from;
+        end = v->split_end;
+    }
     for (int p = steady_from; recurring && p < end; p++)
         once_after |= once(in, p) && w->acc[p] > 0;
     if (steady_from <= 0 && end >= w->NP && !once_after)

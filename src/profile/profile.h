@@ -54,6 +54,12 @@
 #define NPL_PROF_PHASE_SERVE 0.10      /* a placement serves a phase within this of its best */
 #define NPL_PROF_STEADY_MIN 0.5        /* a steady state holds at least half of the accesses */
 #define NPL_PROF_STEADY_MIN_WINDOWS 0.6 /* ... 60%, cut by time windows alone */
+/* A prediction over the whole run of a placement fitted on one stretch of time windows weighs the
+ * stretch and the rest by their samples, which count sampled time, not the program's passes: the
+ * two halves of an array mirrored half-way (equal passes) held 0.44-0.56 of the samples in 8 of 10
+ * guest profiles. That much of the difference between the two parts' local fractions is added to
+ * the +/- */
+#define NPL_PROF_PART_SHARE_ERR 0.10
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
 #define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
@@ -292,6 +298,12 @@ struct npl_prof_input {
     size_t nphase_tally;
     int idle_sleep;                        /* OpenMP's idle threads slept (npl_profile's): CPU
                                             * time in a region is work, as in a time window */
+    const struct npl_prof_exposure *turns; /* the threads took turns (npl__profile_took_turns):
+                                            * every array's sampled accesses by phase and
+                                            * thread, sorted, as the samples' weights' exposures
+                                            * (each thread weighed alike in a phase); NULL: they
+                                            * ran together */
+    size_t nturns;
 };
 
 /* Each thread's weight (nthreads entries) that normalises its sampled accesses by its exposure:
@@ -313,6 +325,9 @@ struct npl_prof_input {
  * sampled differ by more than NPL_PROF_EXPOSURE_CAP (beyond it the weights cannot correct them).
  * Returns 1 (buf: the warning), else 0. Pure. */
 int npl__profile_run_warning(const struct npl_profile *p, char *buf, size_t size);
+/* 1 when the profile's threads took turns: in most sampler rounds in which two threads or more
+ * ran (at least NPL_PROF_CROWDED_MIN), they shared CPUs. Pure. */
+int npl__profile_took_turns(const struct npl_profile *p);
 /* Each thread's weight (mean exposure / its own, capped to [1/CAP, CAP]), scaled so that the
  * weighted samples of the phases phase_weighed marks (NULL: every phase) keep their total; a
  * phase one thread had alone keeps its counts (its thread competed with nobody for the armed

@@ -76,13 +76,20 @@ done
 # guest_advice's case e in the 4-node guest (worker t writes slice t, then slice 3 - t: each
 # chunk's two owners serve half of it under any map that gives it one of them; exact 0.500):
 # four profiles whose whole windows, dealt into two folds, predicted 0.44, 0.42, 0.46 and advised
-# the spread (0.25): each chunk's samples dealt in time order predict within 0.05 of 0.50
+# the spread (0.25). Each half owned by its threads, the owners changed once: the map of one
+# half's owners (every slice whole on the node of one half's owner), predicted over the whole run
+# as its samples weigh the halves (0.51-0.58: the halves held 42-51% of the samples), the exact
+# 0.50 within its stated +/- (at most 0.15)
 for i in 1 2 3 5; do
-    check "guest owners change half-way ($i): placed by its owners, predicted within 0.05 of the exact 0.50" \
-        "explicit 1" "$("$N" advise --json "$P/guest_owners_change_$i.json" | python3 -c '
-import json, sys
+    check "guest owners change half-way ($i): one half's owners' map, the exact 0.50 within its +/-" \
+        "explicit 1 1" "$("$N" advise --json "$P/guest_owners_change_$i.json" | python3 -c '
+import json, re, sys
 a = json.load(sys.stdin)["arrays"][0]
-print(a["policy"], int(abs(a["local_policy"] - 0.5) <= 0.05))')"
+m, n = a["chunk_nodes"], len(a["chunk_nodes"])
+side = all(m[k] == m[k // (n // 4) * (n // 4)] for k in range(n)) and \
+    ([m[s * n // 4] for s in range(4)] in ([0, 1, 2, 3], [3, 2, 1, 0]))
+err = float(re.search(r"predicted \+/- ([0-9.]+)", a["reason"]).group(1))
+print(a["policy"], int(side), int(abs(a["local_policy"] - 0.5) <= err <= 0.15))')"
 done
 # contract_calls' 2 MiB array in the 4-node guest (read by halves in one region, by alternate
 # pages in another; the main thread also ran the serial parts: 1.9 s while pages were armed, the
@@ -91,12 +98,39 @@ done
 # 0.96 and next-touch no longer beat it (irregular explicit: 4 profiles of 14)
 check "exposures by phase: phase-changing, next-touch at both regions" \
     "phase-changing bind_block:threads=2,pin=scatter 1,3 new" "$(rows $P/contract_phase_exposure.json)"
+# (its threads ran together in 2 of 12 rounds: weighed alike in each phase, which needs neither;
+# the rounds made together here, so that the exposures are what weighs)
 python3 -c '
 import json, sys
-j = json.load(open(sys.argv[1])); del j["run"]["phase_exposure"]; json.dump(j, open(sys.argv[2], "w"))' \
+j = json.load(open(sys.argv[1])); del j["run"]["phase_exposure"]
+c = j["sampling"]["concurrency"]; c["together"] = c["rounds"]; json.dump(j, open(sys.argv[2], "w"))' \
     "$P/contract_phase_exposure.json" "$T/whole_run.json"
 check "the same with whole-run exposures only: irregular" "irregular explicit - new" \
     "$(rows $T/whole_run.json)"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); del j["run"]["phase_exposure"]; json.dump(j, open(sys.argv[2], "w"))' \
+    "$P/contract_phase_exposure.json" "$T/whole_run_turns.json"
+check "whole-run exposures only, its threads taking turns: phase-changing" \
+    "phase-changing bind_block:threads=2,pin=scatter 1,3 new" "$(rows $T/whole_run_turns.json)"
+# contract_calls' 2 MiB array in a 4-node guest whose vCPUs took turns in one host thread (the
+# threads ran together in 3 of 11 sampler rounds): region B's samples 999 : 290 for the thread
+# whose vCPU ran first, and one node map fitted 0.92. Each thread that ran in a phase weighed
+# alike there (its samples of every array): phase-changing, said in the profile's warning and the
+# array's reason; the same profile with its rounds together: irregular
+check "threads that took turns: each weighed alike in a phase, phase-changing" \
+    "phase-changing bind_block:threads=2,pin=scatter 1,3 new" "$(rows $P/guest_turns_phase.json)"
+check "threads that took turns: said in the reason and the warning" "1 1" \
+    "$("$N" advise --json "$P/guest_turns_phase.json" | python3 -c '
+import json, sys
+print(int("the threads took turns" in json.load(sys.stdin)["arrays"][0]["reason"]))') $("$N" advise \
+    "$P/guest_turns_phase.json" 2>&1 | grep -c 'each thread that ran in a phase was weighed alike')"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); c = j["sampling"]["concurrency"]; c["together"] = c["rounds"]
+json.dump(j, open(sys.argv[2], "w"))' "$P/guest_turns_phase.json" "$T/together.json"
+check "the same profile, its threads together: irregular" "irregular explicit - new" \
+    "$(rows $T/together.json)"
 # guest_advice's table (every worker reads all of it) in the 4-node guest: in the window of the
 # workers' passes worker 3 got 147 of 162 samples, the others 13, 1 and 1, though all four ran
 # 0.13-0.19 s there and the three were seen on no other array: the readers the first toucher

@@ -76,13 +76,14 @@ fi
 # turns in one host thread (TCG thread=single, tools/numavm's NUMAVM_TCG_THREAD) and use one core:
 # with a host thread per vCPU, 8 vCPUs on 2 host cores made every cross-CPU call (the TLB
 # shootdown of each sampled fault) wait for its target's thread to be scheduled (the first 4-node
-# boot 647 s on two cores, 415 s on one). The programs in CONCURRENT assert advice that needs a
-# profile's threads to run at once (taking turns, guest_advice's case e was once advised cyclic,
-# and guest_contract's phase-changing array blocked once, irregular in 1 of 6 profiles): they
-# boot with a host thread per vCPU, alone, before the others. Each boot's output comes whole when
-# it ends; the report lists them in the order they started.
+# boot 647 s on two cores, 415 s on one). The programs in CONCURRENT run `numaplace profile` and
+# check its advice, which needs a profile's threads to run at once: where they take turns, their
+# samples weigh their turns (guest_advice's case e was once advised cyclic; phase-changing arrays
+# of guest_contract and guest_profile_locality irregular, in 1 of 6 profiles and in 1 of 4 runs).
+# They boot with a host thread per vCPU, alone, before the others. Each boot's output comes whole
+# when it ends; the report lists them in the order they started.
 JOBS=${NPL_GUEST_JOBS:-$(nproc)}
-CONCURRENT=" guest_advice guest_contract "
+CONCURRENT=" guest_advice guest_contract guest_profile guest_profile_locality guest_profile_nodes guest_replicate "
 jobdir=$(mktemp -d "${TMPDIR:-/tmp}/npl-guestjobs.XXXXXX") || exit 1
 trap 'rm -rf "$stage" "$jobdir"' EXIT
 njobs=0 used=0 JOB_ID=0

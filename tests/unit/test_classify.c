@@ -1385,6 +1385,50 @@ static void test_unseen_threads(npl_topo *t4)
  * slices (140, 40, 70, 70 chunks) no equal split nor block shape fits: the nearest (7 chunks
  * past the middle of each of the 3 gaps on the wrong node: 0.934), and the 142 chunks between
  * two nodes' runs are said, counted a quarter remote (predicted 0.89), half in the +/-. */
+/* guest_advice's case e in time windows: 4 workers (threads 1-4, nodes 0-3) update their slices
+ * of 64 chunks for 5 windows, then the mirrored slices (worker t slice 3-t) for 5 more; the
+ * change falls inside window `mid` (a quarter of its samples the first owners': 26 of 254 in a
+ * guest profile), and the first half's windows hold `first` samples a chunk where the others
+ * hold 4. Split nearly evenly, neither half held the 60% a stretch of
+ * time windows needs to be the steady state alone: fitted on the whole run each chunk had two
+ * owners and the array was spread (cyclic: 0.25 for the 0.50 of either half's map, 1 of 10
+ * guest profiles at 8 passes). Owned on both sides, the owners changed once: a map of one half's
+ * owners, predicted over the whole run (its samples' share), the +/- widened. (With the first
+ * half's windows as dense, the second half holds 60%: the steady state alone, predicted over the
+ * whole run as well.) */
+static void test_owners_change_once(npl_topo *t4)
+{
+    static const struct { int mid, first; } ec[] = {{4, 4}, {5, 3}, {5, 4}};
+    for (size_t c = 0; c < sizeof ec / sizeof ec[0]; c++) {
+        struct mat m = mat_new(10, 64, 5);
+        for (int w = 0; w < 10; w++)
+            for (int k = 0; k < 64; k++) {
+                int slice = k / 16, before = slice + 1, after = 4 - slice;
+                int n = w < 5 ? ec[c].first : 4; /* the first half's windows: fewer samples */
+                if (w == ec[c].mid) {
+                    mat_add(&m, w, k, before, 1, 1);
+                    mat_add(&m, w, k, after, 1, 3);
+                } else {
+                    mat_add(&m, w, k, w < ec[c].mid ? before : after, 1, (uint64_t)n);
+                }
+            }
+        char pol[64];
+        int map[64];
+        double got = classify_windows(t4, &m, NULL, pol, sizeof pol, map);
+        int one_side = 1; /* every slice whole on one node: one half's owners */
+        for (int k = 0; k < 64; k++)
+            one_side &= map[k] == map[k / 16 * 16] && (map[k] == k / 16 || map[k] == 3 - k / 16);
+        const char *pm = strstr(last_reason, "predicted +/- ");
+        double err = pm ? atof(pm + 14) : 0;
+        CHECK(!strcmp(pol, "explicit") && one_side && got > 0.40 && got < 0.62 && err >= 0.08 &&
+                  strstr(last_reason, "predicted over the whole run") &&
+                  (c == 0 || strstr(last_reason, "the owners changed once")),
+              "owners change once in window %d (first half %d of 4 samples): %s predicted %.3f "
+              "+/- %.2f, one half's map %d (%s)", ec[c].mid, ec[c].first, pol, got, err, one_side,
+              last_reason);
+    }
+}
+
 static void test_slices_fill(npl_topo *t4)
 {
     static const int nodes5[5] = {0, 0, 1, 2, 3};
@@ -2025,6 +2069,7 @@ int main(void)
     test_masked_readers(t4);
     test_unseen_threads(t4);
     test_slices_fill(t4);
+    test_owners_change_once(t4);
     test_spread_prediction(t4);
     test_neighbour_fill(t4);
     npl_topo_destroy(t1);
