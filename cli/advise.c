@@ -559,6 +559,7 @@ static void array_json(cJSON *arr, const struct npl_prof_array *a,
     json_add_num(o, "local_policy", d->local_policy);
     json_add_num_or_null(o, "local_first_touch", d->local_first_touch);
     json_add_num(o, "local_best", d->local_best);
+    json_add_num_or_null(o, "local_err", d->local_err);
     measured_json(o, a->has_measured, a->measured);
     json_add_num(o, "confidence", d->confidence);
     json_add_num(o, "samples", (double)d->samples);

@@ -60,6 +60,7 @@ MUTANTS=(
 "part-share-err-off~src/profile/classify.c~s/        out->local_err = dmin(1, out->local_err + err);/        (void)err;/~unit.test_classify$~test_classify~"
 "owners-changed-filled-from-rest~src/profile/classify.c~s/    if (v->recurring || !narrower || v->owners_changed)/    if (v->recurring || !narrower)/~cli.advise$~numaplace_cli~"
 "turns-unweighed~src/profile/classify.c~s/    if (tally \&\& ntally \&\& npl__profile_took_turns(p) \&\&/    if (0 \&\& tally \&\& ntally \&\&/~cli.advise$~numaplace_cli~"
+"local-err-unwritten~src/profile/format_advice.c~s/    if (a->local_err >= 0) {/    if (0) {/~unit.test_profile_format$~test_profile_format~"
 "slices-fill-off~src/profile/classify_rules.c~s/    uint64_t K = run ? equal_slices(w, owner, run) : 0;/    uint64_t K = 0;/~unit.test_classify$~test_classify~"
 "guessed-chunks-unsaid~src/profile/classify.c~s/    if (w->map_guessed < 0.01)/    if (1)/~unit.test_classify$~test_classify~"
 "neighbour-fill-off~src/profile/classify_candidates.c~s/    int rc = fill_from_neighbours(w, L, gown, loc);/    int rc = 0;/~unit.test_classify$~test_classify~"

@@ -328,6 +328,7 @@ static int too_few(struct work *w, struct npl_prof_advice *out)
     npl__advice_set(out, NPL_ADVICE_FIRST_TOUCH, NULL);
     out->local_policy = out->local_run = w->S > 0 ? f : 0;
     out->local_best = out->local_policy;
+    out->local_err = -1; /* too few samples to say */
     out->local_first_touch = w->S > 0 && npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? f : -1;
     out->confidence = 0;
     snprintf(out->reason, sizeof out->reason,

@@ -310,6 +310,7 @@ int npl__cls_try_phase_changing(struct work *w, const struct phase_view *pv, dou
     out->nnext_touch = (uint32_t)ntargets;
     out->local_policy = out->local_run = nt;
     out->local_best = nt > sbest ? nt : sbest;
+    out->local_err = -1; /* next-touch's phases: not estimated */
     const struct cand *ftc = npl__cls_find(L, "first_touch");
     out->local_first_touch =
         npl__cls_ft_known(w, NULL) >= 0.5 * w->S ? npl__cls_frac_over(w, ftc->loc, NULL) : -1;

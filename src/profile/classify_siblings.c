@@ -301,6 +301,7 @@ void npl__advice_siblings(const struct npl_profile *p, struct npl_prof_advice *c
         a->confidence = b->confidence / 2;
         a->local_policy = b->local_policy;
         a->local_best = b->local_best;
+        a->local_err = b->local_err;
         snprintf(a->reason, sizeof a->reason,
                  "%s (same call site): %llu sampled accesses, fewer than %d, so it follows %s "
                  "(%s, %llu samples): %s", npl__pattern_name(a->pattern),

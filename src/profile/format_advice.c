@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* advice.local: {"policy", "first_touch" (or null), "best"} */
+/* advice.local: {"policy", "first_touch" (or null), "best", optional "err"} */
 static int local(struct npl__jr *r, struct npl_prof_advice *a)
 {
-    static const char *const lnames[] = {"policy", "first_touch", "best", NULL};
+    static const char *const lnames[] = {"policy", "first_touch", "best", "err", NULL};
     struct npl__jr_members lm = {lnames, 0};
     int f2 = 1, k2 = 0, li = 0, rc;
     char lk[64];
@@ -24,7 +24,8 @@ static int local(struct npl__jr *r, struct npl_prof_advice *a)
             int nul = npl__jr_is_null(r);
             rc = nul < 0 ? -1 : nul ? 0 : npl__jr_real(r, 0, 1, &a->local_first_touch);
         } else if (rc == 0) {
-            rc = npl__jr_real(r, 0, 1, li == 0 ? &a->local_policy : &a->local_best);
+            rc = npl__jr_real(r, 0, 1, li == 0 ? &a->local_policy
+                                       : li == 2 ? &a->local_best : &a->local_err);
         }
         npl__jr_pop(r, o2);
     }
@@ -102,6 +103,7 @@ int npl__advice_read(struct npl__jr *r, struct npl_prof_advice *a, int *has_chun
     int first = 1, k, idx, has_fallback = 0;
     memset(a, 0, sizeof *a);
     a->local_first_touch = -1;
+    a->local_err = -1; /* not in profiles written before it: not known */
     if (npl__jr_enter(r, '{', "an object") < 0)
         return -1;
     while ((k = npl__jr_obj_next(r, &first, key, sizeof key)) == 1) {
@@ -203,6 +205,10 @@ void npl__advice_write(struct npl__jw *b, const struct npl_prof_advice *a,
         npl__jw_s(b, "null");
     npl__jw_s(b, ", \"best\": ");
     npl__jw_real(b, a->local_best);
+    if (a->local_err >= 0) {
+        npl__jw_s(b, ", \"err\": ");
+        npl__jw_real(b, a->local_err);
+    }
     npl__jw_s(b, "},\n    \"reason\": ");
     npl__jw_str(b, a->reason);
     npl__jw_s(b, ",\n    \"replicate\": ");

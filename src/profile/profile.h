@@ -179,7 +179,8 @@ struct npl_prof_advice {
     uint32_t nnext_touch;
     double confidence;         /* [0, 1] */
     double local_policy;       /* predicted local fraction under the advice */
-    double local_err;          /* its uncertainty (+/-; not stored in the profile: 0 read back) */
+    double local_err;          /* its uncertainty (+/-; advice.local.err; -1 not known: read
+                                * from a profile written before it) */
     double local_run;          /* predicted over every sampled access, one-time phases too (not
                                 * stored: the profile's local.policy is the steady state's) */
     double local_first_touch;  /* under first touch as observed; < 0: not known */

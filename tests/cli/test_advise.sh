@@ -91,6 +91,19 @@ side = all(m[k] == m[k // (n // 4) * (n // 4)] for k in range(n)) and \
 err = float(re.search(r"predicted \+/- ([0-9.]+)", a["reason"]).group(1))
 print(a["policy"], int(side), int(abs(a["local_policy"] - 0.5) <= err <= 0.15))')"
 done
+# the prediction's +/- in --json (local_err) is the reason's; null for stored advice written
+# before the field (advice.local.err) and where not estimated (next-touch's phases)
+check "local_err: the reason's +/-, null for stored advice and for next-touch's phases" "1 None None" \
+    "$("$N" advise --json "$P/guest_owners_change_1.json" | python3 -c '
+import json, re, sys
+a = json.load(sys.stdin)["arrays"][0]
+print(int("%.2f" % a["local_err"] == re.search(r"predicted \+/- ([0-9.]+)", a["reason"]).group(1)))') $(
+    "$N" advise --json "$P/advised.json" | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["arrays"][0]["local_err"])') $("$N" advise --json "$P/guest_turns_phase.json" |
+    python3 -c '
+import json, sys
+print(json.load(sys.stdin)["arrays"][0]["local_err"])')"
 # contract_calls' 2 MiB array in the 4-node guest (read by halves in one region, by alternate
 # pages in another; the main thread also ran the serial parts: 1.9 s while pages were armed, the
 # other thread 0.6 s): weighed by the exposures of each phase, phase-changing; by the whole run's

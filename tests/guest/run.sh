@@ -3,9 +3,9 @@
 # Boots multi-node guests of each shape (tools/numavm) and runs every guest test program
 # (build/guest/*) inside them as `PROGRAM --nodes N --cpus-per-node K`; one boot with automatic
 # NUMA balancing on; and (whole runs only) the harness self-test and the .deb installed by dpkg in
-# a clean guest (tests/install/test_deb.sh). The boots run side by side, one per host core (below). numaplace is in every guest as a
-# user installs it: `cmake --install` of $BUILD, as /usr/local. Exit status: number of failed
-# boots/programs (0 = all passed).
+# a clean guest (tests/install/test_deb.sh). The boots run side by side, one per host core
+# (below). numaplace is in every guest as a user installs it: `cmake --install` of $BUILD, as
+# /usr/local. Exit status: number of failed boots/programs (0 = all passed).
 # Under CI=true a guest that cannot boot is a failure, never a skip. The guest programs get CI and
 # the expected skips (tests/expected-skips.txt, as /usr/local/bin/expected-skips.txt): under
 # CI=true a skip that file does not list fails there too (tests/unit/skip.h).

@@ -237,6 +237,32 @@ int main(int argc, char **argv)
     }
     bad_edit("\"rw_known\":true}", "\"rw_known\":true,\"measured\":{\"local\":1,\"remote\":2}}",
              "sampling.measured: member \"unknown\" is missing");
+    /* ---- advice.local.err: the prediction's +/- (optional; -1 when absent, not written) */
+    for (int k = 0; k < 2; k++) {
+        char adv[400];
+        snprintf(adv, sizeof adv, "\"advice\":{\"pattern\":\"blocked\",\"policy\":\"cyclic\","
+                 "\"confidence\":1,\"local\":{\"policy\":0.5,\"first_touch\":null,\"best\":1%s},"
+                 "\"reason\":\"r\",\"replicate\":false,\"next_touch_phases\":[],\"samples\":1},"
+                 "\"samples\":[[", k ? ",\"err\":0.125" : "");
+        char *s1 = edit("\"samples\":[[", adv);
+        p = good(k ? "advice.local.err" : "advice.local without err", s1);
+        if (p) {
+            double e = p->arrays[0].advice.local_err;
+            char *t = npl__profile_format(p, NULL);
+            int written = t && strstr(t, "\"err\": 0.125") != NULL;
+            CHECK(p->arrays[0].has_advice && (k ? e == 0.125 : e == -1) && written == k &&
+                      (k || !strstr(t, "\"err\"")),
+                  "advice.local.err %s: read %g, written %d", k ? "0.125" : "absent", e, written);
+            free(t);
+            round_trip(k ? "advice.local.err" : "advice.local without err", p);
+            npl__profile_free(p);
+        }
+        free(s1);
+    }
+    bad_edit("\"samples\":[[", "\"advice\":{\"pattern\":\"blocked\",\"policy\":\"cyclic\",\"confidence\":1,"
+             "\"local\":{\"policy\":1,\"first_touch\":null,\"best\":1,\"err\":1.5},\"reason\":\"r\","
+             "\"replicate\":false,\"next_touch_phases\":[],\"samples\":1},\"samples\":[[",
+             "advice.local.err: 1.5 is out of range");
     /* ---- the rows' own measured counts: [phase, chunk, thread, reads, writes, local, remote] */
     {
         static const char *rows7 = "\"samples\":[[0,0,0,2,1,2,1],[0,1,1,0,3,3,0]],"
