@@ -174,21 +174,20 @@ static int phase_threads(struct work *w)
 
 /* The samples' weights (w->sw, or w->tw by thread; NULL: all 1): each thread's samples
  * normalised by its exposure, when the threads' exposures differ: phase by phase where the
- * profile has them, else over the whole run; where the threads
- * took turns, by their samples of every array in each phase (each weighed alike there:
- * their CPU times say they ran, not how much they did; the hidden readers' rule, which
- * weighs a thread's rate against its CPU time, does not apply) */
+ * profile has them, else over the whole run; where the threads took turns, by their samples of
+ * every array in each phase (each weighed alike there: their CPU times say they ran, not how
+ * much they did; the hidden readers' rule, which weighs a thread's rate against its CPU time,
+ * does not apply) */
 static int sample_weights(struct work *w)
 {
     const struct npl_prof_input *in = w->in;
-    if ((in->phase_exposure && in->nphase_exposure && in->nphases) || in->turns) {
+    const struct npl_prof_exposure *ex = in->turns ? in->turns : in->phase_exposure;
+    size_t nex = in->turns ? in->nturns : in->nphase_exposure;
+    if (ex && nex && (in->nphases || in->turns)) {
         if (!(w->sw = malloc((in->nsamples ? in->nsamples : 1) * sizeof *w->sw)))
             return -1;
-        int k = in->turns ? npl__exposure_weights_by_phase(in->turns, in->nturns, in->samples,
-                                                          in->nsamples, w->tmulti, w->sw)
-                          : npl__exposure_weights_by_phase(in->phase_exposure, in->nphase_exposure,
-                                                          in->samples, in->nsamples, w->tmulti,
-                                                          w->sw);
+        int k = npl__exposure_weights_by_phase(ex, nex, in->samples, in->nsamples, w->tmulti,
+                                               w->sw);
         /* then the readers the first toucher hid (time windows; regions where idle threads
          * slept) */
         w->masked = k < 0 || in->turns ? 0 : npl__masked_readers(in, w->tmulti, w->sw);
@@ -370,10 +369,10 @@ static void verdict_free(struct verdict *v)
     free(v->accessing);
 }
 
-/* Shapes fitted on every sample, the machine's candidates, the phases; next-touch when owners
- * change again and again (1: chosen, out filled; 0: not; -1 failure). */
 static void say_weights(const struct work *w, struct npl_prof_advice *out);
 
+/* Shapes fitted on every sample, the machine's candidates, the phases; next-touch when owners
+ * change again and again (1: chosen, out filled; 0: not; -1 failure). */
 static int first_fit(struct work *w, struct verdict *v, struct npl_prof_advice *out)
 {
     struct level *N = &w->node, *TL = &w->thr;
@@ -595,11 +594,13 @@ static void say_weights(const struct work *w, struct npl_prof_advice *out)
         lo = dmin(lo, w->sw[i]);
         hi = dmax(hi, w->sw[i]);
     }
-    if (w->in->turns && (lo < 0.95 || hi > 1.05))
+    if (lo >= 0.95 && hi <= 1.05)
+        return;
+    if (w->in->turns)
         npl__cls_add_text(out->reason, sizeof out->reason, "; the threads took turns, and their "
                           "samples weigh their turns: each thread that ran in a phase weighed "
                           "alike there (weights %.2f to %.2f)", lo, hi);
-    else if (lo < 0.95 || hi > 1.05)
+    else
         npl__cls_add_text(out->reason, sizeof out->reason, "; each thread's samples normalised "
                           "by its exposure (weights %.2f to %.2f)", lo, hi);
 }

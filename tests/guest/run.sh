@@ -148,6 +148,9 @@ est() { # programs...: their measured seconds, scaled
     for p in "$@"; do sum=$((sum + ${SECONDS_OF[$p]:-$DEFAULT_S})); done
     echo $(( sum * ${NPL_GUEST_SCALE:-1} ))
 }
+report_line() { # seconds, timeout, what: this job's line of the report
+    printf '%4d s of %4d s (%3d%%)  %s\n' "$1" "$2" $((100 * $1 / $2)) "$3" >"$jobdir/$JOB_ID.report"
+}
 boot() { # nodes, CPUs a node, MiB a node, TCG mode (single|multi), programs...
     local n=$1 k=$2 mem=$3 tcg=$4; shift 4
     local label=""; [ "$tcg" = multi ] && label=", a host thread per vCPU"
@@ -163,8 +166,7 @@ boot() { # nodes, CPUs a node, MiB a node, TCG mode (single|multi), programs...
     local rc=$?
     local took=$(( $(date +%s) - start ))
     echo "=== guest $n nodes$label: rc=$rc ($took s of its $timeout s timeout)"
-    printf '%4d s of %4d s (%3d%%)  %s nodes x %s CPUs%s\n' $took "$timeout" $((100 * took / timeout)) \
-        "$n" "$k" "$label" >"$jobdir/$JOB_ID.report"
+    report_line "$took" "$timeout" "$n nodes x $k CPUs$label"
     return $rc
 }
 boots() { # nodes, CPUs a node, MiB a node, programs...: planned (the file $jobdir/plan) as a boot of
@@ -196,8 +198,7 @@ balancing_boot() { # NUMA balancing on, and numavm's balancing and huge-page opt
         --timeout "$timeout" "${adds[@]}" -- "${guest_env[@]}" in_guest.sh "--nodes 4 --cpus-per-node 1" \
         numavm_selftest.sh@--balancing@1@--hugepages@4 guest_placement@--balancing
     local rc=$? took=$(( $(date +%s) - start ))
-    printf '%4d s of %4d s (%3d%%)  4 nodes x 1 CPU, balancing on\n' $took "$timeout" \
-        $((100 * took / timeout)) >"$jobdir/$JOB_ID.report"
+    report_line "$took" "$timeout" "4 nodes x 1 CPU, balancing on"
     return $rc
 }
 for shape in $SHAPES; do
