@@ -56,6 +56,7 @@ static void *(*real_aligned_alloc)(size_t, size_t);
 static void *(*real_memalign)(size_t, size_t);
 static size_t (*real_usable)(void *);
 int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int (*npl__real_pthread_barrier_wait)(pthread_barrier_t *);
 
 static TLS int in_new;   /* > 0: inside the next operator new (its block is placed once, after) */
 static int resolving;     /* dlsym in progress: serve from the bootstrap buffer */
@@ -90,6 +91,8 @@ void npl__preload_resolve(void)
     real_usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
     npl__real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                         void *))dlsym(RTLD_NEXT, "pthread_create");
+    npl__real_pthread_barrier_wait =
+        (int (*)(pthread_barrier_t *))dlsym(RTLD_NEXT, "pthread_barrier_wait");
     void *m = dlsym(RTLD_NEXT, "malloc");
     __atomic_store_n(&real_malloc, (void *(*)(size_t))m, __ATOMIC_RELEASE);
     resolving = 0;

@@ -8,7 +8,7 @@
  *   init.c      the constructor: the environment `numaplace run` sets (env.h), messages, libomp
  *   alloc.c     malloc & co., the table of placed blocks, the bootstrap buffer, the fork gate
  *   limits.c    how much memory the process may still use (cgroups, RLIMIT_AS, MemAvailable)
- *   threads.c   pthread_create: thread n of the program on the n-th CPU of NUMAPLACE_PIN
+ *   threads.c   pthread_create, pthread_barrier_wait: thread n of the program on the n-th CPU of NUMAPLACE_PIN
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
  *   statics.c   the executable's writable segments, placed before main
@@ -84,6 +84,7 @@ void npl__preload_resolve(void);
 void npl__preload_alloc_init(void);
 extern int (*npl__real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                        void *);
+extern int (*npl__real_pthread_barrier_wait)(pthread_barrier_t *);
 /* fork: wait until no thread is inside the library through the interposer and hold the table
  * lock (prepare); release both (parent); reset both (child) */
 void npl__preload_alloc_fork_prepare(void);

@@ -3,13 +3,15 @@
  * pthread_create runs as thread n on the n-th CPU of the strategy, n counting creation order from
  * 1 (the main thread, 0, is pinned by the constructor: init.c). Threads the library itself
  * creates are left alone. Under `numaplace profile` every thread is numbered that way (pinned or
- * not): the sampler records the number with each access. */
+ * not): the sampler records the number with each access, and each pthread barrier's rounds (its
+ * time windows end at them). */
 #define _GNU_SOURCE
 #include "topology/topology.h"
 
 #include "preload.h"
 #include "profile/profile.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -68,5 +70,19 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*sta
     }
     if (rc && view)
         free(view);
+    return rc;
+}
+
+/* profiling: a round of a pthread barrier ended (reported once, by the thread the barrier made
+ * its serial thread): the sampler's time windows end at rounds and count them */
+EXPORT int pthread_barrier_wait(pthread_barrier_t *barrier)
+{
+    if (!npl__real_pthread_barrier_wait)
+        npl__preload_resolve();
+    if (!npl__real_pthread_barrier_wait)
+        return EINVAL;
+    int rc = npl__real_pthread_barrier_wait(barrier);
+    if (rc == PTHREAD_BARRIER_SERIAL_THREAD && !npl__preload_inside() && npl__preload_profiling())
+        npl__sampler_barrier_round();
     return rc;
 }

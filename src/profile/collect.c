@@ -52,6 +52,7 @@ static int fill_phases(struct npl_profile *p, const struct npl_raw *r, uint32_t 
          * serial phase's: the stretches are not timed one by one) */
         ph->has_seconds = i < r->nphases && i != once;
         ph->seconds = ph->has_seconds ? (double)rp->ns / 1e9 : 0;
+        ph->barriers = i < r->nphases && rp->kind == NPL_RAW_PHASE_WINDOW ? rp->barriers : 0;
         if (i < r->nphases && rp->kind == NPL_RAW_PHASE_REGION && rp->object != NPL_RAW_NONE) {
             if (!(ph->site = malloc(sizeof *ph->site)) ||
                 fill_site(ph->site, r, rp->object, rp->offset, 0, NPL_SITE_HEAP, NULL) < 0)

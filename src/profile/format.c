@@ -397,7 +397,8 @@ static int sampling(struct npl__jr *r, struct npl_profile *p)
 
 static int phase(struct npl__jr *r, struct npl_prof_phase *ph)
 {
-    static const char *const names[] = {"id", "kind", "site", "entries", "seconds", NULL};
+    static const char *const names[] = {"id", "kind", "site", "entries", "seconds", "barriers",
+                                        NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -441,6 +442,7 @@ static int phase(struct npl__jr *r, struct npl_prof_phase *ph)
                 rc = npl__jr_real(r, 0, 1e9, &ph->seconds);
                 ph->has_seconds = rc == 0;
                 break;
+            case 5: rc = npl__jr_u64(r, UINT64_C(1) << 62, &ph->barriers); break;
             }
         }
         free(kind);

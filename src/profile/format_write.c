@@ -112,6 +112,43 @@ static void write_array(struct npl__jw *b, const struct npl_profile *p, uint32_t
     npl__jw_s(b, "}");
 }
 
+/* the phases (each one's duration and barrier rounds where recorded) and the transitions */
+static void write_phases(struct npl__jw *b, const struct npl_profile *p)
+{
+    for (uint32_t i = 0; i < p->nphases; i++) {
+        const struct npl_prof_phase *ph = &p->phases[i];
+        npl__jw_s(b, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
+        npl__jw_u(b, ph->id);
+        npl__jw_s(b, ph->kind == NPL_PHASE_WINDOW ? ", \"kind\": \"window\", \"site\": "
+                                             : ", \"kind\": \"region\", \"site\": ");
+        if (ph->site)
+            write_site(b, ph->site);
+        else
+            npl__jw_s(b, "null");
+        npl__jw_s(b, ", \"entries\": ");
+        npl__jw_u(b, ph->entries);
+        if (ph->has_seconds) {
+            npl__jw_s(b, ", \"seconds\": ");
+            npl__jw_real(b, ph->seconds);
+        }
+        if (ph->barriers) {
+            npl__jw_s(b, ", \"barriers\": ");
+            npl__jw_u(b, ph->barriers);
+        }
+        npl__jw_s(b, "}");
+    }
+    npl__jw_s(b, "],\n \"transitions\": [");
+    for (uint32_t i = 0; i < p->ntransitions; i++) {
+        npl__jw_s(b, i ? ", [" : "[");
+        npl__jw_u(b, p->phases[p->transitions[i].from].id);
+        npl__jw_s(b, ", ");
+        npl__jw_u(b, p->phases[p->transitions[i].to].id);
+        npl__jw_s(b, ", ");
+        npl__jw_u(b, p->transitions[i].count);
+        npl__jw_s(b, "]");
+    }
+}
+
 char *npl__profile_format(const struct npl_profile *p, size_t *len)
 {
     if (!p) {
@@ -172,34 +209,7 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
     if (p->idle_sleep)
         npl__jw_s(&b, ", \"omp_wait\": \"passive\"");
     npl__jw_s(&b, "},\n \"phases\": [");
-    for (uint32_t i = 0; i < p->nphases; i++) {
-        const struct npl_prof_phase *ph = &p->phases[i];
-        npl__jw_s(&b, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
-        npl__jw_u(&b, ph->id);
-        npl__jw_s(&b, ph->kind == NPL_PHASE_WINDOW ? ", \"kind\": \"window\", \"site\": "
-                                              : ", \"kind\": \"region\", \"site\": ");
-        if (ph->site)
-            write_site(&b, ph->site);
-        else
-            npl__jw_s(&b, "null");
-        npl__jw_s(&b, ", \"entries\": ");
-        npl__jw_u(&b, ph->entries);
-        if (ph->has_seconds) {
-            npl__jw_s(&b, ", \"seconds\": ");
-            npl__jw_real(&b, ph->seconds);
-        }
-        npl__jw_s(&b, "}");
-    }
-    npl__jw_s(&b, "],\n \"transitions\": [");
-    for (uint32_t i = 0; i < p->ntransitions; i++) {
-        npl__jw_s(&b, i ? ", [" : "[");
-        npl__jw_u(&b, p->phases[p->transitions[i].from].id);
-        npl__jw_s(&b, ", ");
-        npl__jw_u(&b, p->phases[p->transitions[i].to].id);
-        npl__jw_s(&b, ", ");
-        npl__jw_u(&b, p->transitions[i].count);
-        npl__jw_s(&b, "]");
-    }
+    write_phases(&b, p);
     npl__jw_s(&b, "],\n \"arrays\": [");
     for (uint32_t ai = 0; ai < p->narrays; ai++)
         write_array(&b, p, ai);

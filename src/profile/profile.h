@@ -137,6 +137,8 @@ struct npl_prof_phase {
     uint64_t entries;            /* times the phase was entered */
     int has_seconds;             /* its duration was recorded (optional: older profiles lack it) */
     double seconds;              /* wall time it was the current phase, summed over its stretches */
+    uint64_t barriers;           /* pthread barrier rounds completed in it (a time window; 0: none
+                                  * or not recorded) */
 };
 
 /* Phase "from" was followed by phase "to" count times (indexes into the phases). */
@@ -528,6 +530,7 @@ struct npl_raw_phase {
     uintptr_t code;
     _Atomic uint64_t entries;
     _Atomic uint64_t ns;       /* CLOCK_MONOTONIC ns it was the current phase, all stretches */
+    _Atomic uint64_t barriers; /* pthread barrier rounds completed in it (a window) */
 };
 struct npl_raw_row {
     _Atomic uint64_t key;      /* NPL_RAW_KEY(array, phase, chunk, thread); 0 empty */
@@ -776,6 +779,9 @@ int npl__sampler_next_thread(void); /* the next creation number (the interposer'
 /* a numbered thread begins / ends its start routine (the main thread alone again: its own phase) */
 void npl__sampler_thread_begin(void);
 void npl__sampler_thread_end(void);
+/* a pthread barrier's round completed (the interposer's pthread_barrier_wait, in the thread it
+ * returned PTHREAD_BARRIER_SERIAL_THREAD to): counted in the window; cuts it when one is due */
+void npl__sampler_barrier_round(void);
 /* Phases: an outermost OpenMP parallel region begins at code / ends. */
 void npl__sampler_region_begin(const void *code);
 void npl__sampler_region_end(void);

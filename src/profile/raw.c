@@ -213,6 +213,7 @@ uint32_t npl__raw_new_phase(struct npl_raw *r, uint32_t kind, uint32_t object, u
     r->phases[n].offset = offset;
     r->phases[n].code = code;
     atomic_store(&r->phases[n].ns, 0);
+    atomic_store(&r->phases[n].barriers, 0);
     return n;
 }
 

@@ -651,7 +651,7 @@ static int arm_run(uint32_t i, uint64_t first, uint64_t want, int left)
     return failed ? 0 : k;
 }
 
-static void round_once(double *last_window)
+static void round_once(void)
 {
     /* pages armed since the last round (or the perf backend, always sampling): the threads'
      * CPU time since then is their exposure */
@@ -669,7 +669,7 @@ static void round_once(double *last_window)
                     t > READ_AGE_NS ? t - READ_AGE_NS : 0, 1);
     atomic_fetch_add_explicit(&R->giveback_ns, npl__now_ns() - t, memory_order_relaxed);
     atomic_fetch_add(&R->rounds, 1);
-    npl__sampler_phase_round(last_window);
+    npl__sampler_phase_round();
     /* the pages of this round: weighted by the arrays' sizes, each weighing at least
      * SMALL_WEIGHT pages, so that a small array heavily used (a CG vector beside its matrix)
      * gathers enough samples to be classified rather than left to first touch */
@@ -727,7 +727,6 @@ static void *sampler_main(void *arg)
 {
     (void)arg;
     rng_state = (uint64_t)(npl__now() * 1e9) | 1;
-    double last_window = npl__now();
     struct timespec ts = {0, (long)(NPL_SAMPLER_PERIOD * 1e9)};
     while (!atomic_load(&stopping)) {
         nanosleep(&ts, NULL);
@@ -738,7 +737,7 @@ static void *sampler_main(void *arg)
         pthread_mutex_lock(&track_lock);
         uint64_t t0 = npl__now_ns();
         if (recording && !atomic_load(&stopping))
-            round_once(&last_window);
+            round_once();
         atomic_fetch_add_explicit(&R->round_ns, npl__now_ns() - t0, memory_order_relaxed);
         pthread_mutex_unlock(&track_lock);
     }

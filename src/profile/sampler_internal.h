@@ -18,6 +18,6 @@ uint32_t npl__sampler_phase_now(int *serial);
  * that was current */
 void npl__sampler_set_phase(uint32_t ph);
 /* a sampler round: the phase's time counted so far, and a new time window when one is due */
-void npl__sampler_phase_round(double *last_window);
+void npl__sampler_phase_round(void);
 
 #endif

@@ -198,6 +198,20 @@ entries = {x["id"]: x["entries"] for x in p["phases"]}
 workers = set().union(*[ts for ts in by.values() if 0 not in ts]) if len(by) > len(main) else set()
 print("main", len(main), "alone", sum(by[ph] == {0} for ph in main),
       "entered", entries.get(main[0]) if main else None, "workers", len(workers))' $T/fin.json)"
+# pthread barriers: each time window of the passes ends at a round (never inside a pass of 150 ms,
+# longer than a window) and counts its rounds, all 8 of them, one a window (the quick fourth pass
+# too: passes are slower than a window on average); after the last round, the clock cuts the 0.8 s
+# without a barrier into windows again
+$N profile --out $T/bar.json -- "$P/profile_edge" barriers >$T/out 2>$T/err
+check "profile_edge barriers: status 0, the program's 8 rounds" "0 1" "$? $(grep -c '^barriers 8$' $T/out)"
+check "profile_edge barriers: rounds 8 in all, at most 1 a window, no window without one between two with, clock windows after" "8 1 0 1" "$(python3 -c '
+import json, sys
+ph = json.load(open(sys.argv[1]))["phases"]
+r = [x.get("barriers", 0) for x in ph]
+w = [i for i, n in enumerate(r) if n]
+gap = sum(1 for i in range(w[0], w[-1]) if not r[i]) if w else -1
+after = sum(1 for x in ph[w[-1] + 1:] if x["seconds"] >= 0.09) if w else 0
+print(sum(r), max(r), gap, int(after >= 3))' $T/bar.json)"
 # threads that ran while pages were armed with no sample of any array, numbered after the last
 # sampled one, are in the profile with their exposures (they were left out: a table one worker
 # took every sample of then had no other reader at all), and the table's advice says so

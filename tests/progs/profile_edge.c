@@ -16,6 +16,11 @@
  *   unsampled the main thread writes an 8 MiB table; pthread 1 reads it for 0.6 s while pthreads
  *             2-4 (created after it) spin on their own stack for as long, touching no array:
  *             prints "unsampled 1" when the sums agree
+ *   barriers  two pthreads update their halves of an 8 MiB array in 8 passes of at least 150 ms
+ *             (longer than a time window; the fourth 10 ms), each ended by
+ *             pthread_barrier_wait, then go on 0.8 s
+ *             without a barrier: prints "barriers 8" (the rounds the barrier returned its
+ *             serial thread in)
  *   odd       an array of 3 MiB + 1,000 bytes (not a whole number of pages), written and read
  *   sparse    a 256 MiB block of which one byte a MiB is written: prints the resident KiB the
  *             block added before it was touched and after ("sparse untouched U touched T sum S") */
@@ -24,6 +29,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +205,41 @@ static int unsampled(void)
     return 0;
 }
 
+/* barriers: passes ended by a pthread barrier, then a stretch without one */
+static pthread_barrier_t bar;
+static _Atomic int serial_rounds;
+static void *bar_worker(void *arg)
+{
+    size_t t = (size_t)(uintptr_t)arg, lo = t * fin_n / 2, hi = (t + 1) * fin_n / 2;
+    for (int pass = 0; pass < 8; pass++) {
+        for (double t0 = seconds(); seconds() - t0 < (pass == 3 ? 0.01 : 0.15);)
+            for (size_t i = lo; i < hi; i++)
+                fin[i] = fin[i] * 0.5 + 1;
+        if (pthread_barrier_wait(&bar) == PTHREAD_BARRIER_SERIAL_THREAD)
+            serial_rounds++;
+    }
+    for (double t0 = seconds(); seconds() - t0 < 0.8;)
+        for (size_t i = lo; i < hi; i++)
+            fin[i] = fin[i] * 0.5 + 1;
+    return NULL;
+}
+static int barrier_passes(void)
+{
+    fin_n = 8 * MIB / sizeof(double);
+    if (!(fin = calloc(fin_n, sizeof *fin)) || pthread_barrier_init(&bar, NULL, 2))
+        return 3;
+    pthread_t th[2];
+    for (size_t t = 0; t < 2; t++)
+        if (pthread_create(&th[t], NULL, bar_worker, (void *)(uintptr_t)t))
+            return 3;
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&bar);
+    printf("barriers %d\n", serial_rounds);
+    free(fin);
+    return 0;
+}
+
 /* VmRSS of this process in KiB, or -1 */
 static long resident_kib(void)
 {
@@ -224,6 +265,8 @@ int main(int argc, char **argv)
         return final_pass();
     if (!strcmp(mode, "unsampled"))
         return unsampled();
+    if (!strcmp(mode, "barriers"))
+        return barrier_passes();
     if (!strcmp(mode, "odd")) {
         size_t n = 3 * MIB + 1000;
         unsigned char *a = malloc(n);

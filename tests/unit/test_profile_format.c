@@ -120,7 +120,8 @@ static int run_warning(int rounds, int together, const char *exp, char *why, siz
     return w;
 }
 
-/* Each phase's duration (phases[].seconds) written, read back and weighed: the phase-changing
+/* Each phase's duration (phases[].seconds) written, read back and weighed (and its barrier
+ * rounds, phases[].barriers, written where not 0 and read back): the phase-changing
  * profile of tests/profiles/ (64 KiB whose owners change at every one of 20 region entries,
  * about 16 pages moved at each change, 0.25 of locality gained) with phases of 1 ms gets no
  * next-touch (it would save 0.25 x 0.002 s x 0.5, less than moving the pages at 262,144
@@ -139,6 +140,7 @@ static void phase_seconds(const char *src)
         for (uint32_t i = 0; secs[k] >= 0 && i < p->nphases; i++) {
             p->phases[i].has_seconds = 1;
             p->phases[i].seconds = secs[k];
+            p->phases[i].barriers = k == 2 ? 2 * i : 0; /* barrier rounds: written where not 0 */
         }
         size_t n;
         char *t = npl__profile_format(p, &n);
@@ -152,6 +154,12 @@ static void phase_seconds(const char *src)
                       (secs[k] < 0 || q->phases[1].seconds == secs[k]),
                   "durations %g: read back %d %g", secs[k], q->phases[0].has_seconds,
                   q->phases[1].seconds);
+            CHECK(q->nphases == 2 && q->phases[0].barriers == 0 &&
+                      q->phases[1].barriers == (k == 2 ? 2u : 0u) &&
+                      (k == 2) == (strstr(t, "\"seconds\": 1, \"barriers\": 2}") != NULL) &&
+                      (k == 2 || !strstr(t, "\"barriers\"")),
+                  "barrier rounds %s: read back %llu", k == 2 ? "2" : "absent",
+                  q->nphases == 2 ? (unsigned long long)q->phases[1].barriers : 0ull);
             struct npl_prof_advice adv;
             struct npl_prof_advice *one = &adv;
             CHECK(npl__advise_profile(q, &one, NULL, err, sizeof err) == 0, "advise: %s", err);
