@@ -8,7 +8,8 @@
  *   init.c      the constructor: the environment `numaplace run` sets (env.h), messages, libomp
  *   alloc.c     malloc & co., the table of placed blocks, the bootstrap buffer, the fork gate
  *   limits.c    how much memory the process may still use (cgroups, RLIMIT_AS, MemAvailable)
- *   threads.c   pthread_create, pthread_barrier_wait: thread n of the program on the n-th CPU of NUMAPLACE_PIN
+ *   threads.c   pthread_create: thread n of the program on the n-th CPU of NUMAPLACE_PIN;
+ *               pthread_barrier_wait: under profile, its rounds end the time windows
  *   children.c  exec, spawn, system, popen and the fork handlers: children of a pinned process
  *               start on the process's CPUs
  *   statics.c   the executable's writable segments, placed before main

@@ -84,11 +84,12 @@ uint32_t npl__sampler_phase_now(int *serial)
  * ends at a round's end (npl__sampler_barrier_round), never inside a pass, and counts the rounds
  * it holds: at the first round 100 ms after the window began, or at every round where passes
  * took a window's time or more on average (a quick pass between two slow ones, unsampled, made
- * one window of two passes across case e's change of owners); the classifier then weighs windows by rounds, not by samples, which count time and
- * the sampler's own cost (a pass of guest_advice's case e took 0.1 to 4.6 s under the sampler in
- * a TCG guest, 0.02 s without it). The clock cuts again where no round ended for twice the
- * longest time between two rounds, the first counted from the threads' start (a window at
- * least): a stretch without barriers. phase_lock held. */
+ * one window of two passes across case e's change of owners). The classifier then weighs
+ * windows by rounds, not by samples, which count time and the sampler's own cost (a pass of
+ * guest_advice's case e took 0.1 to 4.6 s under the sampler in a TCG guest, 0.02 s without
+ * it). The clock cuts again where no round ended for twice the longest time between two rounds,
+ * the first counted from the threads' start (a window at least): a stretch without barriers.
+ * phase_lock held. */
 static double window_began, last_round, longest_round, threads_began, rounds_time;
 static unsigned long rounds_seen;
 static int paced_by_barriers(double now)
