@@ -615,10 +615,12 @@ static int whole_run_prediction(struct work *w, const struct verdict *v, const d
         return npl__cls_oom(w);
     }
     int narrower = 0;
-    for (int p = 0; p < w->NP; p++)
-        narrower |= p != v->lone[0] && p != v->lone[1] && !w->inF[p] && w->acc[p] > 0;
-    for (int p = 0; p < w->NP; p++) /* the whole run, or the stretch where it is that */
-        run[p] = p != v->lone[0] && p != v->lone[1] && (narrower || w->inF[p]);
+    for (int p = 0; p < w->NP; p++) {
+        run[p] = p != v->lone[0] && p != v->lone[1]; /* the whole run but its lone passes */
+        narrower |= run[p] && !w->inF[p] && w->acc[p] > 0;
+    }
+    for (int p = 0; !narrower && p < w->NP; p++) /* it is the stretch: the stretch's windows */
+        run[p] &= w->inF[p];
     int paced = window_rounds(w, v, wt);
     const double *by = paced ? wt : NULL; /* by rounds, else by samples */
     double f = narrower || paced ? weighed_frac(w, loc, run, by) : out->local_policy;

@@ -133,27 +133,38 @@ static double seconds(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
-static void *fin_worker(void *arg)
+/* worker t (of 2) updates its half of fin for secs seconds */
+static void update_half(size_t t, double secs)
 {
-    size_t t = (size_t)(uintptr_t)arg, lo = t * fin_n / 2, hi = (t + 1) * fin_n / 2;
-    for (size_t i = lo; i < hi; i++)
-        fin[i] = (double)(i % 13);
-    for (double t0 = seconds(); seconds() - t0 < 0.4;)
+    size_t lo = t * fin_n / 2, hi = (t + 1) * fin_n / 2;
+    for (double t0 = seconds(); seconds() - t0 < secs;)
         for (size_t i = lo; i < hi; i++)
             fin[i] = fin[i] * 0.5 + 1;
+}
+/* two pthreads run worker(0) and worker(1), joined: 0, or 3 when one cannot start */
+static int two_workers(void *(*worker)(void *))
+{
+    pthread_t th[2];
+    for (size_t t = 0; t < 2; t++)
+        if (pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t))
+            return 3;
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    return 0;
+}
+static void *fin_worker(void *arg)
+{
+    size_t t = (size_t)(uintptr_t)arg;
+    for (size_t i = t * fin_n / 2; i < (t + 1) * fin_n / 2; i++)
+        fin[i] = (double)(i % 13);
+    update_half(t, 0.4);
     return NULL;
 }
 static int final_pass(void)
 {
     fin_n = 8 * MIB / sizeof(double);
-    if (!(fin = malloc(fin_n * sizeof *fin)))
+    if (!(fin = malloc(fin_n * sizeof *fin)) || two_workers(fin_worker))
         return 3;
-    pthread_t th[2];
-    for (size_t t = 0; t < 2; t++)
-        if (pthread_create(&th[t], NULL, fin_worker, (void *)(uintptr_t)t))
-            return 3;
-    for (int t = 0; t < 2; t++)
-        pthread_join(th[t], NULL);
     double sum = 0;
     long passes = 0;
     for (double t0 = seconds(); seconds() - t0 < 0.3; passes++)
@@ -210,30 +221,21 @@ static pthread_barrier_t bar;
 static _Atomic int serial_rounds;
 static void *bar_worker(void *arg)
 {
-    size_t t = (size_t)(uintptr_t)arg, lo = t * fin_n / 2, hi = (t + 1) * fin_n / 2;
+    size_t t = (size_t)(uintptr_t)arg;
     for (int pass = 0; pass < 8; pass++) {
-        for (double t0 = seconds(); seconds() - t0 < (pass == 3 ? 0.01 : 0.15);)
-            for (size_t i = lo; i < hi; i++)
-                fin[i] = fin[i] * 0.5 + 1;
+        update_half(t, pass == 3 ? 0.01 : 0.15);
         if (pthread_barrier_wait(&bar) == PTHREAD_BARRIER_SERIAL_THREAD)
             serial_rounds++;
     }
-    for (double t0 = seconds(); seconds() - t0 < 0.8;)
-        for (size_t i = lo; i < hi; i++)
-            fin[i] = fin[i] * 0.5 + 1;
+    update_half(t, 0.8);
     return NULL;
 }
 static int barrier_passes(void)
 {
     fin_n = 8 * MIB / sizeof(double);
-    if (!(fin = calloc(fin_n, sizeof *fin)) || pthread_barrier_init(&bar, NULL, 2))
+    if (!(fin = calloc(fin_n, sizeof *fin)) || pthread_barrier_init(&bar, NULL, 2) ||
+        two_workers(bar_worker))
         return 3;
-    pthread_t th[2];
-    for (size_t t = 0; t < 2; t++)
-        if (pthread_create(&th[t], NULL, bar_worker, (void *)(uintptr_t)t))
-            return 3;
-    for (int t = 0; t < 2; t++)
-        pthread_join(th[t], NULL);
     pthread_barrier_destroy(&bar);
     printf("barriers %d\n", serial_rounds);
     free(fin);
