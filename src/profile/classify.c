@@ -433,7 +433,8 @@ static int fill_from_run(struct work *w, struct verdict *v)
 }
 
 /* Every candidate scored on the fitted set; the explicit maps (nodes, threads); the thread
- * exclusivity, first touch, the best candidate, the accessing nodes, the write ratio. */
+ * exclusivity, first touch, the best candidate, the accessing nodes, the write ratio, the nodes
+ * that read it across its length. */
 static int steady_scores(struct work *w, struct verdict *v)
 {
     const struct npl_prof_input *in = w->in;
@@ -468,7 +469,7 @@ static int steady_scores(struct work *w, struct verdict *v)
             writes += (double)in->samples[i].writes * k;
         }
     v->wr = reads + writes > 0 ? writes / (reads + writes) : 0;
-    return 0;
+    return npl__cls_read_across(w, v);
 }
 
 /* half of Wilson's interval at two standard errors for a fraction p of n sampled accesses */
@@ -747,6 +748,9 @@ static int conclude(struct work *w, struct verdict *v, struct npl_prof_advice *o
                           "those of fault samples of shared data, which name the first toucher: "
                           "each placement was also scored as if every accessing node used it "
                           "alike", v->smax);
+    if (v->even_plausible && !w->unseen_nodes && v->read_across >= 2 && v->best >= NPL_PROF_OWNED)
+        npl__cls_add_text(out->reason, sizeof out->reason, " (%d nodes' threads read it across "
+                          "its length: a dominance such samples cannot support)", v->read_across);
     say_weights(w, out);
     npl__cls_add_text(out->reason, sizeof out->reason, "%s", w->note);
     double spread;
@@ -870,6 +874,7 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->nthreads = p->threads;
     in->thread_nodes = p->thread_nodes;
     in->rw_known = p->rw_known;
+    in->fault_samples = p->backend == NPL_BACKEND_FAULT;
     in->pin = p->binding == NPL_BIND_PIN ? p->binding_detail : NULL;
     in->phases = p->phases;
     in->nphases = p->nphases;

@@ -71,15 +71,49 @@ static int node_load(struct work *w, const struct cand *c, const int *xnode, dou
     return 0;
 }
 
+/* v->read_across: how many nodes' threads have fault samples of a read-mostly array across its
+ * length: in half or more of the parts (of NPL_PROF_SPAN_BINS equal ones) that its samples fell
+ * in, fitted phases. Their shares say who reached each armed page first, not who reads it most
+ * (in one boot of five, the two nodes of an MPI rank that read its table alike had 84% and 16%
+ * of its samples); and a node's share can reach NPL_PROF_OWNED beside readers of a part only
+ * where they read a quarter of it or less (at one rate): two parts of eight. The sampler arms
+ * pages in batches, so even a whole table's samples can miss a part: hence the parts sampled. */
+int npl__cls_read_across(struct work *w, struct verdict *v)
+{
+    const struct npl_prof_input *in = w->in;
+    uint64_t bins = in->nchunks < NPL_PROF_SPAN_BINS ? in->nchunks : NPL_PROF_SPAN_BINS;
+    v->read_across = 0;
+    if (!in->fault_samples || !in->rw_known || v->wr > NPL_PROF_READ_MOSTLY || bins < 4 ||
+        v->nacc < 2)
+        return 0;
+    unsigned *hit = calloc((size_t)w->c->M, sizeof *hit), all = 0; /* parts, a bit each */
+    if (!hit)
+        return npl__cls_oom(w);
+    for (size_t i = 0; i < in->nsamples; i++) {
+        const struct npl_prof_sample *s = &in->samples[i];
+        if (w->inF[phase_of(w, s)] && s->chunk < in->nchunks && cnt(w, s) > 0)
+            hit[w->tn[s->thread]] |= 1u << (s->chunk * bins / in->nchunks);
+    }
+    for (int j = 0; j < w->c->M; j++)
+        all |= hit[j];
+    int parts = __builtin_popcount(all);
+    for (int j = 0; parts >= 4 && j < w->c->M; j++)
+        v->read_across += __builtin_popcount(hit[j]) * 2 >= parts;
+    free(hit);
+    return 0;
+}
+
 /* Is even use by the accessing nodes as likely as the sampled skew? (see the top comment) Always
  * where threads that ran as long but no sample saw add nodes: whether they read it, the samples
- * cannot tell, nor, then, whether one node's threads dominate. */
+ * cannot tell, nor, then, whether one node's threads dominate; and where two nodes' threads or
+ * more read a read-mostly array across its length in fault samples, whatever their shares (a
+ * dominance that such samples cannot support). */
 static int even_plausible(struct work *w, struct verdict *v)
 {
     if (w->unseen_nodes && v->nacc >= 2)
         return 1;
     int shared = v->top_share < NPL_PROF_SERIAL && v->tx < NPL_PROF_OWNED &&
-                 !(v->nacc > 1 && v->best >= NPL_PROF_OWNED);
+                 !npl__cls_node_dominates(v);
     if (!shared || v->nacc < 2 || v->xc->frac - v->smax >= NPL_PROF_CHUNK_GAIN)
         return 0;
     int *map = malloc((size_t)(w->in->nchunks ? w->in->nchunks : 1) * sizeof *map), split = 0;

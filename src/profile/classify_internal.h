@@ -253,10 +253,21 @@ struct verdict {
     double before, left_out;     /* accesses outside it, left out inside it */
     double smax;                 /* the top node's share of the accesses */
     int even_plausible;          /* shared, no node dominates: even use is not ruled out */
+    int read_across;             /* nodes whose fault samples read it across its length (read-
+                                  * mostly only: npl__cls_read_across) */
     char facts[360], guard[480];
 };
 
+/* One node's threads dominate it (its best node-level placement reaches NPL_PROF_OWNED) by a
+ * margin the samples can support: not where two nodes' threads or more read it across its
+ * length in fault samples (those name the first toucher of each armed page). */
+static inline int npl__cls_node_dominates(const struct verdict *v)
+{
+    return v->nacc > 1 && v->best >= NPL_PROF_OWNED && v->read_across < 2;
+}
+
 /* steps of classify(), each on the fitted set w->inF */
+int npl__cls_read_across(struct work *w, struct verdict *v);
 int npl__cls_steady_state(struct work *w, struct verdict *v);
 void npl__cls_rules(struct work *w, struct verdict *v, struct npl_prof_advice *out);
 void npl__cls_guard(struct work *w, struct verdict *v, struct npl_prof_advice *out);

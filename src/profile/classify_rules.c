@@ -304,7 +304,7 @@ void npl__cls_rules(struct work *w, struct verdict *v, struct npl_prof_advice *o
 {
     if (v->top_share >= NPL_PROF_SERIAL)
         rule_serial(w, v, out);
-    else if (v->tx >= NPL_PROF_OWNED || (v->nacc > 1 && v->best >= NPL_PROF_OWNED))
+    else if (v->tx >= NPL_PROF_OWNED || npl__cls_node_dominates(v))
         rule_owned(w, v, out);
     else
         rule_shared(w, v, out);

@@ -63,6 +63,8 @@
 #define NPL_PROF_MARGIN_ABS 0.02       /* the guard: within max(2 points, 5% of the best) */
 #define NPL_PROF_MARGIN_REL 0.05
 #define NPL_PROF_EXPLICIT_GAIN 0.02    /* an explicit map beats a shape by more: the map */
+#define NPL_PROF_SPAN_BINS 8         /* a node's fault samples read a read-mostly array "across
+                                      * its length" in half the parts of 8 sampled at all */
 #define NPL_PROF_CHUNK_GAIN 0.10     /* a shared array's per-chunk map must beat its top node's
                                       * share by this for its skew to count as per-chunk owners;
                                       * less: a global skew (classify_cost.c) */
@@ -280,6 +282,8 @@ struct npl_prof_input {
     int nthreads;
     const int *thread_nodes;               /* node OS id of each thread */
     int rw_known;
+    int fault_samples;                     /* the fault sampler's: a sample names the first
+                                            * thread to touch an armed page, not its top user */
     const char *pin;                       /* the profile's pin strategy ("compact", "scatter"), or NULL */
     const struct npl_prof_phase *phases;   /* in order of first entry; NULL: one phase */
     uint32_t nphases;

@@ -2017,6 +2017,41 @@ int main(void)
             arr_free(&a, &m);
         }
     }
+    {   /* the same 700 read samples, but the fault sampler's: they name the first thread to
+         * touch each armed page, and node 1's threads sampled every part of the array, as
+         * node 0's did: a table both nodes read (an MPI rank's, 84% of its samples on one node
+         * in 1 boot of 5), whose dominance such samples cannot support: shared, spread, and
+         * the reason says why. Node 1's samples in a quarter of the parts (it reads a part):
+         * node 0 dominates still; written data (10% writes): as before */
+        int tn2[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+        static const struct {
+            const char *name;
+            int node1_parts, writes, pattern;
+            const char *policy;
+        } v[] = {{"fault samples: both nodes read across", 8, 0, NPL_PAT_SHARED_READ, "cyclic"},
+                 {"fault samples: node 1 reads a quarter", 2, 0, NPL_PAT_BLOCKED, NULL},
+                 {"fault samples: written, both across", 8, 1, NPL_PAT_BLOCKED,
+                  "bind_block:threads=1"}};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+            struct mat m = mat_new(1, 8, 8);
+            for (int i = 0; i < 570; i++)
+                mat_add(&m, 0, i % 8, (i / 8) % 4, v[k].writes && i % 10 == 0, 1);
+            for (int i = 0; i < 130; i++)
+                mat_add(&m, 0, i % v[k].node1_parts, 4 + i % 4, v[k].writes && i % 10 == 0, 1);
+            struct arr a;
+            arr_from(&a, &m, tn2, "compact");
+            a.in.fault_samples = 1;
+            run_case(v[k].name, t2, &a, (struct expect){v[k].pattern, v[k].policy,
+                                                        k ? 0.80 : 0.49, NULL});
+            const struct npl_prof_advice *x = &cases[ncases - 1].adv;
+            CHECK(!k ? strstr(x->reason, "read it across its length") &&
+                           x->local_policy > 0.48 && x->local_policy < 0.52
+                     : !strstr(x->reason, "across its length") && strncmp(x->policy, "cyclic", 6),
+                  "%s: predicted %.3f (a spread over 2 nodes: 0.50), reason: %s", v[k].name,
+                  x->local_policy, x->reason);
+            arr_free(&a, &m);
+        }
+    }
 
     /* ---- the uncertainty a profile reports: never 0 at a fraction of 1, and the accesses of
      * chunks no sample saw (Good-Turing: the chunks sampled once over the samples) added ---- */
