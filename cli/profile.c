@@ -175,6 +175,16 @@ static int classify_all(struct npl_profile *p, char *err, size_t errsz)
     return rc;
 }
 
+/* The machine's migration rate, pages a second: its platform config's [factors]
+ * migrate_pages_s (numaplace measure writes it); 0: not measured (the advice says its default). */
+static double machine_migrate_rate(void)
+{
+    const npl_config *c = npl_config_self();
+    const char *v = c ? npl_config_get(c, "factors", "migrate_pages_s") : NULL;
+    double d = v ? strtod(v, NULL) : 0;
+    return d >= 1 && d <= 1e12 ? d : 0;
+}
+
 static int profile_finish(const struct npl_raw *r, const char *out, const char *prog,
                           double seconds, int bind_kind, const char *bind_detail, int verbose)
 {
@@ -205,6 +215,8 @@ static int profile_finish(const struct npl_raw *r, const char *out, const char *
     char err[1024];
     int collected = npl__profile_from_raw(r, &in, &p, err, sizeof err);
     free(cpu_node);
+    if (collected == 0)
+        p->migrate_rate = machine_migrate_rate();
     if (collected < 0 || (sites_name(p), classify_all(p, err, sizeof err) < 0)) {
         fprintf(stderr, "numaplace profile: %s\n", err);
         npl__profile_free(p);

@@ -10,19 +10,23 @@
  *                 iteration, as STREAM counts): MB/s
  * and, local to the first node with CPUs ("home"): latency against working-set size (the cache
  * steps), triad bandwidth against threads, loaded latency (the chase while the other CPUs
- * stream), and the read-only / 1:1 / 2:1 read:write mixes with every CPU (peak bandwidth).
+ * stream), and the read-only / 1:1 / 2:1 read:write mixes with every CPU (peak bandwidth);
+ * with two nodes or more, the pages a second npl_migrate_range moves between the home node and
+ * the next (4 KiB pages, back and forth): the cost the advice weighs next-touch by.
  * Every figure is repeated (reps) and kept whole (stats.h). */
 #define _GNU_SOURCE
 #include "common.h"
 #include "measure.h"
 #include "report_parts.h"
 
+#include <numaplace/migrate.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static uint64_t rng(uint64_t *s)
@@ -558,6 +562,35 @@ static void home_bandwidth(const struct measure_opts *o, const struct sizes *z, 
     }
 }
 
+/* Pages a second moved by npl_migrate_range between the home node and the next one, each
+ * direction a repetition (4, 64 or 256 MiB of 4 KiB pages by level). Needs two nodes. */
+static void migration_rate(const struct measure_opts *o, int verbose, struct measure_result *r)
+{
+    stat_clear(&r->migrate);
+    int h = r->home, other = h + 1 < r->n ? h + 1 : h - 1;
+    size_t bytes = (size_t)(o->level == 0 ? 4 : o->level == 1 ? 64 : 256) << 20;
+    if (r->n < 2)
+        return;
+    measure_progress(o, "migration rate", 0);
+    pin_cpu(r->cpus[h][0]);
+    char *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return;
+    madvise(buf, bytes, MADV_NOHUGEPAGE); /* 4 KiB pages, as next-touch moves them */
+    memset(buf, 1, bytes);
+    struct npl_migrate_result res;
+    int to[2] = {r->nodes[other], r->nodes[h]};
+    if (npl_migrate_range(buf, bytes, r->nodes[h], NULL) == 0)
+        for (int k = 0; k < o->reps; k++)
+            if (npl_migrate_range(buf, bytes, to[k % 2], &res) == 0 && res.moved &&
+                res.seconds > 0)
+                stat_add(&r->migrate, (double)res.moved / res.seconds);
+    munmap(buf, bytes);
+    if (verbose && r->migrate.n)
+        fprintf(stderr, "measure: migration between nodes %d and %d: %.0f pages/s\n",
+                r->nodes[h], r->nodes[other], r->migrate.med);
+}
+
 int measure_run(const struct measure_opts *o, int verbose, struct measure_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -588,6 +621,7 @@ int measure_run(const struct measure_opts *o, int verbose, struct measure_result
     loaded_latency(o, &z, verbose, r);
     sched_setaffinity(0, sizeof saved, &saved);
     home_bandwidth(o, &z, verbose, r);
+    migration_rate(o, verbose, r);
     sched_setaffinity(0, sizeof saved, &saved);
     return 0;
 }

@@ -48,6 +48,7 @@ struct measure_result {
     struct stat3 mix[NMIX];                     /* MB/s, all cores of the home node */
     int peak_mix;     /* the mix of the highest median: the peak bandwidth, a median with its
                        * [min, max] like every headline figure */
+    struct stat3 migrate;  /* pages/s npl_migrate_range moves between two nodes; n 0: none */
     size_t llc_bytes, lat_bytes, bw_bytes;
     int llc_level;                              /* 0: hwloc knew no cache, llc_bytes assumed */
     size_t cache_bytes[4];                      /* [1] L1d, [2] L2, [3] L3 from hwloc; 0 unknown */

@@ -56,6 +56,10 @@ int measure_write_config(const struct measure_result *r, const char *path)
         if (rc == 0)
             rc = npl_config_set(c, "factors", key, buf);
     }
+    if (rc == 0 && r->migrate.n && r->migrate.med >= 1) { /* else an earlier one is kept */
+        snprintf(buf, sizeof buf, "%.0f", r->migrate.med);
+        rc = npl_config_set(c, "factors", "migrate_pages_s", buf);
+    }
     time_t tt = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&tt));
@@ -136,6 +140,13 @@ void measure_print(FILE *f, const struct measure_result *r)
     fprintf(f, "peak bandwidth %.0f MB/s [%.0f-%.0f] (%s: the mix of the highest median)\n",
             r->mix[r->peak_mix].med, r->mix[r->peak_mix].min, r->mix[r->peak_mix].max,
             measure_mix_name[r->peak_mix]);
+    if (r->migrate.n)
+        fprintf(f, "migration (npl_migrate_range, 4 KiB pages, nodes %d and %d): %.0f pages/s "
+                "[%.0f-%.0f]\n", r->nodes[r->home], r->nodes[r->home + 1 < r->n ? r->home + 1 :
+                r->home - 1], r->migrate.med, r->migrate.min, r->migrate.max);
+    else
+        fprintf(f, "migration: not measured (%s)\n", r->n < 2 ? "one node" :
+                "npl_migrate_range moved no page");
 }
 
 /* mkdir -p of the directory part of path (not of path itself) */

@@ -132,6 +132,8 @@ void report_json_factors(cJSON *root, const struct measure_result *m)
     }
     json_add_num(fac, "peak_mb_per_s", m->mix[m->peak_mix].med);
     json_add_str(fac, "peak_read_write", mix[m->peak_mix]);
+    if (m->migrate.n) /* two nodes or more */
+        add_stat(fac, "migrate_pages_per_s", &m->migrate);
 }
 
 static void add_charac(cJSON *root, const struct measure_result *m, const struct charac *c)

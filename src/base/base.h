@@ -19,6 +19,7 @@
 /* Set errno and the thread's message; always returns -1. */
 int npl__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void npl__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int npl__debug_enabled(void); /* NUMAPLACE_DEBUG is set (and not "0") */
 /* As npl__fail for outcomes that are answers, not failures ("not set", "not armed"): errno and
  * the message are set, NUMAPLACE_DEBUG prints nothing. */
 int npl__note(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,7 +16,7 @@ static _Thread_local char last_error[512];
 const char *npl_last_error(void) { return last_error; }
 const char *npl_version(void) { return NPL_VERSION; }
 
-static int debug_enabled(void)
+int npl__debug_enabled(void)
 {
     const char *d = getenv("NUMAPLACE_DEBUG");
     return d && *d && strcmp(d, "0") != 0;
@@ -24,7 +24,7 @@ static int debug_enabled(void)
 
 void npl__debug(const char *fmt, ...)
 {
-    if (!debug_enabled())
+    if (!npl__debug_enabled())
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -54,7 +54,7 @@ int npl__fail(int err, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     memcpy(last_error, msg, sizeof msg);
-    if (debug_enabled())
+    if (npl__debug_enabled())
         fprintf(stderr, "numaplace: error: %s (%s)\n", last_error, strerror(err));
     errno = err;
     return -1;

@@ -14,6 +14,7 @@
  *   nodes = 0,1                 the order of the matrix columns
  *   latency_ns.0 = 80.5 131.2   one row per CPU node: ns per dependent load to each memory node
  *   bandwidth_mbs.0 = 9000 5000 one row per CPU node: triad MB/s to each memory node
+ *   migrate_pages_s = 250000    pages a second npl_migrate_range moves between two nodes
  *   measured = <free text>
  *
  * Pure (no system call but reading the file). Errors name the file and line. */
@@ -165,9 +166,14 @@ static int validate(const char *name, int line, const char *section, const char 
             if (parse_row(value, NULL, 0) <= 0)
                 return BAD("%s:%d: [factors] %s: expected non-negative numbers separated by "
                            "blanks", name, line, key);
+        } else if (!strcmp(key, "migrate_pages_s")) {
+            double d;
+            if (parse_row(value, &d, 1) != 1 || !(d > 0))
+                return BAD("%s:%d: [factors] migrate_pages_s = \"%s\" is not one positive "
+                           "number (pages a second)", name, line, value);
         } else if (strcmp(key, "measured")) {
             return BAD("%s:%d: unknown key \"%s\" in [factors] (nodes, latency_ns.N, "
-                       "bandwidth_mbs.N, measured)", name, line, key);
+                       "bandwidth_mbs.N, migrate_pages_s, measured)", name, line, key);
         }
     } else {
         return BAD("%s:%d: unknown section [%s] (machine, threads, policy, factors)", name, line,

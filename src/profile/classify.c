@@ -542,17 +542,22 @@ static int spread_figure(struct work *w, const struct verdict *v,
  * windows at rounds: sampler_phases.c). The windows after one a round ended in, to the next one a
  * round ends in, are one stretch of passes (the first pass, cut by the clock before any round was
  * seen, is several windows), and share its rounds by their samples (inside a pass, samples count
- * its time); rounds of windows without a sample of the array go with the next ones (a pass too
- * quick to be sampled; an array used every other pass weighs each of its passes double, alike);
- * windows after the last round weigh their seconds at the run's rounds per second; the lone
- * passes nothing. Under the fault sampler in a TCG guest a pass of guest_advice's case e
+ * its time); rounds of windows without a sample of the array (passes too quick to be sampled)
+ * go half to the stretch before them, half to the one after (which side they were, nothing
+ * says: carried forward whole, five unsampled passes across guest_advice's case e's change of
+ * owners all went to its second half, predicted 0.25 for an exact 0.50), none before its first
+ * sample (other arrays' passes: a and d before e in one process gave e's first half 20 rounds
+ * of 24, predicted 0.17), none after its last; windows after the last round weigh their seconds
+ * at the run's rounds per second; the lone passes nothing. Under the fault sampler in a TCG guest a pass of guest_advice's case e
  * took 0.1 to 4.6 s (0.02 s without it), and the samples gave its halves 0.08 to 0.71 of the run
- * for half of its passes each. 1: wt filled (two rounds or more); 0: weigh by samples. */
-static int window_rounds(const struct work *w, const struct verdict *v, double *wt)
+ * for half of its passes each. back: the share of unsampled rounds given to the stretch before
+ * them (0.5; 0 and 1 bound the error of that guess). 1: wt filled (two rounds or more); 0: weigh
+ * by samples. */
+static int window_rounds(const struct work *w, const struct verdict *v, double *wt, double back)
 {
     const struct npl_prof_phase *ph = w->in->phases;
-    double rounds = 0, secs = 0, grounds = 0, gsecs = 0, gacc = 0;
-    int from = 0;
+    double rounds = 0, secs = 0, grounds = 0, gsecs = 0, gacc = 0, pend = 0, psecs = 0, last = 0;
+    int from = 0, last_from = -1, last_to = -1;
     for (int p = 0; ph && p < w->NP; p++) {
         wt[p] = 0;
         if (p == v->lone[0] || p == v->lone[1])
@@ -560,13 +565,28 @@ static int window_rounds(const struct work *w, const struct verdict *v, double *
         gacc += w->acc[p];
         gsecs += ph[p].has_seconds ? ph[p].seconds : 0;
         grounds += (double)ph[p].barriers;
-        if (!ph[p].barriers || gacc <= 0) /* rounds without a sample go with the next ones */
+        if (!ph[p].barriers)
             continue;
+        if (gacc <= 0) { /* rounds without a sample: half to each side; before the first, none */
+            if (last_from >= 0)
+                pend += grounds, psecs += gsecs;
+            grounds = gsecs = 0;
+            from = p + 1;
+            continue;
+        }
+        if (pend > 0) {
+            for (int q = last_from; q <= last_to; q++)
+                wt[q] *= (last + back * pend) / last;
+            rounds += back * pend, secs += back * psecs;
+            grounds += (1 - back) * pend, gsecs += (1 - back) * psecs;
+            pend = psecs = 0;
+        }
         for (int q = from; q <= p; q++)
             if (q != v->lone[0] && q != v->lone[1])
                 wt[q] = grounds * w->acc[q] / gacc;
         rounds += grounds;
         secs += gsecs;
+        last = grounds, last_from = from, last_to = p;
         grounds = gacc = gsecs = 0;
         from = p + 1;
     }
@@ -622,19 +642,34 @@ static int whole_run_prediction(struct work *w, const struct verdict *v, const d
     }
     for (int p = 0; !narrower && p < w->NP; p++) /* it is the stretch: the stretch's windows */
         run[p] &= w->inF[p];
-    int paced = window_rounds(w, v, wt);
+    int paced = window_rounds(w, v, wt, 0.5);
     const double *by = paced ? wt : NULL; /* by rounds, else by samples */
-    double f = narrower || paced ? weighed_frac(w, loc, run, by) : out->local_policy;
+    double f = narrower || paced ? weighed_frac(w, loc, run, by) : out->local_policy, split = 0;
+    for (int back = 0; paced && back <= 1; back++) { /* unsampled rounds all on one side */
+        double *alt = malloc((size_t)w->NP * sizeof *alt);
+        if (!alt)
+            break; /* the figure stands; only its +/- would widen */
+        window_rounds(w, v, alt, back);
+        double g = weighed_frac(w, loc, run, alt);
+        split = dmax(split, g > f ? g - f : f - g);
+        free(alt);
+    }
     if (f > out->local_policy + 0.005 || f < out->local_policy - 0.005) {
         double best = dmax(f, weighed_frac(w, v->xloc, run, by)); /* over the same accesses */
         for (int i = 0; i < w->node.ncand; i++)
             best = dmax(best, weighed_frac(w, w->node.cands[i].loc, run, by));
-        double by_samples = npl__cls_frac_over(w, loc, run), err = 0;
+        double by_samples = npl__cls_frac_over(w, loc, run), err = split;
         /* the rounds against the samples: unequal passes, or the sampler's own cost */
         err += NPL_PROF_PART_SHARE_ERR * (f > by_samples ? f - by_samples : by_samples - f);
-        char how[96];
-        snprintf(how, sizeof how, paced ? "the barrier rounds each window held (by samples %.2f)"
-                                        : "their samples", by_samples);
+        char how[160], unsampled[64] = "";
+        if (split > 0.005)
+            snprintf(unsampled, sizeof unsampled, "; rounds no sample saw on either side: %.2f",
+                     split);
+        if (paced)
+            snprintf(how, sizeof how, "the barrier rounds each window held (by samples %.2f%s)",
+                     by_samples, unsampled);
+        else
+            snprintf(how, sizeof how, "their samples");
         if (narrower) {
             for (int p = 0; p < w->NP; p++) /* the rest: the run's parts outside the stretch */
                 run[p] = run[p] && !w->inF[p];
@@ -652,6 +687,10 @@ static int whole_run_prediction(struct work *w, const struct verdict *v, const d
         out->local_err = dmin(1, out->local_err + err);
         out->local_policy = f;
         out->local_best = best;
+    } else if (split > 0.005) {
+        npl__cls_add_text(out->reason, sizeof out->reason, "; barrier rounds no sample saw, on "
+                          "either side: %.2f more in the +/-", split);
+        out->local_err = dmin(1, out->local_err + split);
     }
     free(run);
     free(wt);
@@ -875,6 +914,7 @@ void npl__profile_input(const struct npl_profile *p, const struct npl_prof_array
     in->thread_nodes = p->thread_nodes;
     in->rw_known = p->rw_known;
     in->fault_samples = p->backend == NPL_BACKEND_FAULT;
+    in->migrate_rate = p->migrate_rate;
     in->pin = p->binding == NPL_BIND_PIN ? p->binding_detail : NULL;
     in->phases = p->phases;
     in->nphases = p->nphases;

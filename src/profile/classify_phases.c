@@ -243,7 +243,8 @@ static int next_touch_pays(struct work *w, const struct phase_view *pv, double g
     double cost = moved / rate, saved = gain * secs * NPL_PROF_REMOTE_PENALTY;
     snprintf(why, size, "; next-touch moves about %.0f pages, %.3g s at %.0f pages/s%s, to save "
              "about %.3g s (%.2f of %.3g s of its phases x %.1f)", moved, cost, rate,
-             in->migrate_rate > 0 ? "" : " (the default figure)", saved, gain, secs,
+             in->migrate_rate > 0 ? " (the machine's, measured)" : " (the default figure: "
+             "numaplace measure measures the machine's)", saved, gain, secs,
              NPL_PROF_REMOTE_PENALTY);
     return saved > cost;
 }

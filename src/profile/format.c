@@ -111,7 +111,7 @@ static int program(struct npl__jr *r, struct npl_profile *p)
 
 static int machine(struct npl__jr *r, struct npl_profile *p)
 {
-    static const char *const names[] = {"nodes", "page_size", NULL};
+    static const char *const names[] = {"nodes", "page_size", "migrate_pages_s", NULL};
     struct npl__jr_members m = {names, 0};
     char key[64];
     int first = 1, k, idx;
@@ -136,6 +136,8 @@ static int machine(struct npl__jr *r, struct npl_profile *p)
             if (rc == 0)
                 p->nnodes = (int)n;
             free(v);
+        } else if (rc == 0 && idx == 2) {
+            rc = npl__jr_real(r, 1, 1e12, &p->migrate_rate);
         } else if (rc == 0) {
             rc = npl__jr_u64(r, UINT64_C(1) << 30, &p->page_size);
             if (rc == 0 && (p->page_size < 4096 || (p->page_size & (p->page_size - 1))))

@@ -165,6 +165,10 @@ char *npl__profile_format(const struct npl_profile *p, size_t *len)
     npl__jw_ints(&b, p->nodes, (uint64_t)p->nnodes);
     npl__jw_s(&b, ", \"page_size\": ");
     npl__jw_u(&b, p->page_size);
+    if (p->migrate_rate > 0) {
+        npl__jw_s(&b, ", \"migrate_pages_s\": ");
+        npl__jw_real(&b, p->migrate_rate);
+    }
     npl__jw_s(&b, "},\n \"run\": {\"threads\": ");
     npl__jw_i(&b, p->threads);
     npl__jw_s(&b, ", \"thread_nodes\": ");

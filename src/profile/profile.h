@@ -217,6 +217,9 @@ struct npl_profile {
     int *nodes;
     int nnodes;
     uint64_t page_size;
+    double migrate_rate;           /* machine.migrate_pages_s: pages a second the machine
+                                    * migrates (its config's, from numaplace measure); 0: not
+                                    * known */
     int threads;
     int *thread_nodes;             /* threads entries */
     int *thread_cpus;              /* threads entries, or NULL */

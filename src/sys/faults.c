@@ -169,11 +169,66 @@ static int is_ours(const struct sigaction *sa)
 /* ---- dying as the kernel makes a program die ---- */
 static pid_t tid(void) { return (pid_t)syscall(SYS_gettid); }
 
+/* NUMAPLACE_DEBUG (read when the handler is installed): a fault that kills says so on stderr,
+ * with raw writes (async-signal-safe): its address, code and instruction, and the object and
+ * symbol of that instruction (dladdr: the process is dying) */
+static int debug_faults;
+static char *put_hex(char *o, uintptr_t v)
+{
+    char d[2 * sizeof v];
+    int n = 0;
+    do
+        d[n++] = "0123456789abcdef"[v & 15];
+    while ((v >>= 4) && n < (int)sizeof d);
+    *o++ = '0', *o++ = 'x';
+    while (n)
+        *o++ = d[--n];
+    return o;
+}
+static char *put_str(char *o, const char *s, const char *end)
+{
+    while (s && *s && o < end)
+        *o++ = *s++;
+    return o;
+}
+static void say_death(int sig, const siginfo_t *si, const void *uctx)
+{
+    char line[512], *o = line, *end = line + sizeof line - 80;
+    uintptr_t ip = 0;
+#if defined(__x86_64__) && defined(REG_RIP)
+    if (uctx)
+        ip = (uintptr_t)((const ucontext_t *)uctx)->uc_mcontext.gregs[REG_RIP];
+#else
+    (void)uctx;
+#endif
+    o = put_str(o, sig == SIGSEGV ? "numaplace: SIGSEGV" : "numaplace: SIGBUS", end);
+    o = put_str(o, si->si_code == SEGV_ACCERR ? " (protection)" : " (code ", end);
+    if (si->si_code != SEGV_ACCERR) {
+        *o++ = (char)('0' + (si->si_code & 7));
+        *o++ = ')';
+    }
+    o = put_hex(put_str(o, " at ", end), (uintptr_t)si->si_addr);
+    o = put_hex(put_str(o, ", instruction ", end), ip);
+    Dl_info info;
+    if (ip && dladdr((void *)ip, &info) && info.dli_fname) {
+        o = put_str(o, " in ", end);
+        o = put_hex(put_str(put_str(o, info.dli_fname, end), "+", end),
+                    ip - (uintptr_t)info.dli_fbase);
+        o = put_str(put_str(o, " (", end), info.dli_sname ? info.dli_sname : "?", end);
+        *o++ = ')';
+    }
+    o = put_str(o, ": no claimer took it, the program's disposition kills\n", line + sizeof line);
+    ssize_t w = write(2, line, (size_t)(o - line));
+    (void)w;
+}
+
 /* The default action, now, at the interrupted instruction: SIG_DFL in the kernel and the same
  * signal queued with its siginfo, blocked until this handler returns (the context's mask lets it
  * through), so the program ends as it would have: with this signal, and a core. */
 static void die(int sig, siginfo_t *si, void *uctx)
 {
+    if (debug_faults && si->si_code > 0)
+        say_death(sig, si, uctx);
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, sig);
@@ -312,6 +367,7 @@ static int install_interposer(void)
 {
     if (atomic_load(&installed))
         return 0;
+    debug_faults = npl__debug_enabled();
     sigset_t old;
     int rc = 0;
     lock_acts(&old);
@@ -345,6 +401,7 @@ static int install_interposer(void)
  * there is the program's. Under install_lock. */
 static int install_library(void)
 {
+    debug_faults = npl__debug_enabled();
     for (int i = 0; i < 2; i++) {
         struct sigaction cur, o;
         sigset_t old;

@@ -228,6 +228,18 @@ print(r["threads"], int(len(ex) == 5 and min(ex[2:]) > 0), int({1} <= {s[2] for 
 # the short forms: -o is --out, run's -p/-c/-n/-t pass through
 $N profile -o $T/short.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>$T/err
 check "profile -o FILE -n 0 -t 64K: status 0, the profile written there" "0 1" "$? $(grep -c '"format": "numaplace-profile"' $T/short.json 2>/dev/null)"
+# the machine's migration rate: its platform config's [factors] migrate_pages_s (numaplace measure
+# writes it) recorded in the profile (the advice weighs next-touch by it); without it, absent
+printf '[factors]\nmigrate_pages_s = 12345\n' >$T/mig.conf
+: >$T/none.conf
+NUMAPLACE_CONFIG=$T/mig.conf $N profile -o $T/mig.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>&1
+r1=$?
+NUMAPLACE_CONFIG=$T/none.conf $N profile -o $T/nomig.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>&1
+check "profile: the config's migrate_pages_s recorded, absent without it" "0 0 12345 absent" \
+    "$r1 $? $(python3 -c '
+import json, sys
+print(*(json.load(open(f))["machine"].get("migrate_pages_s", "absent") for f in sys.argv[1:]))' \
+    $T/mig.json $T/nomig.json | sed 's/12345.0/12345/')"
 # a bad argument or a missing program: its one line, nothing about sampling said before it
 env -u OMP_WAIT_POLICY $N profile --backend fault --pin bogus --out $T/pb.json -- "$P/patterns3" 8 4 >$T/out 2>$T/err
 check "profile --pin bogus: status 125, one line, no sampling line" "125 0 1 0" "$? $(wc -c <$T/out) $(wc -l <$T/err) $(grep -c 'sampling\|OMP_WAIT_POLICY' $T/err)"

@@ -766,6 +766,11 @@ static void test_measure_report(void)
     CHECK(rc == 0 && lr == 0 && n == N && pos,
           "measure --quick: a config with an %dx%d factor matrix, all measured (status %d, load "
           "%d: %s, n %d)", N, N, rc, lr, lr ? npl_last_error() : "", n);
+    /* two nodes or more: the pages a second npl_migrate_range moved (the advice's next-touch
+     * cost; numaplace profile records it) */
+    const char *mig = c ? npl_config_get(c, "factors", "migrate_pages_s") : NULL;
+    CHECK(N < 2 || (mig && atof(mig) >= 1), "measure --quick: [factors] migrate_pages_s = %s",
+          mig ? mig : "(absent)");
     npl_config_free(c);
     rc = RUN("numaplace", "report", "--quick", "--no-plots", "--out", "/tmp/guest_cli_report");
     CHECK(rc == 0 && file_has("/tmp/guest_cli_report/index.html", "<html"),

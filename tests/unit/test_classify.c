@@ -427,6 +427,7 @@ static char last_reason[4096]; /* classify_windows' advice's reason (npl_prof_ad
 static const uint64_t *win_rounds;
 static const double *win_secs;
 
+static double last_err; /* classify_windows' last advice's +/- */
 static double classify_windows(npl_topo *t4, struct mat *m, const double *exposure, char *pol,
                                size_t size, int *map)
 {
@@ -458,6 +459,7 @@ static double classify_windows(npl_topo *t4, struct mat *m, const double *exposu
             snprintf(pol, size, "%s", adv.policy);
             snprintf(last_reason, sizeof last_reason, "%s", adv.reason);
             predicted = adv.local_policy;
+            last_err = adv.local_err;
             for (int c = 0; map && c < m->nchunks; c++) /* the advice's map, -1 without one */
                 map[c] = adv.chunk_nodes ? adv.chunk_nodes[c] : -1;
             npl__advice_clear(&adv);
@@ -1463,7 +1465,12 @@ static void test_owners_change_rounds(npl_topo *t4)
                  {last_none, NULL, -1, 60.0 / 70, NULL},
                  {first_none, NULL, -1, 4.0 / 9, "weighed by the barrier rounds each window held"},
                  {one, NULL, 7, 0.50, "weighed by the barrier rounds each window held"},
+                 /* the last pass before the change unsampled: its round half to each side */
+                 {one, NULL, 4, 0.45, "weighed by the barrier rounds each window held"},
+                 /* a round before the first sample (another array's pass): not its */
+                 {one, NULL, 0, 4.0 / 9, "weighed by the barrier rounds each window held"},
                  {NULL, NULL, -1, 60.0 / 70, NULL}};
+    double err0 = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct mat m = mat_new(10, 64, 5);
         for (int w = 0; w < 10; w++)
@@ -1484,6 +1491,10 @@ static void test_owners_change_rounds(npl_topo *t4)
               "owners change once, windows' rounds case %zu: %s, the first half's map %d, "
               "predicted %.3f (want %.3f, %s said): %s", c, pol, first_map, got, cases[c].want,
               said, last_reason);
+        err0 = c == 0 ? last_err : err0;
+        if (cases[c].unsampled == 4) /* half a round of 10 on either side: 0.05 x the gap */
+            CHECK(last_err >= err0 + 0.04, "the unsampled round split between the sides: +/- "
+                  "%.3f, want 0.05 more than %.3f (all sampled)", last_err, err0);
     }
 }
 
@@ -1709,7 +1720,7 @@ int main(void)
                 npl__classify_ctx_free(ctx);
             CHECK(rc && adv.pattern == NPL_PAT_SHARED_WRITTEN && adv.nnext_touch == 0 &&
                       !strcmp(adv.policy, "bind_block:threads=8") && strstr(adv.reason, "would not pay") &&
-                      strstr(adv.reason, "262144 pages/s (the default figure)"),
+                      strstr(adv.reason, "262144 pages/s (the default figure:"),
                   "10 ms phases: one placement, the reason weighs the pages moved: %s",
                   rc ? adv.reason : err);
             if (rc)
@@ -1719,7 +1730,8 @@ int main(void)
         a.in.migrate_rate = 100000;
         run_case("phase change, 1 s phases", t4, &a,
                  (struct expect){NPL_PAT_PHASE_CHANGING, "bind_block:threads=8", 0.85, "10,11"});
-        CHECK(strstr(cases[ncases - 1].adv.reason, "at 100000 pages/s, to save") != NULL,
+        CHECK(strstr(cases[ncases - 1].adv.reason, "at 100000 pages/s (the machine's, "
+                     "measured), to save") != NULL,
               "1 s phases: the reason says the migration rate: %s", cases[ncases - 1].adv.reason);
         a.in.phase_seconds = NULL;
         a.in.migrate_rate = 0;

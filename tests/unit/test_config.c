@@ -83,6 +83,7 @@ int main(void)
                        "[policy]\ndefault = cyclic@0-3\nthreshold = 2097152\n"
                        "[factors]\nnodes = 0,1\nlatency_ns.0 = 80.5 120\nlatency_ns.1 = 121 79.5\n"
                        "bandwidth_mbs.0 = 9000 5000\nbandwidth_mbs.1 = 5100 8900\n"
+                       "migrate_pages_s = 250000\n"
                        "measured = numaplace measure on a test\n";
     npl_config *c = NULL;
     CHECK(parse(good, &c) == 0 && c, "good file parses: %s", npl_last_error());
@@ -92,6 +93,8 @@ int main(void)
     CHECK(!strcmp(npl_config_get(c, "machine", "cpus"), "0-7"), "comment stripped after value");
     CHECK(!strcmp(npl_config_get(c, "threads", "pin"), "auto"), "blanks trimmed");
     CHECK(npl_config_get(c, "machine", "nope") == NULL && errno == ENOENT, "missing key: ENOENT");
+    CHECK(!strcmp(npl_config_get(c, "factors", "migrate_pages_s"), "250000"),
+          "the migration rate measure writes");
     int l[16];
     CHECK(npl_config_list(c, "machine", "cpus", l, 16) == 8 && l[7] == 7, "cpu list expands");
     int nodes[4];
@@ -165,6 +168,10 @@ int main(void)
     bad("[factors]\nlatency_ns.0 = 80\n", 2, "without [factors] nodes");
     bad("[factors]\nnodes = 0,1\n", 2, "without any latency_ns");
     bad("[factors]\nnodes = 0\nbandwidth_mbs.0 = inf\n", 3, "non-negative");
+    bad("[factors]\nmigrate_pages_s = 0\n", 2, "one positive number");
+    bad("[factors]\nmigrate_pages_s = 1e3 5\n", 2, "one positive number");
+    bad("[factors]\nmigrate_pages_s = fast\n", 2, "one positive number");
+    bad("[factors]\nmigrate_pages_s = nan\n", 2, "one positive number");
     bad("[machine]\ncpus = 0-3\n[threads]\npin = 2,9\n", 4, "contradictory");
     bad("[machine]\nnodes = 0-1\n[policy]\ndefault = bind_all:3\n", 4, "contradictory");
     bad("[machine]\nnodes = 0-1\n[policy]\ndefault = cyclic@1-2\n", 4, "node 2");
