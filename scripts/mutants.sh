@@ -74,6 +74,7 @@ MUTANTS=(
 "migrate-rate-ignored~src/profile/classify.c~s/    in->migrate_rate = p->migrate_rate;/    (void)0;/~unit.test_profile_format$~test_profile_format~"
 "migrate-rate-unrecorded~cli/profile.c~s/        p->migrate_rate = machine_migrate_rate();/        (void)machine_migrate_rate;/~cli.profile$~numaplace_cli~"
 "migration-unmeasured~cli/report/measure.c~s/    migration_rate(o, verbose, r);/    (void)migration_rate;/~cli.cli$~numaplace_cli~accepted: one node has nothing to migrate between; guest_cli --measure-report (3 nodes) fails on it"
+"death-unsaid~src/sys/faults.c~s/    if (debug_faults \&\& si->si_code > 0)/    if (0 \&\& debug_faults \&\& si->si_code > 0)/~cli.profile$~all~"
 "quick-pass-uncut~src/profile/sampler_phases.c~s/        if ((slow || now - window_began/        if ((0 || now - window_began/~cli.profile$~all~"
 "barriers-unread~src/profile/format.c~s/            case 5: rc = npl__jr_u64(r, UINT64_C(1) << 62, \&ph->barriers); break;/            case 5: rc = npl__jr_u64(r, UINT64_C(1) << 62, \&(uint64_t){0}); break;/~unit.test_profile_format$~test_profile_format~"
 "barrier-rounds-uncounted~src/profile/sampler_phases.c~s/        atomic_fetch_add(\&R->phases\[ph\].barriers, 1);/        (void)ph;/~cli.profile$~all~"

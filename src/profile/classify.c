@@ -548,11 +548,11 @@ static int spread_figure(struct work *w, const struct verdict *v,
  * owners all went to its second half, predicted 0.25 for an exact 0.50), none before its first
  * sample (other arrays' passes: a and d before e in one process gave e's first half 20 rounds
  * of 24, predicted 0.17), none after its last; windows after the last round weigh their seconds
- * at the run's rounds per second; the lone passes nothing. Under the fault sampler in a TCG guest a pass of guest_advice's case e
- * took 0.1 to 4.6 s (0.02 s without it), and the samples gave its halves 0.08 to 0.71 of the run
- * for half of its passes each. back: the share of unsampled rounds given to the stretch before
- * them (0.5; 0 and 1 bound the error of that guess). 1: wt filled (two rounds or more); 0: weigh
- * by samples. */
+ * at the run's rounds per second; the lone passes nothing. Under the fault sampler in a TCG
+ * guest a pass of guest_advice's case e took 0.1 to 4.6 s (0.02 s without it), and the samples
+ * gave its halves 0.08 to 0.71 of the run for half of its passes each. back: the share of
+ * unsampled rounds given to the stretch before them (0.5; 0 and 1 bound the error of that
+ * guess). 1: wt filled (two rounds or more); 0: weigh by samples. */
 static int window_rounds(const struct work *w, const struct verdict *v, double *wt, double back)
 {
     const struct npl_prof_phase *ph = w->in->phases;

@@ -202,8 +202,9 @@ static void say_death(int sig, const siginfo_t *si, const void *uctx)
     (void)uctx;
 #endif
     o = put_str(o, sig == SIGSEGV ? "numaplace: SIGSEGV" : "numaplace: SIGBUS", end);
-    o = put_str(o, si->si_code == SEGV_ACCERR ? " (protection)" : " (code ", end);
-    if (si->si_code != SEGV_ACCERR) {
+    int prot = sig == SIGSEGV && si->si_code == SEGV_ACCERR;
+    o = put_str(o, prot ? " (protection)" : " (code ", end);
+    if (!prot) {
         *o++ = (char)('0' + (si->si_code & 7));
         *o++ = ')';
     }

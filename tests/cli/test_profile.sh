@@ -35,7 +35,7 @@ for prog in alloc_styles cxx_styles omp_styles_gcc omp_styles_clang fortran_omp;
     [ -x "$P/$prog" ] || { skip "prog-$prog" "profile -- $prog: $P/$prog is not built (scripts/deps.sh)"; continue; }
     same "--threshold 64K" "$P/$prog"
 done
-for m in none thread abort segv term mainexit quick clearenv unsetenv affinity; do
+for m in none thread abort segv nullwrite term mainexit quick clearenv unsetenv affinity; do
     same "--threshold 64K" "$P/exit_styles" $m
 done
 head -c 5000000 /dev/urandom >$T/in.bin
@@ -225,6 +225,12 @@ a = [a for a in p["arrays"] if a["bytes"] == 8 << 20][0]
 ex = r.get("thread_exposure") or [0] * r["threads"]
 print(r["threads"], int(len(ex) == 5 and min(ex[2:]) > 0), int({1} <= {s[2] for s in a["samples"]} <= {0, 1}),
       int("ran as long in its time windows with no sample of any array" in a["advice"]["reason"]))' $T/uns.json)"
+# NUMAPLACE_DEBUG: a fault that kills the program is said, where it was taken (not without it)
+NUMAPLACE_DEBUG=1 $N profile --out $T/nw.json -- "$P/exit_styles" nullwrite >/dev/null 2>$T/err
+check "NUMAPLACE_DEBUG: the killing fault said, status 139" "139 1" \
+    "$? $(grep -c '^numaplace: SIGSEGV (code 1) at 0x8, instruction 0x[0-9a-f]* in .*exit_styles+0x' $T/err)"
+$N profile --out $T/nw.json -- "$P/exit_styles" nullwrite >/dev/null 2>$T/err
+check "without NUMAPLACE_DEBUG: not said" "139 0" "$? $(grep -c '^numaplace: SIGSEGV' $T/err)"
 # the short forms: -o is --out, run's -p/-c/-n/-t pass through
 $N profile -o $T/short.json -n 0 -t 64K -- "$P/profile_edge" touch >/dev/null 2>$T/err
 check "profile -o FILE -n 0 -t 64K: status 0, the profile written there" "0 1" "$? $(grep -c '"format": "numaplace-profile"' $T/short.json 2>/dev/null)"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* exit_styles - ways a program ends or treats its process state, for `numaplace run`:
  *   exit_styles MODE [FILE]   MODE: none | thread (exit(42) from a thread) | abort | segv |
+ *   nullwrite (a write to address 8: a fault, SIGSEGV code SEGV_MAPERR) |
  *   term (SIGTERM to itself) | mainexit (pthread_exit in main, another thread ends it) |
  *   quick (_exit(7)) | clearenv (then exec sh) | unsetenv (LD_PRELOAD, then system) |
  *   closefds (closes every fd, opens 3 files: the last, fd 2, is FILE; then large mallocs) |
@@ -15,6 +16,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,11 @@ int main(int argc, char **argv)
         abort();
     if (!strcmp(m, "segv"))
         raise(SIGSEGV);
+    if (!strcmp(m, "nullwrite")) {
+        fflush(stdout);
+        volatile int *volatile bad = (volatile int *)(uintptr_t)8;
+        *bad = 1;
+    }
     if (!strcmp(m, "term"))
         kill(getpid(), SIGTERM);
     if (!strcmp(m, "mainexit") && !pthread_create(&t, NULL, late, NULL))
