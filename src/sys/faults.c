@@ -193,7 +193,7 @@ static char *put_str(char *o, const char *s, const char *end)
 }
 static void say_death(int sig, const siginfo_t *si, const void *uctx)
 {
-    char line[512], *o = line, *end = line + sizeof line - 80;
+    char line[512] = "", *o = line, *end = line + sizeof line - 80;
     uintptr_t ip = 0;
 #if defined(__x86_64__) && defined(REG_RIP)
     if (uctx)
